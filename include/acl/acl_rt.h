@@ -1,0 +1,91 @@
+/*
+ * acl_rt.h - the ACL runtime subset: devices, contexts, streams, events, memory.
+ *
+ * In this implementation a "device" is host memory and a stream is an in-order work
+ * queue run by a worker thread. A NULL stream runs work synchronously in the caller.
+ */
+#ifndef ACL_RT_H_
+#define ACL_RT_H_
+
+#include <acl/acl_base.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum aclrtMemMallocPolicy {
+    ACL_MEM_MALLOC_HUGE_FIRST = 0,
+    ACL_MEM_MALLOC_HUGE_ONLY = 1,
+    ACL_MEM_MALLOC_NORMAL_ONLY = 2
+} aclrtMemMallocPolicy;
+
+typedef enum aclrtMemcpyKind {
+    ACL_MEMCPY_HOST_TO_HOST = 0,
+    ACL_MEMCPY_HOST_TO_DEVICE = 1,
+    ACL_MEMCPY_DEVICE_TO_HOST = 2,
+    ACL_MEMCPY_DEVICE_TO_DEVICE = 3,
+    ACL_MEMCPY_DEFAULT = 4
+} aclrtMemcpyKind;
+
+typedef enum aclrtRunMode { ACL_DEVICE = 0, ACL_HOST = 1 } aclrtRunMode;
+
+typedef enum aclrtEventRecordedStatus {
+    ACL_EVENT_RECORDED_STATUS_NOT_READY = 0,
+    ACL_EVENT_RECORDED_STATUS_COMPLETE = 1
+} aclrtEventRecordedStatus;
+
+extern aclError aclInit(const char *configPath);
+extern aclError aclFinalize(void);
+
+extern aclError aclrtGetDeviceCount(uint32_t *count);
+extern aclError aclrtSetDevice(int32_t deviceId);
+extern aclError aclrtGetDevice(int32_t *deviceId);
+extern aclError aclrtResetDevice(int32_t deviceId);
+extern aclError aclrtGetRunMode(aclrtRunMode *runMode);
+extern aclError aclrtSynchronizeDevice(void);
+
+extern aclError aclrtCreateContext(aclrtContext *context, int32_t deviceId);
+extern aclError aclrtDestroyContext(aclrtContext context);
+extern aclError aclrtSetCurrentContext(aclrtContext context);
+extern aclError aclrtGetCurrentContext(aclrtContext *context);
+
+extern aclError aclrtCreateStream(aclrtStream *stream);
+extern aclError aclrtDestroyStream(aclrtStream stream);
+extern aclError aclrtSynchronizeStream(aclrtStream stream);
+/* timeout in ms; -1 waits forever. */
+extern aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream, int32_t timeout);
+
+extern aclError aclrtMalloc(void **devPtr, size_t size, aclrtMemMallocPolicy policy);
+extern aclError aclrtFree(void *devPtr);
+extern aclError aclrtMallocHost(void **hostPtr, size_t size);
+extern aclError aclrtFreeHost(void *hostPtr);
+extern aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count, aclrtMemcpyKind kind);
+extern aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src, size_t count, aclrtMemcpyKind kind,
+                                 aclrtStream stream);
+extern aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value, size_t count);
+extern aclError aclrtMemsetAsync(void *devPtr, size_t maxCount, int32_t value, size_t count, aclrtStream stream);
+
+extern aclError aclrtCreateEvent(aclrtEvent *event);
+extern aclError aclrtDestroyEvent(aclrtEvent event);
+extern aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream);
+extern aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event);
+extern aclError aclrtSynchronizeEvent(aclrtEvent event);
+extern aclError aclrtQueryEventStatus(aclrtEvent event, aclrtEventRecordedStatus *status);
+
+/* Most recent error text of the calling thread ("" when none). */
+extern const char *aclGetRecentErrMsg(void);
+
+/*
+ * Extension (this project): run fn(arg) on the stream, in order with its other work.
+ * A non-zero return from fn is the stream's error, returned by the next
+ * aclrtSynchronizeStream. With a NULL stream fn runs now and its result is returned.
+ * fn owns arg. This is how libhccl enqueues its operations.
+ */
+typedef aclError (*aclrtHostTask)(void *arg);
+extern aclError aclrtLaunchHostTask(aclrtStream stream, aclrtHostTask fn, void *arg);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ACL_RT_H_ */

@@ -1,0 +1,40 @@
+/*
+ * hccl_ext.h - this project's extensions to the HCCL interface (not in CANN).
+ *
+ * Included by hccl.h. Everything here is additive: a program that uses only CANN's
+ * interface never needs it.
+ */
+#ifndef HCCL_EXT_H_
+#define HCCL_EXT_H_
+
+#include <hccl/hccl_types.h>
+#include <acl/acl.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define HCCL_EXT_GATHER 1
+#define HCCL_EXT_INIT_FROM_ENV 1
+
+/*
+ * Gather: every rank sends sendCount elements; root receives them in rank order in
+ * recvBuf (nranks * sendCount elements). recvBuf is ignored on other ranks.
+ */
+extern HcclResult HcclGather(void *sendBuf, void *recvBuf, uint64_t sendCount, HcclDataType dataType,
+                             uint32_t root, HcclComm comm, aclrtStream stream);
+
+/*
+ * Create a communicator from a launcher's environment (see docs/launchers.md):
+ *   rank/size from RANK/WORLD_SIZE (torchrun, hcclrun), SLURM_PROCID/SLURM_NTASKS,
+ *   OMPI_COMM_WORLD_RANK/OMPI_COMM_WORLD_SIZE, or PMI_RANK/PMI_SIZE (first found);
+ *   the root from HCCL_ROOT_ADDR/HCCL_ROOT_PORT, else MASTER_ADDR and MASTER_PORT + 1.
+ * Rank 0 hosts the root. config may be NULL.
+ */
+extern HcclResult HcclCommInitFromEnv(const HcclCommConfig *config, HcclComm *comm);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* HCCL_EXT_H_ */

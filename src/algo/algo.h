@@ -1,0 +1,117 @@
+/*
+ * algo.h - collective schedules, seen from above (core) and below (the network).
+ *
+ * An algorithm knows its rank, the number of ranks, a scratch buffer, and one
+ * primitive: hccl_net.exchange(), which posts a set of sends and receives to peers
+ * and returns when all are complete. It never sees a transport, a socket or a stream.
+ * Messages between one pair of ranks in one direction are matched in posting order.
+ *
+ * The reference algorithms (ring, binomial tree, linear, pairwise) stay in the tree
+ * as the oracle for the fast ones.
+ */
+#ifndef HCCL_ALGO_H
+#define HCCL_ALGO_H
+
+#include <hccl/hccl_types.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum { HCCL_XFER_SEND = 0, HCCL_XFER_RECV = 1 } hccl_xfer_dir;
+
+typedef struct hccl_xfer {
+    hccl_xfer_dir dir;
+    uint32_t peer;
+    void *buf; /* read for sends, written for receives */
+    size_t bytes;
+} hccl_xfer;
+
+typedef struct hccl_net hccl_net;
+struct hccl_net {
+    /* Post n transfers and wait until all have completed (or one failed). The
+     * receiver must post exactly the byte count the sender posts. */
+    HcclResult (*exchange)(hccl_net *net, hccl_xfer *xfers, int n);
+};
+
+typedef enum {
+    HCCL_OP_ALLREDUCE = 0,
+    HCCL_OP_BROADCAST,
+    HCCL_OP_REDUCE,
+    HCCL_OP_REDUCE_SCATTER,
+    HCCL_OP_REDUCE_SCATTER_V,
+    HCCL_OP_ALLGATHER,
+    HCCL_OP_ALLGATHER_V,
+    HCCL_OP_SCATTER,
+    HCCL_OP_GATHER,
+    HCCL_OP_ALLTOALL,
+    HCCL_OP_ALLTOALLV,
+    HCCL_OP_ALLTOALLVC,
+    HCCL_OP_BARRIER,
+    HCCL_OP_SEND,
+    HCCL_OP_RECV,
+    HCCL_OP_BATCH_SEND_RECV,
+    HCCL_OP_COUNT
+} hccl_op_type;
+
+/* "AllReduce", "Broadcast", ... */
+const char *hccl_op_name(hccl_op_type type);
+
+/*
+ * One operation, already validated by the API layer. Field meanings follow the API:
+ *   ALLREDUCE, REDUCE, BROADCAST: count elements (BROADCAST uses recvbuf only).
+ *   REDUCE_SCATTER: count = recvCount; sendbuf holds nranks * count.
+ *   REDUCE_SCATTER_V: send_counts/send_displs (nranks each, elements) locate each
+ *     rank's block in sendbuf; count = this rank's recvCount.
+ *   ALLGATHER: count = sendCount; recvbuf holds nranks * count.
+ *   ALLGATHER_V: count = sendCount; recv_counts/recv_displs locate blocks in recvbuf.
+ *   SCATTER: count = recvCount; root's sendbuf holds nranks * count.
+ *   GATHER: count = sendCount; root's recvbuf holds nranks * count.
+ *   ALLTOALL: count elements to and from every rank.
+ *   ALLTOALLV: send_counts/send_displs/recv_counts/recv_displs (nranks each).
+ *   ALLTOALLVC: matrix (nranks x nranks, row = sender); blocks are packed in rank
+ *     order (displacements are prefix sums of the row / column).
+ *   SEND / RECV: count elements to / from `root` (the peer).
+ *   BATCH_SEND_RECV: items[nitems].
+ * Arrays are owned by the operation (copied from the caller at enqueue time).
+ */
+typedef struct hccl_op_args {
+    hccl_op_type type;
+    const void *sendbuf;
+    void *recvbuf;
+    uint64_t count;
+    HcclDataType dtype;
+    HcclReduceOp redop;
+    uint32_t root;
+    uint64_t *send_counts, *send_displs, *recv_counts, *recv_displs;
+    uint64_t *matrix;
+    HcclSendRecvItem *items;
+    uint32_t nitems;
+} hccl_op_args;
+
+/* Bytes of scratch memory the caller provides in hccl_algo_ctx (at least). */
+#define HCCL_ALGO_SCRATCH_BYTES (4u << 20)
+
+typedef struct hccl_algo_ctx {
+    uint32_t rank;
+    uint32_t nranks;
+    hccl_net *net;
+    void *scratch; /* HCCL_ALGO_SCRATCH_BYTES, 64-byte aligned, private to this op */
+    size_t scratch_bytes;
+} hccl_algo_ctx;
+
+/* Run one operation with the reference algorithms; every rank of the communicator
+ * calls it with matching arguments. */
+HcclResult hccl_algo_run(hccl_algo_ctx *ctx, const hccl_op_args *args);
+
+/* The reference algorithms, one per file. */
+HcclResult hccl_algo_ring_allreduce(hccl_algo_ctx *ctx, const hccl_op_args *a);
+HcclResult hccl_algo_ring_reduce_scatter(hccl_algo_ctx *ctx, const hccl_op_args *a); /* also _V */
+HcclResult hccl_algo_ring_allgather(hccl_algo_ctx *ctx, const hccl_op_args *a);      /* also _V */
+HcclResult hccl_algo_tree_broadcast(hccl_algo_ctx *ctx, const hccl_op_args *a);
+HcclResult hccl_algo_tree_reduce(hccl_algo_ctx *ctx, const hccl_op_args *a);
+HcclResult hccl_algo_linear_scatter(hccl_algo_ctx *ctx, const hccl_op_args *a);
+HcclResult hccl_algo_linear_gather(hccl_algo_ctx *ctx, const hccl_op_args *a);
+HcclResult hccl_algo_pairwise_alltoall(hccl_algo_ctx *ctx, const hccl_op_args *a); /* all three forms */
+HcclResult hccl_algo_dissemination_barrier(hccl_algo_ctx *ctx, const hccl_op_args *a);
+HcclResult hccl_algo_p2p(hccl_algo_ctx *ctx, const hccl_op_args *a); /* SEND, RECV, BATCH */
+
+#endif

@@ -1,0 +1,45 @@
+/*
+ * reduce.h - element types and reduction kernels (dtype x op).
+ *
+ * Contract: every HcclDataType has a size; every (dtype, op) pair that can be reduced
+ * has a kernel dst[i] = a[i] op b[i] for i < count, where dst may alias a or b (but
+ * no partial overlap). Integers wrap (two's complement) on SUM and PROD. Floating
+ * MAX/MIN propagate NaN. FP16, BFP16, FP8E4M3, FP8E5M2 and FP8E8M0 are computed in
+ * fp32 and rounded to nearest even on the way back; FP8E4M3 (the "fn" variant: no
+ * infinity, max 448) turns out-of-range results into NaN, FP8E5M2 into infinity,
+ * like PyTorch's conversions. HIF8 has no reduction kernel (movement only).
+ */
+#ifndef HCCL_REDUCE_H
+#define HCCL_REDUCE_H
+
+#include <hccl/hccl_types.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Element size in bytes, or 0 for a value that is not a valid HcclDataType. */
+size_t hccl_dtype_size(HcclDataType dtype);
+/* "int8", "fp32", "bfp16", ... or "unknown". */
+const char *hccl_dtype_name(HcclDataType dtype);
+/* "sum", "prod", "max", "min" or "unknown". */
+const char *hccl_redop_name(HcclReduceOp op);
+/* 1 when op is one of SUM/PROD/MAX/MIN. */
+int hccl_redop_valid(HcclReduceOp op);
+
+typedef void (*hccl_reduce_fn)(void *dst, const void *a, const void *b, size_t count);
+
+/* Kernel for (dtype, op), or NULL when that pair cannot be reduced. */
+hccl_reduce_fn hccl_reduce_get(HcclDataType dtype, HcclReduceOp op);
+
+/* Scalar conversions (round to nearest even), exposed for tests and other modules. */
+float hccl_fp16_to_fp32(uint16_t h);
+uint16_t hccl_fp32_to_fp16(float f);
+float hccl_bf16_to_fp32(uint16_t h);
+uint16_t hccl_fp32_to_bf16(float f);
+float hccl_fp8e4m3_to_fp32(uint8_t v);
+uint8_t hccl_fp32_to_fp8e4m3(float f);
+float hccl_fp8e5m2_to_fp32(uint8_t v);
+uint8_t hccl_fp32_to_fp8e5m2(float f);
+float hccl_fp8e8m0_to_fp32(uint8_t v);
+uint8_t hccl_fp32_to_fp8e8m0(float f);
+
+#endif

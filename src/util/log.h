@@ -1,0 +1,55 @@
+/*
+ * log.h - logging and error propagation used by every module of libhccl.
+ *
+ * HCCL_DEBUG=NONE|WARN|INFO|TRACE (default WARN) and HCCL_DEBUG_SUBSYS=INIT,COLL,NET,BOOT,
+ * ALL (comma list, ^ prefix excludes) select what is printed to stderr, or to
+ * HCCL_DEBUG_FILE (a %h in it becomes the host name, %p the pid). Library code never
+ * calls printf.
+ *
+ * CHECK(call) propagates a non-success HcclResult and logs one TRACE-level line per
+ * frame, so a failure prints its own backtrace with HCCL_DEBUG=TRACE.
+ */
+#ifndef HCCL_UTIL_LOG_H
+#define HCCL_UTIL_LOG_H
+
+#include <hccl/hccl_types.h>
+
+typedef enum { HCCL_LOG_NONE = 0, HCCL_LOG_WARN = 1, HCCL_LOG_INFO = 2, HCCL_LOG_TRACE = 3 } hccl_log_level;
+
+enum {
+    HCCL_SUBSYS_INIT = 1u << 0,
+    HCCL_SUBSYS_COLL = 1u << 1,
+    HCCL_SUBSYS_NET = 1u << 2,
+    HCCL_SUBSYS_BOOT = 1u << 3,
+    HCCL_SUBSYS_SHM = 1u << 4,
+    HCCL_SUBSYS_ALL = 0xffffffffu
+};
+
+void hccl_log(hccl_log_level level, unsigned subsys, const char *file, int line, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+int hccl_log_enabled(hccl_log_level level, unsigned subsys);
+
+#define HCCL_WARN(sub, ...) hccl_log(HCCL_LOG_WARN, HCCL_SUBSYS_##sub, __FILE__, __LINE__, __VA_ARGS__)
+#define HCCL_INFO(sub, ...) hccl_log(HCCL_LOG_INFO, HCCL_SUBSYS_##sub, __FILE__, __LINE__, __VA_ARGS__)
+#define HCCL_TRACE(sub, ...) hccl_log(HCCL_LOG_TRACE, HCCL_SUBSYS_##sub, __FILE__, __LINE__, __VA_ARGS__)
+
+#define CHECK(call)                                                                                    \
+    do {                                                                                               \
+        HcclResult check_res_ = (call);                                                                \
+        if (check_res_ != HCCL_SUCCESS) {                                                              \
+            hccl_log(HCCL_LOG_TRACE, HCCL_SUBSYS_ALL, __FILE__, __LINE__, "%s -> %d", #call, (int)check_res_); \
+            return check_res_;                                                                         \
+        }                                                                                              \
+    } while (0)
+
+/* Like CHECK but jumps to a cleanup label with `res` set. */
+#define CHECK_GOTO(call, res, label)                                                                   \
+    do {                                                                                               \
+        (res) = (call);                                                                                \
+        if ((res) != HCCL_SUCCESS) {                                                                   \
+            hccl_log(HCCL_LOG_TRACE, HCCL_SUBSYS_ALL, __FILE__, __LINE__, "%s -> %d", #call, (int)(res)); \
+            goto label;                                                                                \
+        }                                                                                              \
+    } while (0)
+
+#endif

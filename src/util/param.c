@@ -1,0 +1,30 @@
+/*
+ * param.c - reading tunables from the environment (see param.h, docs/env.md).
+ */
+#include "util/param.h"
+
+#include "util/log.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+int64_t hccl_param_read_int(const char *env, int64_t dflt)
+{
+    const char *s = getenv(env);
+    if (!s || !*s) return dflt;
+    char *end = NULL;
+    errno = 0;
+    long long v = strtoll(s, &end, 0);
+    if (errno != 0 || end == s || *end != 0) {
+        HCCL_WARN(INIT, "%s=\"%s\" is not an integer; using the default %lld", env, s, (long long)dflt);
+        return dflt;
+    }
+    HCCL_INFO(INIT, "%s set to %lld", env, v);
+    return v;
+}
+
+const char *hccl_param_read_str(const char *env, const char *dflt)
+{
+    const char *s = getenv(env);
+    return (s && *s) ? s : dflt;
+}

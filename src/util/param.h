@@ -1,0 +1,31 @@
+/*
+ * param.h - tunables read once from the environment and cached.
+ *
+ * Declare each tunable once with HCCL_PARAM_INT / HCCL_PARAM_STR in the module that
+ * owns it; every one is listed in docs/env.md.
+ *
+ *   HCCL_PARAM_INT(exec_timeout, "HCCL_EXEC_TIMEOUT", 1836)
+ *   ... hccl_param_exec_timeout() returns the cached value.
+ */
+#ifndef HCCL_UTIL_PARAM_H
+#define HCCL_UTIL_PARAM_H
+
+#include <stdint.h>
+
+int64_t hccl_param_read_int(const char *env, int64_t dflt);
+/* Returns getenv(env) when set and non-empty, else dflt (never freed). */
+const char *hccl_param_read_str(const char *env, const char *dflt);
+
+#define HCCL_PARAM_INT(name, env, dflt)                                              \
+    int64_t hccl_param_##name(void)                                                  \
+    {                                                                                \
+        static int64_t cached_;                                                      \
+        static int done_;                                                            \
+        if (!__atomic_load_n(&done_, __ATOMIC_ACQUIRE)) {                            \
+            cached_ = hccl_param_read_int(env, dflt);                                \
+            __atomic_store_n(&done_, 1, __ATOMIC_RELEASE);                           \
+        }                                                                            \
+        return cached_;                                                              \
+    }
+
+#endif

@@ -1,0 +1,46 @@
+/*
+ * util.c - time, the allocation hook, randomness and overflow checks.
+ */
+#include "util/util.h"
+
+#include <stdlib.h>
+#include <sys/random.h>
+#include <time.h>
+
+uint64_t hccl_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static long alloc_fail_countdown;
+
+void hccl_alloc_fail_after(long n) { __atomic_store_n(&alloc_fail_countdown, n, __ATOMIC_RELAXED); }
+
+static int alloc_should_fail(void)
+{
+    long n = __atomic_load_n(&alloc_fail_countdown, __ATOMIC_RELAXED);
+    if (n <= 0) return 0;
+    return __atomic_sub_fetch(&alloc_fail_countdown, 1, __ATOMIC_RELAXED) == 0;
+}
+
+void *hccl_malloc(size_t n) { return alloc_should_fail() ? NULL : malloc(n ? n : 1); }
+
+void *hccl_calloc(size_t n, size_t size) { return alloc_should_fail() ? NULL : calloc(n ? n : 1, size ? size : 1); }
+
+void hccl_free(void *p) { free(p); }
+
+int hccl_random_bytes(void *buf, size_t n)
+{
+    unsigned char *p = buf;
+    while (n > 0) {
+        ssize_t r = getrandom(p, n, 0);
+        if (r <= 0) return -1;
+        p += r;
+        n -= (size_t)r;
+    }
+    return 0;
+}
+
+int hccl_mul_overflow(uint64_t a, uint64_t b, uint64_t *out) { return __builtin_mul_overflow(a, b, out) ? -1 : 0; }

@@ -1,0 +1,29 @@
+/*
+ * util.h - small helpers shared by all modules: time, allocation hook, strings.
+ */
+#ifndef HCCL_UTIL_UTIL_H
+#define HCCL_UTIL_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Monotonic clock in nanoseconds. */
+uint64_t hccl_now_ns(void);
+
+/* All library allocations go through these, so tests can inject failures. */
+void *hccl_malloc(size_t n);
+void *hccl_calloc(size_t n, size_t size);
+void hccl_free(void *p);
+/* Test hook: make the n-th following allocation fail (0 disables). */
+void hccl_alloc_fail_after(long n);
+
+/* Fill buf with n random bytes from the kernel (getrandom); 0 on success. */
+int hccl_random_bytes(void *buf, size_t n);
+
+/* Overflow-checked a*b; returns 0 and sets *out, or -1 on overflow. */
+int hccl_mul_overflow(uint64_t a, uint64_t b, uint64_t *out);
+
+#define HCCL_MIN(a, b) ((a) < (b) ? (a) : (b))
+#define HCCL_MAX(a, b) ((a) > (b) ? (a) : (b))
+
+#endif
