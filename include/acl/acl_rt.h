@@ -36,6 +36,7 @@ typedef enum aclrtEventRecordedStatus {
 
 extern aclError aclInit(const char *configPath);
 extern aclError aclFinalize(void);
+extern aclError aclrtGetVersion(int32_t *major, int32_t *minor, int32_t *patch);
 
 extern aclError aclrtGetDeviceCount(uint32_t *count);
 extern aclError aclrtSetDevice(int32_t deviceId);
