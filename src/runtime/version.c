@@ -5,7 +5,7 @@
 
 aclError aclrtGetVersion(int32_t *major, int32_t *minor, int32_t *patch);
 
-__attribute__((visibility("default"))) aclError aclrtGetVersion(int32_t *major, int32_t *minor, int32_t *patch)
+aclError aclrtGetVersion(int32_t *major, int32_t *minor, int32_t *patch)
 {
     if (!major || !minor || !patch) return ACL_ERROR_INVALID_PARAM;
     *major = 1;

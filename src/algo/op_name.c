@@ -1,0 +1,13 @@
+/*
+ * op_name.c - names of the operations, as the API spells them.
+ */
+#include "algo/algo.h"
+
+const char *hccl_op_name(hccl_op_type type)
+{
+    static const char *names[HCCL_OP_COUNT] = {
+        "AllReduce", "Broadcast",  "Reduce",   "ReduceScatter", "ReduceScatterV", "AllGather",
+        "AllGatherV", "Scatter",   "Gather",   "AlltoAll",      "AlltoAllV",      "AlltoAllVC",
+        "Barrier",   "Send",       "Recv",     "BatchSendRecv"};
+    return (unsigned)type < HCCL_OP_COUNT ? names[type] : "Unknown";
+}
