@@ -85,7 +85,7 @@ static void log_init(void)
 int hccl_log_enabled(hccl_log_level level, unsigned subsys)
 {
     pthread_once(&log_once, log_init);
-    return level <= log_level && (subsys & log_subsys) != 0;
+    return (int)level <= log_level && (subsys & log_subsys) != 0;
 }
 
 static const char *subsys_name(unsigned subsys)
