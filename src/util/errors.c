@@ -1,9 +1,9 @@
 /*
- * errors.c - HcclGetErrorString: one text per HcclResult.
+ * errors.c - one text per HcclResult (HcclGetErrorString and the logs).
  */
-#include <hccl/hccl.h>
+#include "util/errors.h"
 
-const char *HcclGetErrorString(HcclResult code)
+const char *hccl_result_str(HcclResult code)
 {
     switch (code) {
     case HCCL_SUCCESS: return "no error";

@@ -1,0 +1,27 @@
+/*
+ * api_int.h - argument checking shared by the exported entry points.
+ *
+ * Every check logs one WARN line naming the function and the bad argument, and
+ * returns the HcclResult the caller gets (E_PTR for missing pointers, E_PARA for
+ * values out of range).
+ */
+#ifndef HCCL_API_INT_H
+#define HCCL_API_INT_H
+
+#include "core/comm.h"
+
+#include <hccl/hccl.h>
+
+HcclResult hccl_api_dtype(const char *fn, HcclDataType dt, size_t *size);
+/* Checks op and that (dt, op) has a reduction kernel. */
+HcclResult hccl_api_redop(const char *fn, HcclDataType dt, HcclReduceOp op);
+/* count * size * mult must fit (and stay below 2^62 bytes). */
+HcclResult hccl_api_bytes(const char *fn, uint64_t count, size_t size, uint64_t mult, const char *what);
+HcclResult hccl_api_ptr(const char *fn, const void *p, uint64_t count, const char *what);
+HcclResult hccl_api_rank(const char *fn, uint32_t r, uint32_t nranks, const char *what);
+
+/* Pending point-to-point operations inside HcclGroupStart/End (thread-local). */
+int hccl_api_group_active(void);
+HcclResult hccl_api_group_add(hccl_comm *c, aclrtStream stream, const HcclSendRecvItem *item);
+
+#endif

@@ -1,0 +1,420 @@
+/*
+ * coll_api.c - exported operations: argument checks, then an operation descriptor
+ * (with private copies of the caller's count arrays) enqueued on the stream.
+ */
+#include "api_int.h"
+
+#include "util/log.h"
+#include "util/util.h"
+
+#include <string.h>
+
+/* Acquire the communicator and allocate a descriptor. */
+static HcclResult begin(const char *fn, HcclComm comm, hccl_op_type type, hccl_comm **c, hccl_op_args **a)
+{
+    (void)fn;
+    CHECK(hccl_comm_acquire(comm, c));
+    *a = hccl_calloc(1, sizeof **a);
+    if (!*a) {
+        hccl_comm_release(*c);
+        return HCCL_E_MEMORY;
+    }
+    (*a)->type = type;
+    return HCCL_SUCCESS;
+}
+
+/* Enqueue (takes the descriptor) or drop it after a failed check. */
+static HcclResult finish(HcclResult res, hccl_comm *c, hccl_op_args *a, aclrtStream stream)
+{
+    if (res == HCCL_SUCCESS) res = hccl_comm_enqueue(c, a, stream);
+    else hccl_op_args_free(a);
+    hccl_comm_release(c);
+    return res;
+}
+
+static uint64_t *copy_u64(const void *src, size_t n)
+{
+    uint64_t *d = hccl_malloc(sizeof(uint64_t) * (n ? n : 1));
+    if (d && n) memcpy(d, src, sizeof(uint64_t) * n);
+    return d;
+}
+
+/* Checks of an array of per-rank (count, displ) blocks inside a buffer. */
+static HcclResult check_blocks(const char *fn, const void *buf, const uint64_t *counts, const uint64_t *displs,
+                               uint32_t n, size_t size, const char *what)
+{
+    for (uint32_t r = 0; r < n; r++) {
+        uint64_t end;
+        if (__builtin_add_overflow(counts[r], displs ? displs[r] : 0, &end)) {
+            HCCL_WARN(COLL, "%s: %s block of rank %u overflows (count %llu, displacement %llu)", fn, what, r,
+                      (unsigned long long)counts[r], (unsigned long long)(displs ? displs[r] : 0));
+            return HCCL_E_PARA;
+        }
+        CHECK(hccl_api_bytes(fn, end, size, 1, what));
+        CHECK(hccl_api_ptr(fn, buf, counts[r], what));
+    }
+    return HCCL_SUCCESS;
+}
+
+static HcclResult reducing(const char *fn, hccl_op_type type, void *sendBuf, void *recvBuf, uint64_t count,
+                           HcclDataType dt, HcclReduceOp op, uint32_t root, HcclComm comm, aclrtStream stream)
+{
+    hccl_comm *c;
+    hccl_op_args *a;
+    size_t size = 0;
+    CHECK(begin(fn, comm, type, &c, &a));
+    HcclResult res = hccl_api_dtype(fn, dt, &size);
+    uint64_t mult = type == HCCL_OP_REDUCE_SCATTER ? c->nranks : 1;
+    if (res == HCCL_SUCCESS) res = hccl_api_redop(fn, dt, op);
+    if (res == HCCL_SUCCESS) res = hccl_api_bytes(fn, count, size, c->nranks, "count");
+    if (res == HCCL_SUCCESS && type == HCCL_OP_REDUCE) res = hccl_api_rank(fn, root, c->nranks, "root");
+    if (res == HCCL_SUCCESS) res = hccl_api_ptr(fn, sendBuf, count * mult, "sendBuf");
+    if (res == HCCL_SUCCESS && (type != HCCL_OP_REDUCE || root == c->rank))
+        res = hccl_api_ptr(fn, recvBuf, count, "recvBuf");
+    a->sendbuf = sendBuf;
+    a->recvbuf = recvBuf;
+    a->count = count;
+    a->dtype = dt;
+    a->redop = op;
+    a->root = root;
+    return finish(res, c, a, stream);
+}
+
+HcclResult HcclAllReduce(void *sendBuf, void *recvBuf, uint64_t count, HcclDataType dataType, HcclReduceOp op,
+                         HcclComm comm, aclrtStream stream)
+{
+    return reducing("HcclAllReduce", HCCL_OP_ALLREDUCE, sendBuf, recvBuf, count, dataType, op, 0, comm, stream);
+}
+
+HcclResult HcclReduce(void *sendBuf, void *recvBuf, uint64_t count, HcclDataType dataType, HcclReduceOp op,
+                      uint32_t root, HcclComm comm, aclrtStream stream)
+{
+    return reducing("HcclReduce", HCCL_OP_REDUCE, sendBuf, recvBuf, count, dataType, op, root, comm, stream);
+}
+
+HcclResult HcclReduceScatter(void *sendBuf, void *recvBuf, uint64_t recvCount, HcclDataType dataType,
+                             HcclReduceOp op, HcclComm comm, aclrtStream stream)
+{
+    return reducing("HcclReduceScatter", HCCL_OP_REDUCE_SCATTER, sendBuf, recvBuf, recvCount, dataType, op, 0, comm,
+                    stream);
+}
+
+HcclResult HcclReduceScatterV(void *sendBuf, const void *sendCounts, const void *sendDispls, void *recvBuf,
+                              uint64_t recvCount, HcclDataType dataType, HcclReduceOp op, HcclComm comm,
+                              aclrtStream stream)
+{
+    const char *fn = "HcclReduceScatterV";
+    hccl_comm *c;
+    hccl_op_args *a;
+    size_t size = 0;
+    CHECK(begin(fn, comm, HCCL_OP_REDUCE_SCATTER_V, &c, &a));
+    HcclResult res = hccl_api_dtype(fn, dataType, &size);
+    if (res == HCCL_SUCCESS) res = hccl_api_redop(fn, dataType, op);
+    if (res == HCCL_SUCCESS && (!sendCounts || !sendDispls)) {
+        HCCL_WARN(COLL, "%s: %s is NULL", fn, !sendCounts ? "sendCounts" : "sendDispls");
+        res = HCCL_E_PTR;
+    }
+    if (res == HCCL_SUCCESS) {
+        a->send_counts = copy_u64(sendCounts, c->nranks);
+        a->send_displs = copy_u64(sendDispls, c->nranks);
+        if (!a->send_counts || !a->send_displs) res = HCCL_E_MEMORY;
+    }
+    if (res == HCCL_SUCCESS) res = check_blocks(fn, sendBuf, a->send_counts, a->send_displs, c->nranks, size, "sendBuf");
+    if (res == HCCL_SUCCESS && a->send_counts[c->rank] != recvCount) {
+        HCCL_WARN(COLL, "%s: recvCount %llu differs from sendCounts[%u] = %llu", fn, (unsigned long long)recvCount,
+                  c->rank, (unsigned long long)a->send_counts[c->rank]);
+        res = HCCL_E_PARA;
+    }
+    if (res == HCCL_SUCCESS) res = hccl_api_bytes(fn, recvCount, size, 1, "recvCount");
+    if (res == HCCL_SUCCESS) res = hccl_api_ptr(fn, recvBuf, recvCount, "recvBuf");
+    a->sendbuf = sendBuf;
+    a->recvbuf = recvBuf;
+    a->count = recvCount;
+    a->dtype = dataType;
+    a->redop = op;
+    return finish(res, c, a, stream);
+}
+
+HcclResult HcclBroadcast(void *buf, uint64_t count, HcclDataType dataType, uint32_t root, HcclComm comm,
+                         aclrtStream stream)
+{
+    const char *fn = "HcclBroadcast";
+    hccl_comm *c;
+    hccl_op_args *a;
+    size_t size = 0;
+    CHECK(begin(fn, comm, HCCL_OP_BROADCAST, &c, &a));
+    HcclResult res = hccl_api_dtype(fn, dataType, &size);
+    if (res == HCCL_SUCCESS) res = hccl_api_bytes(fn, count, size, 1, "count");
+    if (res == HCCL_SUCCESS) res = hccl_api_rank(fn, root, c->nranks, "root");
+    if (res == HCCL_SUCCESS) res = hccl_api_ptr(fn, buf, count, "buf");
+    a->sendbuf = buf;
+    a->recvbuf = buf;
+    a->count = count;
+    a->dtype = dataType;
+    a->root = root;
+    return finish(res, c, a, stream);
+}
+
+/* Scatter, Gather, AllGather: one block per rank of `count` elements. */
+static HcclResult blocks(const char *fn, hccl_op_type type, void *sendBuf, void *recvBuf, uint64_t count,
+                         HcclDataType dt, uint32_t root, HcclComm comm, aclrtStream stream)
+{
+    hccl_comm *c;
+    hccl_op_args *a;
+    size_t size = 0;
+    CHECK(begin(fn, comm, type, &c, &a));
+    HcclResult res = hccl_api_dtype(fn, dt, &size);
+    if (res == HCCL_SUCCESS) res = hccl_api_bytes(fn, count, size, c->nranks, "count");
+    if (res == HCCL_SUCCESS && type != HCCL_OP_ALLGATHER) res = hccl_api_rank(fn, root, c->nranks, "root");
+    if (res == HCCL_SUCCESS) {
+        int root_side = type == HCCL_OP_ALLGATHER || root == c->rank;
+        uint64_t big = count * c->nranks;
+        if (type == HCCL_OP_SCATTER) {
+            if (root_side) res = hccl_api_ptr(fn, sendBuf, big, "sendBuf");
+            if (res == HCCL_SUCCESS) res = hccl_api_ptr(fn, recvBuf, count, "recvBuf");
+        } else {
+            res = hccl_api_ptr(fn, sendBuf, count, "sendBuf");
+            if (res == HCCL_SUCCESS && root_side) res = hccl_api_ptr(fn, recvBuf, big, "recvBuf");
+        }
+    }
+    a->sendbuf = sendBuf;
+    a->recvbuf = recvBuf;
+    a->count = count;
+    a->dtype = dt;
+    a->root = root;
+    return finish(res, c, a, stream);
+}
+
+HcclResult HcclScatter(void *sendBuf, void *recvBuf, uint64_t recvCount, HcclDataType dataType, uint32_t root,
+                       HcclComm comm, aclrtStream stream)
+{
+    return blocks("HcclScatter", HCCL_OP_SCATTER, sendBuf, recvBuf, recvCount, dataType, root, comm, stream);
+}
+
+HcclResult HcclGather(void *sendBuf, void *recvBuf, uint64_t sendCount, HcclDataType dataType, uint32_t root,
+                      HcclComm comm, aclrtStream stream)
+{
+    return blocks("HcclGather", HCCL_OP_GATHER, sendBuf, recvBuf, sendCount, dataType, root, comm, stream);
+}
+
+HcclResult HcclAllGather(void *sendBuf, void *recvBuf, uint64_t sendCount, HcclDataType dataType, HcclComm comm,
+                         aclrtStream stream)
+{
+    return blocks("HcclAllGather", HCCL_OP_ALLGATHER, sendBuf, recvBuf, sendCount, dataType, 0, comm, stream);
+}
+
+HcclResult HcclAllGatherV(void *sendBuf, uint64_t sendCount, void *recvBuf, const void *recvCounts,
+                          const void *recvDispls, HcclDataType dataType, HcclComm comm, aclrtStream stream)
+{
+    const char *fn = "HcclAllGatherV";
+    hccl_comm *c;
+    hccl_op_args *a;
+    size_t size = 0;
+    CHECK(begin(fn, comm, HCCL_OP_ALLGATHER_V, &c, &a));
+    HcclResult res = hccl_api_dtype(fn, dataType, &size);
+    if (res == HCCL_SUCCESS && (!recvCounts || !recvDispls)) {
+        HCCL_WARN(COLL, "%s: %s is NULL", fn, !recvCounts ? "recvCounts" : "recvDispls");
+        res = HCCL_E_PTR;
+    }
+    if (res == HCCL_SUCCESS) {
+        a->recv_counts = copy_u64(recvCounts, c->nranks);
+        a->recv_displs = copy_u64(recvDispls, c->nranks);
+        if (!a->recv_counts || !a->recv_displs) res = HCCL_E_MEMORY;
+    }
+    if (res == HCCL_SUCCESS) res = check_blocks(fn, recvBuf, a->recv_counts, a->recv_displs, c->nranks, size, "recvBuf");
+    if (res == HCCL_SUCCESS && a->recv_counts[c->rank] != sendCount) {
+        HCCL_WARN(COLL, "%s: sendCount %llu differs from recvCounts[%u] = %llu", fn, (unsigned long long)sendCount,
+                  c->rank, (unsigned long long)a->recv_counts[c->rank]);
+        res = HCCL_E_PARA;
+    }
+    if (res == HCCL_SUCCESS) res = hccl_api_ptr(fn, sendBuf, sendCount, "sendBuf");
+    a->sendbuf = sendBuf;
+    a->recvbuf = recvBuf;
+    a->count = sendCount;
+    a->dtype = dataType;
+    return finish(res, c, a, stream);
+}
+
+HcclResult HcclAlltoAll(const void *sendBuf, uint64_t sendCount, HcclDataType sendType, const void *recvBuf,
+                        uint64_t recvCount, HcclDataType recvType, HcclComm comm, aclrtStream stream)
+{
+    const char *fn = "HcclAlltoAll";
+    hccl_comm *c;
+    hccl_op_args *a;
+    size_t size = 0;
+    CHECK(begin(fn, comm, HCCL_OP_ALLTOALL, &c, &a));
+    HcclResult res = hccl_api_dtype(fn, sendType, &size);
+    if (res == HCCL_SUCCESS) res = hccl_api_dtype(fn, recvType, NULL);
+    if (res == HCCL_SUCCESS && (sendType != recvType || sendCount != recvCount)) {
+        HCCL_WARN(COLL, "%s: send (%llu x type %d) and receive (%llu x type %d) blocks must match", fn,
+                  (unsigned long long)sendCount, (int)sendType, (unsigned long long)recvCount, (int)recvType);
+        res = HCCL_E_PARA;
+    }
+    if (res == HCCL_SUCCESS) res = hccl_api_bytes(fn, sendCount, size, c->nranks, "sendCount");
+    if (res == HCCL_SUCCESS) res = hccl_api_ptr(fn, sendBuf, sendCount, "sendBuf");
+    if (res == HCCL_SUCCESS) res = hccl_api_ptr(fn, recvBuf, recvCount, "recvBuf");
+    a->sendbuf = sendBuf;
+    a->recvbuf = (void *)recvBuf;
+    a->count = sendCount;
+    a->dtype = sendType;
+    return finish(res, c, a, stream);
+}
+
+HcclResult HcclAlltoAllV(const void *sendBuf, const void *sendCounts, const void *sdispls, HcclDataType sendType,
+                         const void *recvBuf, const void *recvCounts, const void *rdispls, HcclDataType recvType,
+                         HcclComm comm, aclrtStream stream)
+{
+    const char *fn = "HcclAlltoAllV";
+    hccl_comm *c;
+    hccl_op_args *a;
+    size_t size = 0;
+    CHECK(begin(fn, comm, HCCL_OP_ALLTOALLV, &c, &a));
+    HcclResult res = hccl_api_dtype(fn, sendType, &size);
+    if (res == HCCL_SUCCESS) res = hccl_api_dtype(fn, recvType, NULL);
+    if (res == HCCL_SUCCESS && sendType != recvType) {
+        HCCL_WARN(COLL, "%s: sendType %d and recvType %d must be the same", fn, (int)sendType, (int)recvType);
+        res = HCCL_E_PARA;
+    }
+    if (res == HCCL_SUCCESS && (!sendCounts || !sdispls || !recvCounts || !rdispls)) {
+        HCCL_WARN(COLL, "%s: a counts or displacements array is NULL", fn);
+        res = HCCL_E_PTR;
+    }
+    if (res == HCCL_SUCCESS) {
+        a->send_counts = copy_u64(sendCounts, c->nranks);
+        a->send_displs = copy_u64(sdispls, c->nranks);
+        a->recv_counts = copy_u64(recvCounts, c->nranks);
+        a->recv_displs = copy_u64(rdispls, c->nranks);
+        if (!a->send_counts || !a->send_displs || !a->recv_counts || !a->recv_displs) res = HCCL_E_MEMORY;
+    }
+    if (res == HCCL_SUCCESS) res = check_blocks(fn, sendBuf, a->send_counts, a->send_displs, c->nranks, size, "sendBuf");
+    if (res == HCCL_SUCCESS) res = check_blocks(fn, recvBuf, a->recv_counts, a->recv_displs, c->nranks, size, "recvBuf");
+    a->sendbuf = sendBuf;
+    a->recvbuf = (void *)recvBuf;
+    a->dtype = sendType;
+    return finish(res, c, a, stream);
+}
+
+HcclResult HcclAlltoAllVC(const void *sendBuf, const void *sendCountMatrix, HcclDataType sendType,
+                          const void *recvBuf, HcclDataType recvType, HcclComm comm, aclrtStream stream)
+{
+    const char *fn = "HcclAlltoAllVC";
+    hccl_comm *c;
+    hccl_op_args *a;
+    size_t size = 0;
+    CHECK(begin(fn, comm, HCCL_OP_ALLTOALLVC, &c, &a));
+    HcclResult res = hccl_api_dtype(fn, sendType, &size);
+    if (res == HCCL_SUCCESS) res = hccl_api_dtype(fn, recvType, NULL);
+    if (res == HCCL_SUCCESS && sendType != recvType) {
+        HCCL_WARN(COLL, "%s: sendType %d and recvType %d must be the same", fn, (int)sendType, (int)recvType);
+        res = HCCL_E_PARA;
+    }
+    if (res == HCCL_SUCCESS && !sendCountMatrix) {
+        HCCL_WARN(COLL, "%s: sendCountMatrix is NULL", fn);
+        res = HCCL_E_PTR;
+    }
+    uint32_t n = c->nranks;
+    if (res == HCCL_SUCCESS) {
+        a->matrix = copy_u64(sendCountMatrix, (size_t)n * n);
+        if (!a->matrix) res = HCCL_E_MEMORY;
+    }
+    uint64_t stotal = 0, rtotal = 0;
+    for (uint32_t j = 0; res == HCCL_SUCCESS && j < n; j++) {
+        if (__builtin_add_overflow(stotal, a->matrix[(size_t)c->rank * n + j], &stotal) ||
+            __builtin_add_overflow(rtotal, a->matrix[(size_t)j * n + c->rank], &rtotal)) {
+            HCCL_WARN(COLL, "%s: the counts of sendCountMatrix overflow", fn);
+            res = HCCL_E_PARA;
+        }
+    }
+    if (res == HCCL_SUCCESS) res = hccl_api_bytes(fn, stotal, size, 1, "send total");
+    if (res == HCCL_SUCCESS) res = hccl_api_bytes(fn, rtotal, size, 1, "receive total");
+    if (res == HCCL_SUCCESS) res = hccl_api_ptr(fn, sendBuf, stotal, "sendBuf");
+    if (res == HCCL_SUCCESS) res = hccl_api_ptr(fn, recvBuf, rtotal, "recvBuf");
+    a->sendbuf = sendBuf;
+    a->recvbuf = (void *)recvBuf;
+    a->dtype = sendType;
+    return finish(res, c, a, stream);
+}
+
+HcclResult HcclBarrier(HcclComm comm, aclrtStream stream)
+{
+    hccl_comm *c;
+    hccl_op_args *a;
+    CHECK(begin("HcclBarrier", comm, HCCL_OP_BARRIER, &c, &a));
+    a->dtype = HCCL_DATA_TYPE_INT8;
+    return finish(HCCL_SUCCESS, c, a, stream);
+}
+
+static HcclResult check_item(const char *fn, const HcclSendRecvItem *it, uint32_t i, hccl_comm *c)
+{
+    size_t size = 0;
+    if (it->sendRecvType != HCCL_SEND && it->sendRecvType != HCCL_RECV) {
+        HCCL_WARN(COLL, "%s: item %u has an unknown sendRecvType %d", fn, i, (int)it->sendRecvType);
+        return HCCL_E_PARA;
+    }
+    CHECK(hccl_api_dtype(fn, it->dataType, &size));
+    CHECK(hccl_api_bytes(fn, it->count, size, 1, "count"));
+    CHECK(hccl_api_ptr(fn, it->buf, it->count, "buf"));
+    CHECK(hccl_api_rank(fn, it->remoteRank, c->nranks, "remoteRank"));
+    return HCCL_SUCCESS;
+}
+
+static HcclResult p2p(const char *fn, HcclSendRecvType dir, void *buf, uint64_t count, HcclDataType dt,
+                      uint32_t peer, HcclComm comm, aclrtStream stream)
+{
+    hccl_comm *c;
+    hccl_op_args *a;
+    CHECK(begin(fn, comm, dir == HCCL_SEND ? HCCL_OP_SEND : HCCL_OP_RECV, &c, &a));
+    HcclSendRecvItem it = {dir, buf, count, dt, peer};
+    HcclResult res = check_item(fn, &it, 0, c);
+    if (res == HCCL_SUCCESS && peer == c->rank && !hccl_api_group_active()) {
+        HCCL_WARN(COLL, "%s: rank %u cannot %s itself outside a group (it would wait forever)", fn, peer,
+                  dir == HCCL_SEND ? "send to" : "receive from");
+        res = HCCL_E_PARA;
+    }
+    if (res == HCCL_SUCCESS && hccl_api_group_active()) {
+        res = hccl_api_group_add(c, stream, &it);
+        hccl_op_args_free(a);
+        hccl_comm_release(c);
+        return res;
+    }
+    a->sendbuf = buf;
+    a->recvbuf = buf;
+    a->count = count;
+    a->dtype = dt;
+    a->root = peer;
+    return finish(res, c, a, stream);
+}
+
+HcclResult HcclSend(void *sendBuf, uint64_t count, HcclDataType dataType, uint32_t destRank, HcclComm comm,
+                    aclrtStream stream)
+{
+    return p2p("HcclSend", HCCL_SEND, sendBuf, count, dataType, destRank, comm, stream);
+}
+
+HcclResult HcclRecv(void *recvBuf, uint64_t count, HcclDataType dataType, uint32_t srcRank, HcclComm comm,
+                    aclrtStream stream)
+{
+    return p2p("HcclRecv", HCCL_RECV, recvBuf, count, dataType, srcRank, comm, stream);
+}
+
+HcclResult HcclBatchSendRecv(HcclSendRecvItem *sendRecvInfo, uint32_t itemNum, HcclComm comm, aclrtStream stream)
+{
+    const char *fn = "HcclBatchSendRecv";
+    hccl_comm *c;
+    hccl_op_args *a;
+    CHECK(begin(fn, comm, HCCL_OP_BATCH_SEND_RECV, &c, &a));
+    HcclResult res = HCCL_SUCCESS;
+    if (itemNum > 0 && !sendRecvInfo) {
+        HCCL_WARN(COLL, "%s: sendRecvInfo is NULL (itemNum %u)", fn, itemNum);
+        res = HCCL_E_PTR;
+    }
+    for (uint32_t i = 0; res == HCCL_SUCCESS && i < itemNum; i++) res = check_item(fn, &sendRecvInfo[i], i, c);
+    if (res == HCCL_SUCCESS) {
+        a->items = hccl_malloc(sizeof(HcclSendRecvItem) * (itemNum ? itemNum : 1));
+        if (!a->items) res = HCCL_E_MEMORY;
+        else if (itemNum) memcpy(a->items, sendRecvInfo, sizeof(HcclSendRecvItem) * itemNum);
+        a->nitems = itemNum;
+    }
+    a->dtype = HCCL_DATA_TYPE_INT8;
+    return finish(res, c, a, stream);
+}

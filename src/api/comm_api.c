@@ -1,0 +1,288 @@
+/*
+ * comm_api.c - exported communicator management: creation, queries, destruction,
+ * global configuration, groups and suspension.
+ */
+#include "api_int.h"
+
+#include "util/errors.h"
+#include "util/log.h"
+#include "util/util.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+const char *HcclGetErrorString(HcclResult code) { return hccl_result_str(code); }
+
+HcclResult HcclGetRootInfo(HcclRootInfo *rootInfo)
+{
+    if (!rootInfo) {
+        HCCL_WARN(INIT, "HcclGetRootInfo: rootInfo is NULL");
+        return HCCL_E_PTR;
+    }
+    return hccl_comm_get_root_info(rootInfo);
+}
+
+static HcclResult check_init(const char *fn, uint32_t nranks, uint32_t rank, const void *root, HcclComm *comm)
+{
+    if (!root || !comm) {
+        HCCL_WARN(INIT, "%s: %s is NULL", fn, !root ? "rootInfo" : "comm");
+        return HCCL_E_PTR;
+    }
+    if (nranks == 0 || rank >= nranks) {
+        HCCL_WARN(INIT, "%s: rank %u / nRanks %u is invalid (need nRanks >= 1 and rank < nRanks)", fn, rank, nranks);
+        return HCCL_E_PARA;
+    }
+    return HCCL_SUCCESS;
+}
+
+HcclResult HcclCommInitRootInfoConfig(uint32_t nRanks, const HcclRootInfo *rootInfo, uint32_t rank,
+                                      const HcclCommConfig *config, HcclComm *comm)
+{
+    CHECK(check_init("HcclCommInitRootInfo", nRanks, rank, rootInfo, comm));
+    hccl_comm *c;
+    CHECK(hccl_comm_init_root(nRanks, rootInfo, rank, config, &c));
+    *comm = c;
+    return HCCL_SUCCESS;
+}
+
+HcclResult HcclCommInitRootInfo(uint32_t nRanks, const HcclRootInfo *rootInfo, uint32_t rank, HcclComm *comm)
+{
+    return HcclCommInitRootInfoConfig(nRanks, rootInfo, rank, NULL, comm);
+}
+
+HcclResult HcclCommInitClusterInfoConfig(const char *clusterInfo, uint32_t rank, HcclCommConfig *config,
+                                         HcclComm *comm)
+{
+    if (!clusterInfo || !comm) {
+        HCCL_WARN(INIT, "HcclCommInitClusterInfo: %s is NULL", !clusterInfo ? "clusterInfo" : "comm");
+        return HCCL_E_PTR;
+    }
+    hccl_comm *c;
+    CHECK(hccl_comm_init_ranktable(clusterInfo, rank, config, &c));
+    *comm = c;
+    return HCCL_SUCCESS;
+}
+
+HcclResult HcclCommInitClusterInfo(const char *clusterInfo, uint32_t rank, HcclComm *comm)
+{
+    return HcclCommInitClusterInfoConfig(clusterInfo, rank, NULL, comm);
+}
+
+HcclResult HcclCommInitFromEnv(const HcclCommConfig *config, HcclComm *comm)
+{
+    if (!comm) {
+        HCCL_WARN(INIT, "HcclCommInitFromEnv: comm is NULL");
+        return HCCL_E_PTR;
+    }
+    hccl_comm *c;
+    CHECK(hccl_comm_init_env(config, &c));
+    *comm = c;
+    return HCCL_SUCCESS;
+}
+
+typedef struct initall_arg {
+    const HcclRootInfo *root;
+    uint32_t n, rank;
+    int32_t device;
+    HcclComm comm;
+    HcclResult res;
+} initall_arg;
+
+static void *initall_thread(void *p)
+{
+    initall_arg *a = p;
+    aclrtSetDevice(a->device);
+    a->res = HcclCommInitRootInfo(a->n, a->root, a->rank, &a->comm);
+    return NULL;
+}
+
+HcclResult HcclCommInitAll(uint32_t ndev, int32_t *devices, HcclComm *comms)
+{
+    if (!devices || !comms) {
+        HCCL_WARN(INIT, "HcclCommInitAll: %s is NULL", !devices ? "devices" : "comms");
+        return HCCL_E_PTR;
+    }
+    if (ndev == 0 || ndev > 4096) {
+        HCCL_WARN(INIT, "HcclCommInitAll: ndev %u is invalid", ndev);
+        return HCCL_E_PARA;
+    }
+    uint32_t count = 0;
+    if (aclrtGetDeviceCount(&count) == ACL_SUCCESS) {
+        for (uint32_t i = 0; i < ndev; i++) {
+            if (devices[i] < 0 || (uint32_t)devices[i] >= count) {
+                HCCL_WARN(INIT, "HcclCommInitAll: devices[%u] = %d is not a device (count %u)", i, devices[i], count);
+                return HCCL_E_PARA;
+            }
+            for (uint32_t j = 0; j < i; j++)
+                if (devices[j] == devices[i]) {
+                    HCCL_WARN(INIT, "HcclCommInitAll: device %d is listed twice", devices[i]);
+                    return HCCL_E_PARA;
+                }
+        }
+    }
+    HcclRootInfo root;
+    CHECK(HcclGetRootInfo(&root));
+    initall_arg *args = hccl_calloc(ndev, sizeof *args);
+    pthread_t *th = hccl_calloc(ndev, sizeof *th);
+    if (!args || !th) {
+        hccl_free(args);
+        hccl_free(th);
+        return HCCL_E_MEMORY;
+    }
+    HcclResult res = HCCL_SUCCESS;
+    uint32_t started = 0;
+    for (uint32_t i = 0; i < ndev; i++) {
+        args[i] = (initall_arg){&root, ndev, i, devices[i], NULL, HCCL_E_INTERNAL};
+        if (pthread_create(&th[i], NULL, initall_thread, &args[i]) != 0) {
+            res = HCCL_E_SYSCALL;
+            break;
+        }
+        started++;
+    }
+    for (uint32_t i = 0; i < started; i++) pthread_join(th[i], NULL);
+    for (uint32_t i = 0; i < ndev && res == HCCL_SUCCESS; i++)
+        if (args[i].res != HCCL_SUCCESS) res = args[i].res;
+    for (uint32_t i = 0; i < ndev; i++) {
+        if (res == HCCL_SUCCESS) comms[i] = args[i].comm;
+        else if (args[i].comm) HcclCommDestroy(args[i].comm);
+    }
+    hccl_free(args);
+    hccl_free(th);
+    return res;
+}
+
+HcclResult HcclCreateSubCommConfig(HcclComm *comm, uint32_t rankNum, uint32_t *rankIds, uint64_t subCommId,
+                                   uint32_t subCommRankId, HcclCommConfig *config, HcclComm *subComm)
+{
+    const char *fn = "HcclCreateSubCommConfig";
+    if (!comm || !rankIds || !subComm) {
+        HCCL_WARN(INIT, "%s: %s is NULL", fn, !comm ? "comm" : !rankIds ? "rankIds" : "subComm");
+        return HCCL_E_PTR;
+    }
+    hccl_comm *p;
+    CHECK(hccl_comm_acquire(*comm, &p));
+    HcclResult res = HCCL_SUCCESS;
+    if (rankNum == 0 || rankNum > p->nranks || subCommRankId >= rankNum) {
+        HCCL_WARN(INIT, "%s: rankNum %u / subCommRankId %u invalid for a parent of %u ranks", fn, rankNum,
+                  subCommRankId, p->nranks);
+        res = HCCL_E_PARA;
+    }
+    for (uint32_t i = 0; res == HCCL_SUCCESS && i < rankNum; i++) {
+        if (rankIds[i] >= p->nranks) {
+            HCCL_WARN(INIT, "%s: rankIds[%u] = %u is not a rank of the parent (%u ranks)", fn, i, rankIds[i],
+                      p->nranks);
+            res = HCCL_E_PARA;
+        }
+        for (uint32_t j = 0; res == HCCL_SUCCESS && j < i; j++)
+            if (rankIds[j] == rankIds[i]) {
+                HCCL_WARN(INIT, "%s: rank %u is listed twice in rankIds", fn, rankIds[i]);
+                res = HCCL_E_PARA;
+            }
+    }
+    if (res == HCCL_SUCCESS && rankIds[subCommRankId] != p->rank) {
+        HCCL_WARN(INIT, "%s: rankIds[subCommRankId=%u] = %u, but the caller is rank %u of the parent", fn,
+                  subCommRankId, rankIds[subCommRankId], p->rank);
+        res = HCCL_E_PARA;
+    }
+    hccl_comm *c = NULL;
+    if (res == HCCL_SUCCESS) res = hccl_comm_split(p, rankNum, rankIds, subCommId, subCommRankId, config, &c);
+    hccl_comm_release(p);
+    if (res == HCCL_SUCCESS) *subComm = c;
+    return res;
+}
+
+HcclResult HcclGetRankSize(HcclComm comm, uint32_t *rankSize)
+{
+    if (!rankSize) return HCCL_E_PTR;
+    hccl_comm *c;
+    CHECK(hccl_comm_acquire(comm, &c));
+    *rankSize = c->nranks;
+    hccl_comm_release(c);
+    return HCCL_SUCCESS;
+}
+
+HcclResult HcclGetRankId(HcclComm comm, uint32_t *rank)
+{
+    if (!rank) return HCCL_E_PTR;
+    hccl_comm *c;
+    CHECK(hccl_comm_acquire(comm, &c));
+    *rank = c->rank;
+    hccl_comm_release(c);
+    return HCCL_SUCCESS;
+}
+
+HcclResult HcclGetCommName(HcclComm comm, char *commName)
+{
+    if (!commName) return HCCL_E_PTR;
+    hccl_comm *c;
+    CHECK(hccl_comm_acquire(comm, &c));
+    snprintf(commName, COMM_NAME_MAX_LENGTH, "%s", c->name);
+    hccl_comm_release(c);
+    return HCCL_SUCCESS;
+}
+
+HcclResult HcclCommGetHandleWithName(const char *commName, HcclComm *comm)
+{
+    if (!commName || !comm) return HCCL_E_PTR;
+    hccl_comm *c;
+    HcclResult res = hccl_comm_find_by_name(commName, &c);
+    if (res != HCCL_SUCCESS) {
+        HCCL_WARN(INIT, "HcclCommGetHandleWithName: no communicator named \"%s\" in this process", commName);
+        return res;
+    }
+    *comm = c;
+    return HCCL_SUCCESS;
+}
+
+HcclResult HcclGetCommAsyncError(HcclComm comm, HcclResult *asyncError)
+{
+    if (!asyncError) return HCCL_E_PTR;
+    hccl_comm *c;
+    CHECK(hccl_comm_acquire(comm, &c));
+    *asyncError = (HcclResult)__atomic_load_n(&c->async_error, __ATOMIC_ACQUIRE);
+    hccl_comm_release(c);
+    return HCCL_SUCCESS;
+}
+
+HcclResult HcclCommDestroy(HcclComm comm) { return hccl_comm_destroy(comm); }
+
+HcclResult HcclSetConfig(HcclConfig config, HcclConfigValue configValue)
+{
+    if (config != HCCL_DETERMINISTIC) {
+        HCCL_WARN(INIT, "HcclSetConfig: unknown config %d", (int)config);
+        return HCCL_E_PARA;
+    }
+    if (configValue.value != 0 && configValue.value != 1) {
+        HCCL_WARN(INIT, "HcclSetConfig: HCCL_DETERMINISTIC must be 0 or 1, not %d", configValue.value);
+        return HCCL_E_PARA;
+    }
+    hccl_comm_set_deterministic(configValue.value);
+    return HCCL_SUCCESS;
+}
+
+HcclResult HcclGetConfig(HcclConfig config, HcclConfigValue *configValue)
+{
+    if (!configValue) return HCCL_E_PTR;
+    if (config != HCCL_DETERMINISTIC) return HCCL_E_PARA;
+    configValue->value = hccl_comm_get_deterministic();
+    return HCCL_SUCCESS;
+}
+
+HcclResult HcclCommSuspend(HcclComm comm)
+{
+    hccl_comm *c;
+    CHECK(hccl_comm_acquire(comm, &c));
+    __atomic_store_n(&c->suspended, 1, __ATOMIC_RELEASE);
+    hccl_comm_release(c);
+    return HCCL_SUCCESS;
+}
+
+HcclResult HcclCommResume(HcclComm comm)
+{
+    hccl_comm *c;
+    CHECK(hccl_comm_acquire(comm, &c));
+    __atomic_store_n(&c->suspended, 0, __ATOMIC_RELEASE);
+    hccl_comm_release(c);
+    return HCCL_SUCCESS;
+}

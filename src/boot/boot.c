@@ -1,0 +1,440 @@
+/*
+ * boot.c - root rendezvous and full-mesh setup (protocol in boot.h).
+ *
+ * Every connection to a listener opens with a conn_open header; hellos carry a
+ * peer record after it. Wire structs are fixed-size and checked with
+ * _Static_assert; lengths are never taken from the wire.
+ */
+#include "boot/boot.h"
+
+#include "util/log.h"
+#include "util/param.h"
+#include "util/util.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define OPEN_MAGIC 0x48434f50u /* "HCOP" */
+#define REPLY_MAGIC 0x48434252u /* "HCBR" */
+#define KIND_HELLO 1u
+#define KIND_DATA 2u
+#define HELLO_READ_NS (2000000000ull) /* a connection must say who it is within 2 s */
+
+enum { REPLY_OK = 0, REPLY_TIMEOUT = 1, REPLY_MISMATCH = 2 };
+
+typedef struct conn_open {
+    uint32_t magic;
+    uint32_t kind;
+    uint64_t secret;
+    uint64_t id;
+    uint32_t a; /* hello: nranks; data: from rank */
+    uint32_t b; /* hello: rank;   data: to rank */
+} conn_open;
+_Static_assert(sizeof(conn_open) == 32, "wire layout");
+
+typedef struct boot_reply {
+    uint32_t magic;
+    uint32_t status;
+    uint32_t nranks;
+    uint32_t pad;
+    char msg[512];
+} boot_reply;
+_Static_assert(sizeof(boot_reply) == 528, "wire layout");
+
+struct stash_entry {
+    struct stash_entry *next;
+    int fd;
+    conn_open open;
+    hccl_boot_peer peer;
+};
+
+HCCL_PARAM_INT(connect_timeout, "HCCL_CONNECT_TIMEOUT", 120)
+
+uint64_t hccl_boot_connect_timeout_ns(void)
+{
+    int64_t s = hccl_param_connect_timeout();
+    if (s <= 0) s = 120;
+    return (uint64_t)s * 1000000000ull;
+}
+
+void hccl_boot_stash_init(hccl_boot_stash *s)
+{
+    pthread_mutex_init(&s->lock, NULL);
+    s->head = NULL;
+}
+
+void hccl_boot_stash_free(hccl_boot_stash *s)
+{
+    pthread_mutex_lock(&s->lock);
+    while (s->head) {
+        struct stash_entry *e = s->head;
+        s->head = e->next;
+        close(e->fd);
+        hccl_free(e);
+    }
+    pthread_mutex_unlock(&s->lock);
+    pthread_mutex_destroy(&s->lock);
+}
+
+static uint64_t fnv1a(const void *p, size_t n, uint64_t h)
+{
+    const unsigned char *c = p;
+    for (size_t i = 0; i < n; i++) h = (h ^ c[i]) * 1099511628211ull;
+    return h;
+}
+
+void hccl_boot_peer_self(hccl_boot_peer *p, const hccl_addr *addr, uint32_t rank)
+{
+    memset(p, 0, sizeof *p);
+    p->addr = *addr;
+    if (gethostname(p->host, sizeof p->host) != 0) snprintf(p->host, sizeof p->host, "unknown");
+    p->host[sizeof p->host - 1] = 0;
+    p->pid = (uint32_t)getpid();
+    p->rank = rank;
+    const char *hid = getenv("HCCL_HOST_ID"); /* override for tests of multi-host logic */
+    p->host_hash = hid && *hid ? fnv1a(hid, strlen(hid), 14695981039346656037ull)
+                               : fnv1a(p->host, strlen(p->host), 14695981039346656037ull);
+}
+
+/* Read the opening header (and the hello's peer record) of a new connection. */
+static HcclResult read_open(int fd, conn_open *o, hccl_boot_peer *peer)
+{
+    uint64_t dl = hccl_now_ns() + HELLO_READ_NS;
+    CHECK(hccl_socket_recv_all(fd, o, sizeof *o, dl));
+    if (o->magic != OPEN_MAGIC) return HCCL_E_PARA;
+    if (o->kind == KIND_HELLO) CHECK(hccl_socket_recv_all(fd, peer, sizeof *peer, dl));
+    else if (o->kind != KIND_DATA) return HCCL_E_PARA;
+    return HCCL_SUCCESS;
+}
+
+static void send_reply(int fd, uint32_t status, uint32_t nranks, const char *msg, const hccl_boot_peer *table)
+{
+    boot_reply r;
+    memset(&r, 0, sizeof r);
+    r.magic = REPLY_MAGIC;
+    r.status = status;
+    r.nranks = nranks;
+    snprintf(r.msg, sizeof r.msg, "%s", msg ? msg : "");
+    uint64_t dl = hccl_now_ns() + 5000000000ull;
+    if (hccl_socket_send_all(fd, &r, sizeof r, dl) != HCCL_SUCCESS) return;
+    if (status == REPLY_OK) hccl_socket_send_all(fd, table, sizeof *table * nranks, dl);
+}
+
+/* Format "2, 5, 7" (at most ~40 ranks, then "..."). */
+static void list_missing(char *out, size_t len, const int *fds, uint32_t nranks, const hccl_boot_peer *self)
+{
+    size_t o = 0;
+    int shown = 0;
+    out[0] = 0;
+    for (uint32_t r = 0; r < nranks && o + 16 < len; r++) {
+        if (fds[r] >= 0 || (self && self->rank == r)) continue;
+        if (shown++ == 40) {
+            o += (size_t)snprintf(out + o, len - o, ", ...");
+            break;
+        }
+        o += (size_t)snprintf(out + o, len - o, "%s%u", o ? ", " : "", r);
+    }
+}
+
+HcclResult hccl_boot_serve(int listen_fd, hccl_boot_stash *stash, const hccl_boot_ident *ident, uint32_t nranks,
+                           const hccl_boot_peer *self, uint64_t timeout_ns, hccl_boot_peer *table)
+{
+    HcclResult res = HCCL_SUCCESS;
+    int *fds = hccl_malloc(sizeof(int) * nranks);
+    hccl_boot_peer *peers = hccl_calloc(nranks, sizeof *peers);
+    char msg[512] = "";
+    if (!fds || !peers) {
+        hccl_free(fds);
+        hccl_free(peers);
+        return HCCL_E_MEMORY;
+    }
+    for (uint32_t r = 0; r < nranks; r++) fds[r] = -1;
+    uint32_t arrived = 0;
+    if (self) {
+        peers[self->rank] = *self;
+        arrived = 1;
+    }
+    /* Deadline: the full timeout from the first arrival (the application may take a
+     * while to hand the root info to its ranks before anyone arrives). */
+    uint64_t start = hccl_now_ns();
+    uint64_t deadline = start + (self ? timeout_ns : HCCL_MAX(timeout_ns, 600000000000ull));
+    uint32_t status = REPLY_OK;
+
+    while (arrived < nranks) {
+        int fd = -1;
+        conn_open o;
+        hccl_boot_peer p;
+        int from_stash = 0;
+        if (stash) {
+            pthread_mutex_lock(&stash->lock);
+            for (struct stash_entry **pe = &stash->head; *pe; pe = &(*pe)->next) {
+                if ((*pe)->open.id == ident->id) {
+                    struct stash_entry *e = *pe;
+                    *pe = e->next;
+                    fd = e->fd;
+                    o = e->open;
+                    p = e->peer;
+                    hccl_free(e);
+                    from_stash = 1;
+                    break;
+                }
+            }
+            pthread_mutex_unlock(&stash->lock);
+        }
+        if (!from_stash) {
+            HcclResult a = hccl_socket_accept(listen_fd, deadline, &fd, NULL);
+            if (a == HCCL_E_TIMEOUT) {
+                char missing[400];
+                list_missing(missing, sizeof missing, fds, nranks, self);
+                snprintf(msg, sizeof msg,
+                         "HCCL_CONNECT_TIMEOUT (%llu s) expired: %u of %u ranks arrived at the root; ranks that "
+                         "never arrived: %s",
+                         (unsigned long long)(timeout_ns / 1000000000ull), arrived, nranks, missing);
+                status = REPLY_TIMEOUT;
+                res = HCCL_E_TIMEOUT;
+                break;
+            }
+            if (a != HCCL_SUCCESS) {
+                snprintf(msg, sizeof msg, "bootstrap root: accept failed");
+                status = REPLY_MISMATCH;
+                res = a;
+                break;
+            }
+            if (read_open(fd, &o, &p) != HCCL_SUCCESS || o.secret != ident->secret || o.kind != KIND_HELLO) {
+                HCCL_WARN(BOOT, "bootstrap: dropped a connection that did not present this job's secret");
+                close(fd);
+                continue;
+            }
+            if (o.id != ident->id) {
+                if (stash) {
+                    struct stash_entry *e = hccl_calloc(1, sizeof *e);
+                    if (e) {
+                        e->fd = fd;
+                        e->open = o;
+                        e->peer = p;
+                        pthread_mutex_lock(&stash->lock);
+                        e->next = stash->head;
+                        stash->head = e;
+                        pthread_mutex_unlock(&stash->lock);
+                        continue;
+                    }
+                }
+                HCCL_WARN(BOOT, "bootstrap: dropped a hello for another group (id %llx)", (unsigned long long)o.id);
+                close(fd);
+                continue;
+            }
+        }
+        uint32_t r = o.b;
+        if (o.a != nranks || r >= nranks || fds[r] >= 0 || (self && self->rank == r)) {
+            if (o.a != nranks)
+                snprintf(msg, sizeof msg, "rank %u was started with nranks=%u but the group has nranks=%u", r, o.a,
+                         nranks);
+            else if (r >= nranks)
+                snprintf(msg, sizeof msg, "a rank presented rank id %u, but nranks is %u", r, nranks);
+            else
+                snprintf(msg, sizeof msg, "rank %u joined twice (pid %u on %s, and pid %u on %s)", r, p.pid, p.host,
+                         self && self->rank == r ? self->pid : peers[r].pid,
+                         self && self->rank == r ? self->host : peers[r].host);
+            send_reply(fd, REPLY_MISMATCH, nranks, msg, NULL);
+            close(fd);
+            status = REPLY_MISMATCH;
+            res = HCCL_E_PARA;
+            break;
+        }
+        p.rank = r;
+        peers[r] = p;
+        fds[r] = fd;
+        if (arrived == (self ? 1u : 0u) && !self) deadline = hccl_now_ns() + timeout_ns;
+        arrived++;
+    }
+    for (uint32_t r = 0; r < nranks; r++) {
+        if (fds[r] < 0) continue;
+        send_reply(fds[r], status, nranks, msg, peers);
+        close(fds[r]);
+    }
+    if (status != REPLY_OK) HCCL_WARN(BOOT, "bootstrap root: %s", msg);
+    else if (table) memcpy(table, peers, sizeof *peers * nranks);
+    hccl_free(fds);
+    hccl_free(peers);
+    return res;
+}
+
+typedef struct root_thread_arg {
+    int fd;
+    hccl_boot_ident ident;
+} root_thread_arg;
+
+static void *root_thread(void *p)
+{
+    root_thread_arg *a = p;
+    /* nranks is learned from the first hello: peek it by serving with the group size
+     * of whoever arrives first. */
+    int fd = -1;
+    conn_open o;
+    hccl_boot_peer peer;
+    uint64_t deadline = hccl_now_ns() + HCCL_MAX(hccl_boot_connect_timeout_ns(), 600000000000ull);
+    for (;;) {
+        if (hccl_socket_accept(a->fd, deadline, &fd, NULL) != HCCL_SUCCESS) {
+            HCCL_INFO(BOOT, "bootstrap root: no rank arrived; root thread exits");
+            goto out;
+        }
+        if (read_open(fd, &o, &peer) == HCCL_SUCCESS && o.secret == a->ident.secret && o.id == a->ident.id &&
+            o.kind == KIND_HELLO && o.a > 0)
+            break;
+        HCCL_WARN(BOOT, "bootstrap root: dropped a connection that did not present this job's secret");
+        close(fd);
+    }
+    {
+        /* Put the first hello in a private stash and serve the whole group. */
+        hccl_boot_stash st;
+        hccl_boot_stash_init(&st);
+        struct stash_entry *e = hccl_calloc(1, sizeof *e);
+        if (e) {
+            e->fd = fd;
+            e->open = o;
+            e->peer = peer;
+            st.head = e;
+            hccl_boot_serve(a->fd, &st, &a->ident, o.a, NULL, hccl_boot_connect_timeout_ns(), NULL);
+        } else {
+            close(fd);
+        }
+        hccl_boot_stash_free(&st);
+    }
+out:
+    close(a->fd);
+    hccl_free(a);
+    return NULL;
+}
+
+HcclResult hccl_boot_root_start(hccl_addr *addr, const hccl_boot_ident *ident, int use_base_port)
+{
+    int fd;
+    CHECK(hccl_socket_listen(addr, use_base_port, &fd));
+    root_thread_arg *a = hccl_malloc(sizeof *a);
+    if (!a) {
+        close(fd);
+        return HCCL_E_MEMORY;
+    }
+    a->fd = fd;
+    a->ident = *ident;
+    pthread_t t;
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    int rc = pthread_create(&t, &attr, root_thread, a);
+    pthread_attr_destroy(&attr);
+    if (rc != 0) {
+        close(fd);
+        hccl_free(a);
+        return HCCL_E_SYSCALL;
+    }
+    HCCL_INFO(BOOT, "bootstrap root listening on %s", hccl_addr_str(addr));
+    return HCCL_SUCCESS;
+}
+
+HcclResult hccl_boot_join(const hccl_addr *root, const hccl_boot_ident *ident, uint32_t nranks,
+                          const hccl_boot_peer *self, uint64_t timeout_ns, hccl_boot_peer *table)
+{
+    int fd;
+    uint64_t deadline = hccl_now_ns() + timeout_ns;
+    HcclResult res = hccl_socket_connect(root, deadline, &fd);
+    if (res != HCCL_SUCCESS) {
+        HCCL_WARN(BOOT, "rank %u: cannot reach the bootstrap root at %s within HCCL_CONNECT_TIMEOUT (%llu s)",
+                  self->rank, hccl_addr_str(root), (unsigned long long)(timeout_ns / 1000000000ull));
+        return res == HCCL_E_TIMEOUT ? HCCL_E_TIMEOUT : HCCL_E_TCP_CONNECT;
+    }
+    conn_open o = {OPEN_MAGIC, KIND_HELLO, ident->secret, ident->id, nranks, self->rank};
+    boot_reply r;
+    /* The root answers at its own deadline; wait a little longer than that. */
+    uint64_t reply_deadline = hccl_now_ns() + timeout_ns + 10000000000ull;
+    if ((res = hccl_socket_send_all(fd, &o, sizeof o, deadline)) != HCCL_SUCCESS ||
+        (res = hccl_socket_send_all(fd, self, sizeof *self, deadline)) != HCCL_SUCCESS ||
+        (res = hccl_socket_recv_all(fd, &r, sizeof r, reply_deadline)) != HCCL_SUCCESS) {
+        HCCL_WARN(BOOT, "rank %u: bootstrap with the root at %s failed (%s)", self->rank, hccl_addr_str(root),
+                  res == HCCL_E_TIMEOUT ? "no answer in time" : "connection lost");
+        close(fd);
+        return res == HCCL_E_TIMEOUT ? HCCL_E_TIMEOUT : HCCL_E_TCP_TRANSFER;
+    }
+    if (r.magic != REPLY_MAGIC || r.nranks != nranks) {
+        close(fd);
+        HCCL_WARN(BOOT, "rank %u: malformed bootstrap reply from %s", self->rank, hccl_addr_str(root));
+        return HCCL_E_INTERNAL;
+    }
+    r.msg[sizeof r.msg - 1] = 0;
+    if (r.status != REPLY_OK) {
+        close(fd);
+        HCCL_WARN(BOOT, "rank %u: %s", self->rank, r.msg);
+        return r.status == REPLY_TIMEOUT ? HCCL_E_TIMEOUT : HCCL_E_PARA;
+    }
+    res = hccl_socket_recv_all(fd, table, sizeof *table * nranks, reply_deadline);
+    close(fd);
+    return res;
+}
+
+HcclResult hccl_boot_mesh(int listen_fd, hccl_boot_stash *stash, const hccl_boot_ident *ident, uint32_t rank,
+                          uint32_t nranks, const hccl_boot_peer *table, uint64_t timeout_ns, int *fds)
+{
+    uint64_t deadline = hccl_now_ns() + timeout_ns;
+    HcclResult res = HCCL_SUCCESS;
+    for (uint32_t p = 0; p < nranks; p++) fds[p] = -1;
+    for (uint32_t p = 0; p < rank; p++) {
+        CHECK_GOTO(hccl_socket_connect(&table[p].addr, deadline, &fds[p]), res, fail);
+        conn_open o = {OPEN_MAGIC, KIND_DATA, ident->secret, ident->id, rank, p};
+        CHECK_GOTO(hccl_socket_send_all(fds[p], &o, sizeof o, deadline), res, fail);
+    }
+    for (uint32_t need = nranks - 1 - rank; need > 0;) {
+        int fd;
+        conn_open o;
+        hccl_boot_peer peer;
+        HcclResult a = hccl_socket_accept(listen_fd, deadline, &fd, NULL);
+        if (a != HCCL_SUCCESS) {
+            char missing[400];
+            size_t off = 0;
+            missing[0] = 0;
+            for (uint32_t p = rank + 1; p < nranks && off + 16 < sizeof missing; p++)
+                if (fds[p] < 0) off += (size_t)snprintf(missing + off, sizeof missing - off, "%s%u", off ? ", " : "", p);
+            HCCL_WARN(BOOT, "rank %u: ranks %s did not connect within HCCL_CONNECT_TIMEOUT", rank, missing);
+            res = a;
+            goto fail;
+        }
+        if (read_open(fd, &o, &peer) != HCCL_SUCCESS || o.secret != ident->secret) {
+            HCCL_WARN(BOOT, "rank %u: dropped a connection that did not present this job's secret", rank);
+            close(fd);
+            continue;
+        }
+        if (o.kind == KIND_HELLO && stash) { /* an early sub-communicator hello */
+            struct stash_entry *e = hccl_calloc(1, sizeof *e);
+            if (!e) {
+                close(fd);
+                continue;
+            }
+            e->fd = fd;
+            e->open = o;
+            e->peer = peer;
+            pthread_mutex_lock(&stash->lock);
+            e->next = stash->head;
+            stash->head = e;
+            pthread_mutex_unlock(&stash->lock);
+            continue;
+        }
+        if (o.kind != KIND_DATA || o.id != ident->id || o.b != rank || o.a <= rank || o.a >= nranks ||
+            fds[o.a] >= 0) {
+            HCCL_WARN(BOOT, "rank %u: dropped an unexpected connection (from rank %u)", rank, o.a);
+            close(fd);
+            continue;
+        }
+        fds[o.a] = fd;
+        need--;
+    }
+    return HCCL_SUCCESS;
+fail:
+    for (uint32_t p = 0; p < nranks; p++)
+        if (fds[p] >= 0) {
+            close(fds[p]);
+            fds[p] = -1;
+        }
+    return res;
+}

@@ -1,0 +1,89 @@
+/*
+ * boot.h - bootstrap: the root rendezvous and the full-mesh connection setup.
+ *
+ * Root rendezvous (one TCP connection per rank to the root's listener):
+ *
+ *   rank r -> root   hello  {magic HCBH, version, secret, id, nranks, r, peer info}
+ *   root  -> rank r  reply  {magic HCBR, status, nranks, message[512]}
+ *                    then nranks peer infos when status is OK
+ *
+ * The root checks the job secret and the group id of every hello: a stray or
+ * foreign connection is logged and dropped without disturbing the job. When not
+ * every rank arrives before the deadline, every rank that did gets a reply naming
+ * the ranks that never arrived. The root is either a thread started by
+ * HcclGetRootInfo (serving one group, then exiting) or, for sub-communicators, the
+ * sub-communicator's first rank serving on its parent's listener; hellos for another
+ * group that arrive meanwhile wait in a stash.
+ *
+ * Mesh: rank r connects to every lower rank's listener and accepts from every higher
+ * rank; each data connection opens with {magic HCDC, secret, id, from, to}.
+ */
+#ifndef HCCL_BOOT_BOOT_H
+#define HCCL_BOOT_BOOT_H
+
+#include "boot/socket.h"
+
+#include <hccl/hccl_types.h>
+#include <pthread.h>
+#include <stdint.h>
+
+typedef struct hccl_boot_ident {
+    uint64_t secret;
+    uint64_t id;
+} hccl_boot_ident;
+
+/* What every rank publishes about itself. */
+typedef struct hccl_boot_peer {
+    hccl_addr addr; /* data / bootstrap listener */
+    char host[64];
+    uint32_t pid;
+    uint32_t rank;
+    uint64_t host_hash;
+} hccl_boot_peer;
+
+/* The opaque HcclRootInfo, as we lay it out. */
+typedef struct hccl_root_blob {
+    uint32_t magic; /* HCCL_ROOT_MAGIC */
+    uint32_t version;
+    uint64_t secret;
+    uint64_t id;
+    hccl_addr root;
+} hccl_root_blob;
+#define HCCL_ROOT_MAGIC 0x48435249u /* "HCRI" */
+#define HCCL_ROOT_VERSION 1u
+_Static_assert(sizeof(hccl_root_blob) <= HCCL_ROOT_INFO_BYTES, "root blob must fit HcclRootInfo");
+
+/* Hellos that arrived for another group on a shared listener. */
+typedef struct hccl_boot_stash {
+    pthread_mutex_t lock;
+    struct stash_entry *head;
+} hccl_boot_stash;
+void hccl_boot_stash_init(hccl_boot_stash *s);
+void hccl_boot_stash_free(hccl_boot_stash *s);
+
+/* Fill a peer record for this process (host name, pid, host hash). */
+void hccl_boot_peer_self(hccl_boot_peer *p, const hccl_addr *addr, uint32_t rank);
+
+/* Start a root thread listening on *addr (port chosen and written back) that serves
+ * one group of ranks identified by ident, then exits. */
+HcclResult hccl_boot_root_start(hccl_addr *addr, const hccl_boot_ident *ident, int use_base_port);
+
+/* Serve one group on an existing listener in the calling thread. self (may be NULL)
+ * is this rank's own record (rank self->rank). On success, table (nranks entries)
+ * holds every rank's record, when table is not NULL. */
+HcclResult hccl_boot_serve(int listen_fd, hccl_boot_stash *stash, const hccl_boot_ident *ident, uint32_t nranks,
+                           const hccl_boot_peer *self, uint64_t timeout_ns, hccl_boot_peer *table);
+
+/* Join a group at the root: send our record, receive everyone's (nranks entries). */
+HcclResult hccl_boot_join(const hccl_addr *root, const hccl_boot_ident *ident, uint32_t nranks,
+                          const hccl_boot_peer *self, uint64_t timeout_ns, hccl_boot_peer *table);
+
+/* Connect the full mesh; fds[peer] receives one connected socket per peer
+ * (fds[rank] = -1). */
+HcclResult hccl_boot_mesh(int listen_fd, hccl_boot_stash *stash, const hccl_boot_ident *ident, uint32_t rank,
+                          uint32_t nranks, const hccl_boot_peer *table, uint64_t timeout_ns, int *fds);
+
+/* Connect timeout from HCCL_CONNECT_TIMEOUT (seconds, default 120), in ns. */
+uint64_t hccl_boot_connect_timeout_ns(void);
+
+#endif

@@ -1,0 +1,357 @@
+/*
+ * socket.c - socket helpers: address selection, listen with port ranges, connect
+ * with retry, accept and full send/receive with deadlines (see socket.h).
+ */
+#include "boot/socket.h"
+
+#include "util/log.h"
+#include "util/param.h"
+#include "util/util.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define BASE_PORT_RANGE 1024
+
+const char *hccl_addr_str(const hccl_addr *a)
+{
+    static __thread char bufs[4][INET6_ADDRSTRLEN + 16];
+    static __thread int next;
+    char *b = bufs[next++ & 3];
+    char ip[INET6_ADDRSTRLEN] = "?";
+    if (a->ss_family == AF_INET) {
+        inet_ntop(AF_INET, &((const struct sockaddr_in *)a)->sin_addr, ip, sizeof ip);
+        snprintf(b, sizeof bufs[0], "%s:%u", ip, hccl_addr_port(a));
+    } else if (a->ss_family == AF_INET6) {
+        inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)a)->sin6_addr, ip, sizeof ip);
+        snprintf(b, sizeof bufs[0], "[%s]:%u", ip, hccl_addr_port(a));
+    } else {
+        snprintf(b, sizeof bufs[0], "(no address)");
+    }
+    return b;
+}
+
+uint16_t hccl_addr_port(const hccl_addr *a)
+{
+    if (a->ss_family == AF_INET) return ntohs(((const struct sockaddr_in *)a)->sin_port);
+    if (a->ss_family == AF_INET6) return ntohs(((const struct sockaddr_in6 *)a)->sin6_port);
+    return 0;
+}
+
+void hccl_addr_set_port(hccl_addr *a, uint16_t port)
+{
+    if (a->ss_family == AF_INET) ((struct sockaddr_in *)a)->sin_port = htons(port);
+    if (a->ss_family == AF_INET6) ((struct sockaddr_in6 *)a)->sin6_port = htons(port);
+}
+
+socklen_t hccl_addr_len(const hccl_addr *a)
+{
+    return a->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
+}
+
+static int family_param(void)
+{
+    const char *f = hccl_param_read_str("HCCL_SOCKET_FAMILY", "AF_INET");
+    return (strcmp(f, "AF_INET6") == 0 || strcmp(f, "inet6") == 0) ? AF_INET6 : AF_INET;
+}
+
+HcclResult hccl_addr_parse(const char *host, uint16_t port, hccl_addr *out)
+{
+    memset(out, 0, sizeof *out);
+    struct addrinfo hints = {0}, *res = NULL;
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    int rc = getaddrinfo(host, NULL, &hints, &res);
+    if (rc != 0 || !res) {
+        HCCL_WARN(BOOT, "cannot resolve address \"%s\": %s", host, gai_strerror(rc));
+        return HCCL_E_PARA;
+    }
+    /* Prefer the configured family when the name has both. */
+    struct addrinfo *pick = res;
+    for (struct addrinfo *r = res; r; r = r->ai_next)
+        if (r->ai_family == family_param()) {
+            pick = r;
+            break;
+        }
+    memcpy(out, pick->ai_addr, pick->ai_addrlen);
+    freeaddrinfo(res);
+    hccl_addr_set_port(out, port);
+    return HCCL_SUCCESS;
+}
+
+/* One HCCL_SOCKET_IFNAME rule list: does interface `name` match? */
+static int ifname_matches(const char *spec, const char *name)
+{
+    int exclude = 0, exact = 0;
+    if (*spec == '^') {
+        exclude = 1;
+        spec++;
+    }
+    if (*spec == '=') {
+        exact = 1;
+        spec++;
+    }
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", spec);
+    int hit = 0;
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        if (exact ? strcmp(name, tok) == 0 : strncmp(name, tok, strlen(tok)) == 0) hit = 1;
+    }
+    return exclude ? !hit : hit;
+}
+
+static HcclResult addr_from_ifname(const char *spec, int family, hccl_addr *out)
+{
+    struct ifaddrs *ifs = NULL;
+    if (getifaddrs(&ifs) != 0) return HCCL_E_SYSCALL;
+    HcclResult res = HCCL_E_NOT_FOUND;
+    for (struct ifaddrs *i = ifs; i; i = i->ifa_next) {
+        if (!i->ifa_addr || i->ifa_addr->sa_family != family || !(i->ifa_flags & IFF_UP)) continue;
+        if (!ifname_matches(spec, i->ifa_name)) continue;
+        if (family == AF_INET6 && IN6_IS_ADDR_LINKLOCAL(&((struct sockaddr_in6 *)i->ifa_addr)->sin6_addr)) continue;
+        memset(out, 0, sizeof *out);
+        memcpy(out, i->ifa_addr, family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in));
+        HCCL_INFO(BOOT, "HCCL_SOCKET_IFNAME=%s selects %s (%s)", spec, i->ifa_name, hccl_addr_str(out));
+        res = HCCL_SUCCESS;
+        break;
+    }
+    freeifaddrs(ifs);
+    if (res != HCCL_SUCCESS) HCCL_WARN(BOOT, "HCCL_SOCKET_IFNAME=%s matches no interface that is up", spec);
+    return res;
+}
+
+HcclResult hccl_socket_local_addr(const hccl_addr *toward, hccl_addr *out)
+{
+    const char *ip = hccl_param_read_str("HCCL_IF_IP", NULL);
+    if (ip) {
+        memset(out, 0, sizeof *out);
+        struct sockaddr_in *v4 = (struct sockaddr_in *)out;
+        struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)out;
+        if (inet_pton(AF_INET, ip, &v4->sin_addr) == 1) {
+            v4->sin_family = AF_INET;
+        } else if (inet_pton(AF_INET6, ip, &v6->sin6_addr) == 1) {
+            v6->sin6_family = AF_INET6;
+        } else {
+            HCCL_WARN(BOOT, "HCCL_IF_IP=\"%s\" is not an IPv4 or IPv6 address", ip);
+            return HCCL_E_PARA;
+        }
+        return HCCL_SUCCESS;
+    }
+    const char *ifname = hccl_param_read_str("HCCL_SOCKET_IFNAME", NULL);
+    if (ifname) return addr_from_ifname(ifname, family_param(), out);
+    if (toward && (toward->ss_family == AF_INET || toward->ss_family == AF_INET6)) {
+        /* The source address the kernel would use to reach `toward`. */
+        int fd = socket(toward->ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        if (fd >= 0) {
+            hccl_addr t = *toward;
+            if (hccl_addr_port(&t) == 0) hccl_addr_set_port(&t, 9);
+            socklen_t len = sizeof *out;
+            memset(out, 0, sizeof *out);
+            int ok = connect(fd, (struct sockaddr *)&t, hccl_addr_len(&t)) == 0 &&
+                     getsockname(fd, (struct sockaddr *)out, &len) == 0;
+            close(fd);
+            if (ok) {
+                hccl_addr_set_port(out, 0);
+                return HCCL_SUCCESS;
+            }
+        }
+    }
+    memset(out, 0, sizeof *out);
+    if (family_param() == AF_INET6) {
+        struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)out;
+        v6->sin6_family = AF_INET6;
+        v6->sin6_addr = in6addr_loopback;
+    } else {
+        struct sockaddr_in *v4 = (struct sockaddr_in *)out;
+        v4->sin_family = AF_INET;
+        v4->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    }
+    return HCCL_SUCCESS;
+}
+
+void hccl_socket_set_nonblock(int fd, int on)
+{
+    int fl = fcntl(fd, F_GETFL);
+    fcntl(fd, F_SETFL, on ? (fl | O_NONBLOCK) : (fl & ~O_NONBLOCK));
+}
+
+void hccl_socket_tune(int fd)
+{
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+}
+
+HcclResult hccl_socket_listen(hccl_addr *addr, int use_base_port, int *fd_out)
+{
+    int fd = socket(addr->ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        HCCL_WARN(BOOT, "socket(): %s", strerror(errno));
+        return HCCL_E_SYSCALL;
+    }
+    int64_t base = use_base_port ? hccl_param_read_int("HCCL_IF_BASE_PORT", -1) : -1;
+    int bound = 0, err = 0;
+    if (hccl_addr_port(addr) != 0) {
+        int one = 1;
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+        bound = bind(fd, (struct sockaddr *)addr, hccl_addr_len(addr)) == 0;
+        err = errno;
+    } else if (base > 0 && base < 65536) {
+        for (int64_t p = base; p < base + BASE_PORT_RANGE && p < 65536 && !bound; p++) {
+            hccl_addr_set_port(addr, (uint16_t)p);
+            bound = bind(fd, (struct sockaddr *)addr, hccl_addr_len(addr)) == 0;
+            err = errno;
+        }
+    } else {
+        bound = bind(fd, (struct sockaddr *)addr, hccl_addr_len(addr)) == 0;
+        err = errno;
+    }
+    if (!bound || listen(fd, 4096) != 0) {
+        if (bound) err = errno;
+        HCCL_WARN(BOOT, "cannot listen on %s%s: %s", hccl_addr_str(addr),
+                  base > 0 ? " (HCCL_IF_BASE_PORT range)" : "", strerror(err));
+        close(fd);
+        return err == EADDRINUSE ? HCCL_E_UNAVAIL : HCCL_E_SYSCALL;
+    }
+    socklen_t len = sizeof *addr;
+    getsockname(fd, (struct sockaddr *)addr, &len);
+    *fd_out = fd;
+    return HCCL_SUCCESS;
+}
+
+static int remaining_ms(uint64_t deadline_ns)
+{
+    uint64_t now = hccl_now_ns();
+    if (now >= deadline_ns) return 0;
+    uint64_t ms = (deadline_ns - now + 999999) / 1000000;
+    return ms > 1000 ? 1000 : (int)ms;
+}
+
+HcclResult hccl_socket_connect(const hccl_addr *addr, uint64_t deadline_ns, int *fd_out)
+{
+    int last_err = 0;
+    for (;;) {
+        int fd = socket(addr->ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        if (fd < 0) return HCCL_E_SYSCALL;
+        int rc = connect(fd, (const struct sockaddr *)addr, hccl_addr_len(addr));
+        if (rc != 0 && errno == EINPROGRESS) {
+            for (;;) {
+                struct pollfd p = {fd, POLLOUT, 0};
+                int ms = remaining_ms(deadline_ns);
+                int n = poll(&p, 1, ms);
+                if (n > 0) {
+                    int soerr = 0;
+                    socklen_t l = sizeof soerr;
+                    getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &l);
+                    rc = soerr ? -1 : 0;
+                    errno = soerr;
+                    break;
+                }
+                if (n < 0 && errno == EINTR) continue;
+                if (ms == 0 || n < 0) {
+                    rc = -1;
+                    errno = ETIMEDOUT;
+                    break;
+                }
+            }
+        }
+        if (rc == 0) {
+            hccl_socket_set_nonblock(fd, 0);
+            hccl_socket_tune(fd);
+            *fd_out = fd;
+            return HCCL_SUCCESS;
+        }
+        last_err = errno;
+        close(fd);
+        if (hccl_now_ns() >= deadline_ns) break;
+        if (last_err != ECONNREFUSED && last_err != ETIMEDOUT && last_err != EAGAIN && last_err != ENETUNREACH &&
+            last_err != EHOSTUNREACH && last_err != ECONNRESET)
+            break;
+        usleep(20000);
+    }
+    HCCL_WARN(BOOT, "cannot connect to %s: %s", hccl_addr_str(addr), strerror(last_err));
+    return last_err == ETIMEDOUT || hccl_now_ns() >= deadline_ns ? HCCL_E_TIMEOUT : HCCL_E_TCP_CONNECT;
+}
+
+HcclResult hccl_socket_accept(int listen_fd, uint64_t deadline_ns, int *fd_out, hccl_addr *peer)
+{
+    for (;;) {
+        struct pollfd p = {listen_fd, POLLIN, 0};
+        int ms = remaining_ms(deadline_ns);
+        int n = poll(&p, 1, ms);
+        if (n < 0 && errno != EINTR) return HCCL_E_SYSCALL;
+        if (n > 0) {
+            hccl_addr a;
+            socklen_t len = sizeof a;
+            int fd = accept4(listen_fd, (struct sockaddr *)&a, &len, SOCK_CLOEXEC);
+            if (fd >= 0) {
+                hccl_socket_tune(fd);
+                if (peer) *peer = a;
+                *fd_out = fd;
+                return HCCL_SUCCESS;
+            }
+            if (errno != EAGAIN && errno != ECONNABORTED && errno != EINTR) return HCCL_E_SYSCALL;
+        }
+        if (ms == 0) return HCCL_E_TIMEOUT;
+    }
+}
+
+static HcclResult wait_fd(int fd, short events, uint64_t deadline_ns)
+{
+    for (;;) {
+        struct pollfd p = {fd, events, 0};
+        int ms = remaining_ms(deadline_ns);
+        int n = poll(&p, 1, ms);
+        if (n > 0) return HCCL_SUCCESS;
+        if (n < 0 && errno != EINTR) return HCCL_E_SYSCALL;
+        if (ms == 0) return HCCL_E_TIMEOUT;
+    }
+}
+
+HcclResult hccl_socket_send_all(int fd, const void *buf, size_t len, uint64_t deadline_ns)
+{
+    const char *p = buf;
+    while (len > 0) {
+        ssize_t n = send(fd, p, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (n > 0) {
+            p += n;
+            len -= (size_t)n;
+            continue;
+        }
+        if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
+            CHECK(wait_fd(fd, POLLOUT, deadline_ns));
+            continue;
+        }
+        return HCCL_E_TCP_TRANSFER;
+    }
+    return HCCL_SUCCESS;
+}
+
+HcclResult hccl_socket_recv_all(int fd, void *buf, size_t len, uint64_t deadline_ns)
+{
+    char *p = buf;
+    while (len > 0) {
+        ssize_t n = recv(fd, p, len, MSG_DONTWAIT);
+        if (n > 0) {
+            p += n;
+            len -= (size_t)n;
+            continue;
+        }
+        if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
+            CHECK(wait_fd(fd, POLLIN, deadline_ns));
+            continue;
+        }
+        return HCCL_E_TCP_TRANSFER; /* closed or reset */
+    }
+    return HCCL_SUCCESS;
+}

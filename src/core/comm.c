@@ -1,0 +1,452 @@
+/*
+ * comm.c - communicator creation, the handle registry and destruction (comm.h).
+ *
+ * All creation paths end in setup(): connect the full mesh on this rank's listener,
+ * wrap each socket in a transport connection, build the network engine and register
+ * the handle. The listener stays open for the communicator's life: sub-communicator
+ * bootstrap messages arrive on it.
+ */
+#include "core/comm.h"
+
+#include "boot/launch_env.h"
+#include "reduce/reduce.h"
+#include "util/log.h"
+#include "util/param.h"
+#include "util/util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define COMM_MAGIC 0x48434f4d4d5f4f4bull /* "HCOMM_OK" */
+
+HCCL_PARAM_INT(exec_timeout, "HCCL_EXEC_TIMEOUT", 1836)
+HCCL_PARAM_INT(buffsize, "HCCL_BUFFSIZE", HCCL_COMM_DEFAULT_BUFFSIZE)
+
+static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static hccl_comm *registry;
+
+static uint64_t fnv1a(const void *p, size_t n, uint64_t h)
+{
+    const unsigned char *c = p;
+    for (size_t i = 0; i < n; i++) h = (h ^ c[i]) * 1099511628211ull;
+    return h;
+}
+#define FNV_SEED 14695981039346656037ull
+
+/* ---- configuration ---------------------------------------------------------- */
+
+static int deterministic_global; /* HcclSetConfig(HCCL_DETERMINISTIC) */
+
+HcclResult hccl_comm_cfg_resolve(const HcclCommConfig *config, hccl_comm_cfg *out)
+{
+    memset(out, 0, sizeof *out);
+    int64_t t = hccl_param_exec_timeout();
+    out->exec_timeout_ns = t > 0 ? (uint64_t)t * 1000000000ull : 0;
+    int64_t b = hccl_param_buffsize();
+    out->buffsize_mb = b > 0 ? (uint32_t)b : HCCL_COMM_DEFAULT_BUFFSIZE;
+    const char *det = hccl_param_read_str("HCCL_DETERMINISTIC", "false");
+    out->deterministic = strcmp(det, "true") == 0 || strcmp(det, "TRUE") == 0 || strcmp(det, "1") == 0 ||
+                         __atomic_load_n(&deterministic_global, __ATOMIC_RELAXED);
+    if (!config) return HCCL_SUCCESS;
+
+    const HcclCommConfigInfo *info = (const HcclCommConfigInfo *)(const void *)config;
+    if (info->magicWord != HCCL_COMM_CONFIG_MAGIC_WORD) {
+        HCCL_WARN(INIT, "HcclCommConfig was not initialised with HcclCommConfigInit (magic word %#x)",
+                  info->magicWord);
+        return HCCL_E_PARA;
+    }
+    size_t size = info->size;
+    if (size < HCCL_COMM_CONFIG_INFO_BYTES) {
+        HCCL_WARN(INIT, "HcclCommConfig size %zu is too small", size);
+        return HCCL_E_PARA;
+    }
+#define COVERS(field) (offsetof(HcclCommConfig, field) + sizeof(config->field) <= size)
+    if (COVERS(hcclBufferSize) && config->hcclBufferSize != HCCL_COMM_BUFFSIZE_CONFIG_NOT_SET) {
+        if (config->hcclBufferSize == 0) {
+            HCCL_WARN(INIT, "HcclCommConfig.hcclBufferSize must be at least 1 (MB)");
+            return HCCL_E_PARA;
+        }
+        out->buffsize_mb = config->hcclBufferSize;
+    }
+    if (COVERS(hcclDeterministic) && config->hcclDeterministic != HCCL_COMM_DETERMINISTIC_CONFIG_NOT_SET) {
+        if (config->hcclDeterministic > 1) {
+            HCCL_WARN(INIT, "HcclCommConfig.hcclDeterministic must be 0 or 1, not %u", config->hcclDeterministic);
+            return HCCL_E_PARA;
+        }
+        out->deterministic = (int)config->hcclDeterministic;
+    }
+    if (COVERS(hcclCommName) && config->hcclCommName[0]) {
+        if (memchr(config->hcclCommName, 0, sizeof config->hcclCommName) == NULL) {
+            HCCL_WARN(INIT, "HcclCommConfig.hcclCommName is not NUL-terminated");
+            return HCCL_E_PARA;
+        }
+        snprintf(out->name, sizeof out->name, "%s", config->hcclCommName);
+    }
+    if (COVERS(hcclExecTimeOut) && config->hcclExecTimeOut != HCCL_COMM_EXEC_TIMEOUT_CONFIG_NOT_SET) {
+        if (config->hcclExecTimeOut < 0) {
+            HCCL_WARN(INIT, "HcclCommConfig.hcclExecTimeOut must be >= 0 seconds, not %d", config->hcclExecTimeOut);
+            return HCCL_E_PARA;
+        }
+        out->exec_timeout_ns = (uint64_t)config->hcclExecTimeOut * 1000000000ull;
+    }
+#undef COVERS
+    return HCCL_SUCCESS;
+}
+
+void hccl_comm_set_deterministic(int on) { __atomic_store_n(&deterministic_global, on, __ATOMIC_RELAXED); }
+int hccl_comm_get_deterministic(void) { return __atomic_load_n(&deterministic_global, __ATOMIC_RELAXED); }
+
+/* ---- registry ---------------------------------------------------------------- */
+
+HcclResult hccl_comm_acquire(HcclComm handle, hccl_comm **out)
+{
+    if (!handle) {
+        HCCL_WARN(INIT, "communicator handle is NULL");
+        return HCCL_E_PTR;
+    }
+    pthread_mutex_lock(&registry_lock);
+    hccl_comm *c = registry;
+    while (c && c != (hccl_comm *)handle) c = c->next;
+    if (c) {
+        pthread_mutex_lock(&c->ref_lock);
+        c->refs++;
+        pthread_mutex_unlock(&c->ref_lock);
+    }
+    pthread_mutex_unlock(&registry_lock);
+    if (!c) {
+        HCCL_WARN(INIT, "communicator handle %p is not a live communicator (destroyed or never created)", handle);
+        return HCCL_E_PARA;
+    }
+    *out = c;
+    return HCCL_SUCCESS;
+}
+
+void hccl_comm_release(hccl_comm *c)
+{
+    pthread_mutex_lock(&c->ref_lock);
+    if (--c->refs == 0) pthread_cond_broadcast(&c->ref_cond);
+    pthread_mutex_unlock(&c->ref_lock);
+}
+
+HcclResult hccl_comm_find_by_name(const char *name, hccl_comm **out)
+{
+    int32_t dev = -1;
+    if (aclrtGetDevice(&dev) != ACL_SUCCESS) dev = -1;
+    pthread_mutex_lock(&registry_lock);
+    hccl_comm *found = NULL;
+    for (hccl_comm *c = registry; c; c = c->next) {
+        if (strcmp(c->name, name) != 0) continue;
+        if (!found || c->device == dev) found = c; /* several thread-ranks share a name: prefer ours */
+        if (c->device == dev) break;
+    }
+    pthread_mutex_unlock(&registry_lock);
+    if (!found) return HCCL_E_NOT_FOUND;
+    *out = found;
+    return HCCL_SUCCESS;
+}
+
+static void comm_free(hccl_comm *c)
+{
+    if (c->conns) {
+        for (uint32_t p = 0; p < c->nranks; p++)
+            if (c->conns[p]) c->conns[p]->ops->close(c->conns[p]);
+        hccl_free(c->conns);
+    }
+    hccl_net_destroy(c->net);
+    if (c->listen_fd >= 0) close(c->listen_fd);
+    hccl_boot_stash_free(&c->stash);
+    hccl_free(c->peers);
+    free(c->scratch);
+    pthread_mutex_destroy(&c->exec_lock);
+    pthread_mutex_destroy(&c->ref_lock);
+    pthread_cond_destroy(&c->ref_cond);
+    c->magic = 0;
+    hccl_free(c);
+}
+
+static hccl_comm *comm_alloc(uint32_t rank, uint32_t nranks, const hccl_comm_cfg *cfg)
+{
+    hccl_comm *c = hccl_calloc(1, sizeof *c);
+    if (!c) return NULL;
+    c->magic = COMM_MAGIC;
+    c->rank = rank;
+    c->nranks = nranks;
+    c->cfg = *cfg;
+    c->listen_fd = -1;
+    if (aclrtGetDevice(&c->device) != ACL_SUCCESS) c->device = -1;
+    hccl_boot_stash_init(&c->stash);
+    pthread_mutex_init(&c->exec_lock, NULL);
+    pthread_mutex_init(&c->ref_lock, NULL);
+    pthread_cond_init(&c->ref_cond, NULL);
+    c->peers = hccl_calloc(nranks, sizeof *c->peers);
+    if (!c->peers) {
+        comm_free(c);
+        return NULL;
+    }
+    return c;
+}
+
+/* Connect the mesh, build the network and register. c->listen_fd, ident and peers set. */
+static HcclResult setup(hccl_comm *c)
+{
+    HcclResult res;
+    int *fds = hccl_malloc(sizeof(int) * c->nranks);
+    if (!fds) return HCCL_E_MEMORY;
+    res = hccl_boot_mesh(c->listen_fd, &c->stash, &c->ident, c->rank, c->nranks, c->peers,
+                         hccl_boot_connect_timeout_ns(), fds);
+    if (res != HCCL_SUCCESS) {
+        hccl_free(fds);
+        return res;
+    }
+    c->conns = hccl_calloc(c->nranks, sizeof *c->conns);
+    if (!c->conns) res = HCCL_E_MEMORY;
+    for (uint32_t p = 0; p < c->nranks; p++) {
+        if (fds[p] < 0) continue;
+        if (res == HCCL_SUCCESS) res = hccl_tcp_conn_create(fds[p], p, &c->conns[p]);
+        if (res != HCCL_SUCCESS || !c->conns[p]) close(fds[p]);
+    }
+    hccl_free(fds);
+    if (res != HCCL_SUCCESS) return res;
+    CHECK(hccl_net_create(c->rank, c->nranks, c->conns, &c->net));
+    if (posix_memalign(&c->scratch, 64, HCCL_ALGO_SCRATCH_BYTES) != 0) {
+        c->scratch = NULL;
+        return HCCL_E_MEMORY;
+    }
+    if (!c->name[0]) {
+        if (c->cfg.name[0]) snprintf(c->name, sizeof c->name, "%s", c->cfg.name);
+        else snprintf(c->name, sizeof c->name, "hccl_%016llx", (unsigned long long)c->ident.id);
+    }
+    pthread_mutex_lock(&registry_lock);
+    c->next = registry;
+    registry = c;
+    pthread_mutex_unlock(&registry_lock);
+    HCCL_INFO(INIT, "comm %s: rank %u of %u ready (device %d)", c->name, c->rank, c->nranks, c->device);
+    return HCCL_SUCCESS;
+}
+
+/* Open this rank's listener on the address that reaches `toward`. */
+static HcclResult open_listener(hccl_comm *c, const hccl_addr *toward)
+{
+    hccl_addr a;
+    CHECK(hccl_socket_local_addr(toward, &a));
+    hccl_addr_set_port(&a, 0);
+    CHECK(hccl_socket_listen(&a, 1, &c->listen_fd));
+    hccl_boot_peer_self(&c->peers[c->rank], &a, c->rank);
+    return HCCL_SUCCESS;
+}
+
+/* ---- root info ------------------------------------------------------------------ */
+
+HcclResult hccl_comm_get_root_info(HcclRootInfo *root)
+{
+    hccl_root_blob b;
+    memset(&b, 0, sizeof b);
+    b.magic = HCCL_ROOT_MAGIC;
+    b.version = HCCL_ROOT_VERSION;
+    if (hccl_random_bytes(&b.secret, sizeof b.secret) != 0 || hccl_random_bytes(&b.id, sizeof b.id) != 0)
+        return HCCL_E_SYSCALL;
+    CHECK(hccl_socket_local_addr(NULL, &b.root));
+    hccl_addr_set_port(&b.root, 0);
+    hccl_boot_ident ident = {b.secret, b.id};
+    CHECK(hccl_boot_root_start(&b.root, &ident, 1));
+    memset(root, 0, sizeof *root);
+    memcpy(root->internal, &b, sizeof b);
+    return HCCL_SUCCESS;
+}
+
+static HcclResult init_with_root(uint32_t nranks, const hccl_addr *root_addr, const hccl_boot_ident *ident,
+                                 uint32_t rank, const hccl_comm_cfg *cfg, hccl_comm **out)
+{
+    HcclResult res;
+    hccl_comm *c = comm_alloc(rank, nranks, cfg);
+    if (!c) return HCCL_E_MEMORY;
+    c->ident = *ident;
+    CHECK_GOTO(open_listener(c, root_addr), res, fail);
+    hccl_boot_peer self = c->peers[rank];
+    CHECK_GOTO(hccl_boot_join(root_addr, ident, nranks, &self, hccl_boot_connect_timeout_ns(), c->peers), res, fail);
+    CHECK_GOTO(setup(c), res, fail);
+    *out = c;
+    return HCCL_SUCCESS;
+fail:
+    comm_free(c);
+    return res;
+}
+
+HcclResult hccl_comm_init_root(uint32_t nranks, const HcclRootInfo *root, uint32_t rank, const HcclCommConfig *config,
+                               hccl_comm **out)
+{
+    hccl_root_blob b;
+    memcpy(&b, root->internal, sizeof b);
+    if (b.magic != HCCL_ROOT_MAGIC || b.version != HCCL_ROOT_VERSION) {
+        HCCL_WARN(INIT, "root info is not valid (not made by HcclGetRootInfo of this library, or corrupted)");
+        return HCCL_E_PARA;
+    }
+    hccl_comm_cfg cfg;
+    CHECK(hccl_comm_cfg_resolve(config, &cfg));
+    hccl_boot_ident ident = {b.secret, b.id};
+    return init_with_root(nranks, &b.root, &ident, rank, &cfg, out);
+}
+
+/* ---- launcher environment ------------------------------------------------------- */
+
+HcclResult hccl_comm_init_env(const HcclCommConfig *config, hccl_comm **out)
+{
+    hccl_launch_env env;
+    char err[512];
+    if (hccl_launch_env_read(&env, NULL, err, sizeof err) != HCCL_SUCCESS) {
+        HCCL_WARN(INIT, "%s", err);
+        return HCCL_E_PARA;
+    }
+    hccl_comm_cfg cfg;
+    CHECK(hccl_comm_cfg_resolve(config, &cfg));
+    hccl_addr root;
+    CHECK(hccl_addr_parse(env.root_addr, env.root_port, &root));
+    hccl_boot_ident ident = {env.secret, fnv1a("world", 5, env.secret ^ FNV_SEED)};
+    if (env.rank == 0) {
+        hccl_addr bind_addr = root;
+        HcclResult r = hccl_boot_root_start(&bind_addr, &ident, 0);
+        if (r != HCCL_SUCCESS) {
+            /* The root address may name this host by an address we cannot bind:
+             * listen on every address at that port instead. */
+            memset(&bind_addr, 0, sizeof bind_addr);
+            bind_addr.ss_family = root.ss_family;
+            hccl_addr_set_port(&bind_addr, env.root_port);
+            r = hccl_boot_root_start(&bind_addr, &ident, 0);
+        }
+        if (r != HCCL_SUCCESS) {
+            HCCL_WARN(INIT, "rank 0 cannot host the bootstrap root at %s:%u (from %s variables): port in use?",
+                      env.root_addr, env.root_port, env.source);
+            return r;
+        }
+    }
+    HCCL_INFO(INIT, "rank %u of %u from the %s environment; root %s", env.rank, env.nranks, env.source,
+              hccl_addr_str(&root));
+    return init_with_root(env.nranks, &root, &ident, env.rank, &cfg, out);
+}
+
+/* ---- rank table ------------------------------------------------------------------ */
+
+HcclResult hccl_comm_init_ranktable(const char *path, uint32_t rank, const HcclCommConfig *config, hccl_comm **out)
+{
+    hccl_ranktable rt;
+    char err[512];
+    HcclResult res = hccl_ranktable_load(path, &rt, err, sizeof err);
+    if (res != HCCL_SUCCESS) {
+        HCCL_WARN(INIT, "%s", err);
+        return res;
+    }
+    hccl_comm_cfg cfg;
+    hccl_comm *c = NULL;
+    CHECK_GOTO(hccl_comm_cfg_resolve(config, &cfg), res, done);
+    if (rank >= rt.nranks) {
+        HCCL_WARN(INIT, "rank %u is out of range: the rank table %s lists %u ranks", rank, path, rt.nranks);
+        res = HCCL_E_PARA;
+        goto done;
+    }
+    c = comm_alloc(rank, rt.nranks, &cfg);
+    if (!c) {
+        res = HCCL_E_MEMORY;
+        goto done;
+    }
+    /* Everyone knows everyone's address from the file: no root needed. The job
+     * identity is a hash of the table (plus HCCL_JOB_SECRET when set). */
+    uint64_t h = FNV_SEED;
+    const char *js = getenv("HCCL_JOB_SECRET");
+    if (js) h = fnv1a(js, strlen(js), h);
+    int64_t base = hccl_param_read_int("HCCL_IF_BASE_PORT", 60000);
+    uint32_t first_of_server = 0;
+    for (uint32_t r = 0; r < rt.nranks; r++) {
+        hccl_rt_rank *e = &rt.ranks[r];
+        if (r == 0 || rt.ranks[r - 1].server_index != e->server_index) first_of_server = r;
+        uint16_t port = e->device_port ? e->device_port : (uint16_t)(base + (r - first_of_server));
+        const char *ip = e->device_ip[0] ? e->device_ip : e->host_ip;
+        CHECK_GOTO(hccl_addr_parse(ip, port, &c->peers[r].addr), res, done);
+        snprintf(c->peers[r].host, sizeof c->peers[r].host, "%s", e->server_id);
+        c->peers[r].rank = r;
+        c->peers[r].host_hash = fnv1a(e->server_id, strlen(e->server_id), FNV_SEED);
+        h = fnv1a(ip, strlen(ip), h);
+        h = fnv1a(&port, sizeof port, h);
+        h = fnv1a(&e->rank_id, sizeof e->rank_id, h);
+    }
+    c->ident.secret = h;
+    c->ident.id = fnv1a("ranktable", 9, h);
+    {
+        hccl_addr a = c->peers[rank].addr;
+        res = hccl_socket_listen(&a, 0, &c->listen_fd);
+        if (res != HCCL_SUCCESS) {
+            HCCL_WARN(INIT, "rank %u cannot listen on %s given by the rank table %s (not an address of this host, "
+                      "or the port is in use)", rank, hccl_addr_str(&c->peers[rank].addr), path);
+            goto done;
+        }
+        c->peers[rank].pid = (uint32_t)getpid();
+    }
+    CHECK_GOTO(setup(c), res, done);
+    *out = c;
+    c = NULL;
+done:
+    if (c) comm_free(c);
+    hccl_ranktable_free(&rt);
+    return res;
+}
+
+/* ---- sub-communicators -------------------------------------------------------------- */
+
+static pthread_mutex_t split_lock = PTHREAD_MUTEX_INITIALIZER;
+
+HcclResult hccl_comm_split(hccl_comm *parent, uint32_t nranks, const uint32_t *rank_ids, uint64_t sub_id,
+                           uint32_t sub_rank, const HcclCommConfig *config, hccl_comm **out)
+{
+    HcclResult res;
+    hccl_comm_cfg cfg;
+    CHECK(hccl_comm_cfg_resolve(config, &cfg));
+    if (!cfg.exec_timeout_ns) cfg.exec_timeout_ns = parent->cfg.exec_timeout_ns;
+    hccl_comm *c = comm_alloc(sub_rank, nranks, &cfg);
+    if (!c) return HCCL_E_MEMORY;
+    c->ident.secret = parent->ident.secret;
+    c->ident.id = fnv1a(&sub_id, sizeof sub_id, parent->ident.id ^ FNV_SEED);
+    c->ident.id = fnv1a(rank_ids, sizeof *rank_ids * nranks, c->ident.id);
+    CHECK_GOTO(open_listener(c, &parent->peers[parent->rank].addr), res, fail);
+    hccl_boot_peer self = c->peers[sub_rank];
+    uint64_t timeout = hccl_boot_connect_timeout_ns();
+    if (sub_rank == 0) {
+        pthread_mutex_lock(&split_lock); /* one serve at a time on a listener */
+        res = hccl_boot_serve(parent->listen_fd, &parent->stash, &c->ident, nranks, &self, timeout, c->peers);
+        pthread_mutex_unlock(&split_lock);
+        if (res != HCCL_SUCCESS) goto fail;
+    } else {
+        CHECK_GOTO(hccl_boot_join(&parent->peers[rank_ids[0]].addr, &c->ident, nranks, &self, timeout, c->peers), res,
+                   fail);
+    }
+    CHECK_GOTO(setup(c), res, fail);
+    *out = c;
+    return HCCL_SUCCESS;
+fail:
+    comm_free(c);
+    return res;
+}
+
+/* ---- destruction ------------------------------------------------------------------- */
+
+HcclResult hccl_comm_destroy(HcclComm handle)
+{
+    if (!handle) return HCCL_E_PTR;
+    pthread_mutex_lock(&registry_lock);
+    hccl_comm **pp = &registry;
+    while (*pp && *pp != (hccl_comm *)handle) pp = &(*pp)->next;
+    hccl_comm *c = *pp;
+    if (c) *pp = c->next;
+    pthread_mutex_unlock(&registry_lock);
+    if (!c) {
+        HCCL_WARN(INIT, "HcclCommDestroy: %p is not a live communicator", handle);
+        return HCCL_E_PARA;
+    }
+    /* Wait for queued operations to finish with the communicator. */
+    pthread_mutex_lock(&c->ref_lock);
+    while (c->refs > 0) pthread_cond_wait(&c->ref_cond, &c->ref_lock);
+    pthread_mutex_unlock(&c->ref_lock);
+    HCCL_INFO(INIT, "comm %s: rank %u destroyed", c->name, c->rank);
+    comm_free(c);
+    return HCCL_SUCCESS;
+}

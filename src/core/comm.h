@@ -1,0 +1,84 @@
+/*
+ * comm.h - the communicator: creation (root info, rank table, split), the registry
+ * of live handles, configuration, and running operations.
+ *
+ * Every HcclComm handed to the application is registered; API calls look handles up
+ * (hccl_comm_acquire) so a NULL, foreign or destroyed handle is an error, never a
+ * crash. Each queued operation holds a reference; HcclCommDestroy unregisters the
+ * handle, waits for the references to drain, then frees sockets, threads and memory.
+ */
+#ifndef HCCL_CORE_COMM_H
+#define HCCL_CORE_COMM_H
+
+#include "algo/algo.h"
+#include "boot/boot.h"
+#include "boot/ranktable.h"
+#include "core/net.h"
+
+#include <acl/acl.h>
+#include <hccl/hccl_types.h>
+#include <pthread.h>
+#include <stdint.h>
+
+typedef struct hccl_comm_cfg {
+    uint64_t exec_timeout_ns; /* 0 = wait forever */
+    uint32_t buffsize_mb;
+    int deterministic;
+    char name[COMM_NAME_MAX_LENGTH]; /* "" = generate */
+} hccl_comm_cfg;
+
+typedef struct hccl_comm {
+    uint64_t magic;
+    uint32_t rank, nranks;
+    hccl_boot_ident ident;
+    char name[COMM_NAME_MAX_LENGTH];
+    int32_t device;
+    hccl_comm_cfg cfg;
+
+    int listen_fd;
+    hccl_boot_stash stash;
+    hccl_boot_peer *peers; /* nranks */
+
+    hccl_conn **conns; /* nranks, NULL for self */
+    hccl_netimpl *net;
+    void *scratch;
+    pthread_mutex_t exec_lock;
+    uint32_t coll_seq;
+
+    pthread_mutex_t ref_lock;
+    pthread_cond_t ref_cond;
+    int refs;
+    int async_error; /* HcclResult, atomic */
+    int suspended;   /* atomic */
+    struct hccl_comm *next;
+} hccl_comm;
+
+HcclResult hccl_comm_cfg_resolve(const HcclCommConfig *config, hccl_comm_cfg *out);
+/* HcclSetConfig(HCCL_DETERMINISTIC): process-wide default for new communicators. */
+void hccl_comm_set_deterministic(int on);
+int hccl_comm_get_deterministic(void);
+
+/* Creation paths. */
+HcclResult hccl_comm_init_root(uint32_t nranks, const HcclRootInfo *root, uint32_t rank, const HcclCommConfig *config,
+                               hccl_comm **out);
+HcclResult hccl_comm_init_ranktable(const char *path, uint32_t rank, const HcclCommConfig *config, hccl_comm **out);
+HcclResult hccl_comm_init_env(const HcclCommConfig *config, hccl_comm **out);
+HcclResult hccl_comm_split(hccl_comm *parent, uint32_t nranks, const uint32_t *rank_ids, uint64_t sub_id,
+                           uint32_t sub_rank, const HcclCommConfig *config, hccl_comm **out);
+HcclResult hccl_comm_get_root_info(HcclRootInfo *root);
+
+/* Registry. acquire takes a reference on a live handle (E_PTR for NULL, E_PARA for
+ * an unknown or destroyed one); release drops it. */
+HcclResult hccl_comm_acquire(HcclComm handle, hccl_comm **out);
+void hccl_comm_release(hccl_comm *c);
+HcclResult hccl_comm_find_by_name(const char *name, hccl_comm **out);
+HcclResult hccl_comm_destroy(HcclComm handle);
+
+/* Run an operation (args owned by the caller) now, in the calling thread. */
+HcclResult hccl_comm_run(hccl_comm *c, const hccl_op_args *args);
+/* Enqueue on stream (NULL stream: run now). Takes ownership of args (freed with
+ * hccl_op_args_free). */
+HcclResult hccl_comm_enqueue(hccl_comm *c, hccl_op_args *args, aclrtStream stream);
+void hccl_op_args_free(hccl_op_args *a);
+
+#endif

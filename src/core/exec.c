@@ -1,0 +1,108 @@
+/*
+ * exec.c - running operations: on the caller's thread (NULL stream) or as a task on
+ * an aclrtStream. One operation at a time per communicator (the exec lock), since
+ * its connections and scratch buffer carry one operation's messages at a time.
+ *
+ * A failure inside an operation leaves the connections in an unknown state, so it
+ * marks the communicator broken (HcclGetCommAsyncError reports it) and later
+ * operations fail at once with the same code.
+ */
+#include "core/comm.h"
+
+#include "util/errors.h"
+#include "util/log.h"
+#include "util/util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void hccl_op_args_free(hccl_op_args *a)
+{
+    if (!a) return;
+    hccl_free(a->send_counts);
+    hccl_free(a->send_displs);
+    hccl_free(a->recv_counts);
+    hccl_free(a->recv_displs);
+    hccl_free(a->matrix);
+    hccl_free(a->items);
+    hccl_free(a);
+}
+
+static int is_p2p(hccl_op_type t) { return t == HCCL_OP_SEND || t == HCCL_OP_RECV || t == HCCL_OP_BATCH_SEND_RECV; }
+
+HcclResult hccl_comm_run(hccl_comm *c, const hccl_op_args *args)
+{
+    int broken = __atomic_load_n(&c->async_error, __ATOMIC_ACQUIRE);
+    if (broken != HCCL_SUCCESS) {
+        HCCL_WARN(COLL, "comm %s rank %u: %s refused: the communicator failed earlier (%s)", c->name, c->rank,
+                  hccl_op_name(args->type), hccl_result_str((HcclResult)broken));
+        return (HcclResult)broken;
+    }
+    if (__atomic_load_n(&c->suspended, __ATOMIC_ACQUIRE)) return HCCL_E_SUSPENDING;
+
+    pthread_mutex_lock(&c->exec_lock);
+    int p2p = is_p2p(args->type);
+    uint32_t seq = p2p ? 0 : ++c->coll_seq;
+    uint64_t deadline = c->cfg.exec_timeout_ns ? hccl_now_ns() + c->cfg.exec_timeout_ns : 0;
+    hccl_net_begin_op(c->net, args->type, p2p, seq, deadline);
+    hccl_algo_ctx ctx = {c->rank, c->nranks, hccl_net_base(c->net), c->scratch, HCCL_ALGO_SCRATCH_BYTES};
+    uint64_t t0 = hccl_now_ns();
+    HcclResult res = hccl_algo_run(&ctx, args);
+    if (res != HCCL_SUCCESS) {
+        const char *why = hccl_net_error(c->net);
+        HCCL_WARN(COLL, "comm %s rank %u: %s #%u (count %llu, %s) failed: %s", c->name, c->rank,
+                  hccl_op_name(args->type), seq, (unsigned long long)args->count, hccl_result_str(res),
+                  why[0] ? why : "see the lines above");
+        int expected = HCCL_SUCCESS;
+        __atomic_compare_exchange_n(&c->async_error, &expected, (int)res, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+    } else {
+        HCCL_TRACE(COLL, "comm %s rank %u: %s #%u count %llu done in %.1f us", c->name, c->rank,
+                   hccl_op_name(args->type), seq, (unsigned long long)args->count, (hccl_now_ns() - t0) / 1e3);
+    }
+    pthread_mutex_unlock(&c->exec_lock);
+    return res;
+}
+
+typedef struct op_task {
+    hccl_comm *comm;
+    hccl_op_args *args;
+} op_task;
+
+static aclError run_task(void *p)
+{
+    op_task *t = p;
+    HcclResult res = hccl_comm_run(t->comm, t->args);
+    hccl_comm_release(t->comm);
+    hccl_op_args_free(t->args);
+    hccl_free(t);
+    return res == HCCL_SUCCESS ? ACL_SUCCESS : ACL_ERROR_RT_STREAM_TASK_EXCEPTION;
+}
+
+HcclResult hccl_comm_enqueue(hccl_comm *c, hccl_op_args *args, aclrtStream stream)
+{
+    if (!stream) {
+        HcclResult res = hccl_comm_run(c, args);
+        hccl_op_args_free(args);
+        return res;
+    }
+    op_task *t = hccl_malloc(sizeof *t);
+    if (!t) {
+        hccl_op_args_free(args);
+        return HCCL_E_MEMORY;
+    }
+    pthread_mutex_lock(&c->ref_lock);
+    c->refs++;
+    pthread_mutex_unlock(&c->ref_lock);
+    t->comm = c;
+    t->args = args;
+    aclError e = aclrtLaunchHostTask(stream, run_task, t);
+    if (e != ACL_SUCCESS) {
+        HCCL_WARN(COLL, "comm %s: cannot enqueue %s on stream %p (aclError %d: not a live stream?)", c->name,
+                  hccl_op_name(args->type), stream, e);
+        hccl_comm_release(c);
+        hccl_op_args_free(args);
+        hccl_free(t);
+        return e == ACL_ERROR_RT_INVALID_HANDLE || e == ACL_ERROR_INVALID_PARAM ? HCCL_E_PARA : HCCL_E_RUNTIME;
+    }
+    return HCCL_SUCCESS;
+}

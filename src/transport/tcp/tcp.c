@@ -1,0 +1,79 @@
+/*
+ * tcp.c - the TCP transport: one non-blocking, authenticated (at bootstrap) socket
+ * per peer pair, carrying both directions. Large messages stream through the
+ * socket in whatever pieces the kernel accepts; the network layer keeps many
+ * transfers in flight and polls before it sleeps.
+ */
+#include "transport/transport.h"
+
+#include "boot/socket.h"
+#include "util/log.h"
+#include "util/util.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+typedef struct tcp_conn {
+    hccl_conn base;
+    int fd;
+} tcp_conn;
+
+static HcclResult tcp_send(hccl_conn *c, const struct iovec *iov, int iovcnt, size_t *moved)
+{
+    tcp_conn *t = (tcp_conn *)c;
+    struct msghdr m;
+    memset(&m, 0, sizeof m);
+    m.msg_iov = (struct iovec *)iov;
+    m.msg_iovlen = (size_t)iovcnt;
+    ssize_t n = sendmsg(t->fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n >= 0) {
+        *moved = (size_t)n;
+        return HCCL_SUCCESS;
+    }
+    *moved = 0;
+    if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return HCCL_SUCCESS;
+    HCCL_INFO(NET, "send to rank %u: %s", c->peer, strerror(errno));
+    return HCCL_E_TCP_TRANSFER;
+}
+
+static HcclResult tcp_recv(hccl_conn *c, const struct iovec *iov, int iovcnt, size_t *moved)
+{
+    tcp_conn *t = (tcp_conn *)c;
+    ssize_t n = readv(t->fd, iov, iovcnt);
+    if (n > 0) {
+        *moved = (size_t)n;
+        return HCCL_SUCCESS;
+    }
+    *moved = 0;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return HCCL_SUCCESS;
+    HCCL_INFO(NET, "receive from rank %u: %s", c->peer, n == 0 ? "connection closed" : strerror(errno));
+    return HCCL_E_TCP_TRANSFER;
+}
+
+static int tcp_wait_fd(hccl_conn *c) { return ((tcp_conn *)c)->fd; }
+
+static void tcp_close(hccl_conn *c)
+{
+    tcp_conn *t = (tcp_conn *)c;
+    if (t->fd >= 0) close(t->fd);
+    hccl_free(t);
+}
+
+const hccl_transport hccl_tcp_transport = {"tcp", tcp_send, tcp_recv, tcp_wait_fd, tcp_close};
+
+HcclResult hccl_tcp_conn_create(int fd, unsigned peer, hccl_conn **out)
+{
+    tcp_conn *t = hccl_calloc(1, sizeof *t);
+    if (!t) return HCCL_E_MEMORY;
+    t->base.ops = &hccl_tcp_transport;
+    t->base.peer = peer;
+    t->fd = fd;
+    hccl_socket_set_nonblock(fd, 1);
+    int sz = 4 << 20;
+    setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof sz);
+    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof sz);
+    *out = &t->base;
+    return HCCL_SUCCESS;
+}
