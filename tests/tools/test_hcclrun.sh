@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# test_hcclrun.sh HCCLRUN - tests of the hcclrun launcher with small shell programs:
+# usage errors, the variables every rank gets, exit status propagation, a failing
+# rank stopping the others (SIGTERM, then SIGKILL after 3 s), signal forwarding,
+# --tag-output, and finding a program next to the hcclrun executable.
+set -u
+HCCLRUN=${1:?usage: test_hcclrun.sh path/to/hcclrun}
+HCCLRUN=$(cd "$(dirname "$HCCLRUN")" && pwd)/$(basename "$HCCLRUN")
+T=$(mktemp -d /tmp/hcclrun-test.XXXXXX)
+trap 'rm -rf "$T"' EXIT
+fails=0
+pass() { echo "ok   $1"; }
+fail() { echo "FAIL $1"; fails=$((fails + 1)); }
+now() { date +%s.%N; }
+elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
+check_rc() { # name expected actual
+    if [ "$2" = "$3" ]; then pass "$1 (exit $3)"; else fail "$1: exit $3, expected $2"; fi
+}
+
+# --- usage ------------------------------------------------------------------------
+"$HCCLRUN" >/dev/null 2>&1; check_rc "no arguments" 2 $?
+"$HCCLRUN" -h | grep -q "usage: hcclrun" && pass "-h prints usage" || fail "-h prints usage"
+"$HCCLRUN" -n 0 true 2>/dev/null; check_rc "-n 0" 2 $?
+"$HCCLRUN" -n x true 2>/dev/null; check_rc "-n x" 2 $?
+"$HCCLRUN" -n 2 2>/dev/null; check_rc "no program" 2 $?
+"$HCCLRUN" -n 2 --bogus true 2>/dev/null; check_rc "unknown option" 2 $?
+"$HCCLRUN" -n 1 --nnodes 2 true 2>/dev/null; check_rc "--nnodes 2 without --master-port" 2 $?
+"$HCCLRUN" -n 1 --nnodes 2 --node-rank 2 --master-port 5000 true 2>/dev/null; check_rc "--node-rank >= --nnodes" 2 $?
+"$HCCLRUN" -n 1 --master-port 70000 true 2>/dev/null; check_rc "port out of range" 2 $?
+"$HCCLRUN" -n 1 no-such-program-xyz 2>/dev/null; check_rc "program not found" 127 $?
+
+# --- success and variables ----------------------------------------------------------
+"$HCCLRUN" -n 3 true; check_rc "3 ranks succeed" 0 $?
+"$HCCLRUN" -n 2 -- sh -c 'exit 0'; check_rc "-- separator" 0 $?
+cat > "$T/show_env.sh" <<'EOS'
+#!/bin/sh
+echo "$RANK $WORLD_SIZE $LOCAL_RANK $LOCAL_WORLD_SIZE $GROUP_RANK $MASTER_ADDR $MASTER_PORT $HCCL_JOB_SECRET" > "$OUTDIR/env.$RANK"
+EOS
+chmod +x "$T/show_env.sh"
+unset HCCL_JOB_SECRET RANK WORLD_SIZE MASTER_ADDR MASTER_PORT
+OUTDIR="$T" "$HCCLRUN" -n 3 "$T/show_env.sh"; check_rc "env program" 0 $?
+ok=1; port=""; secret=""
+for r in 0 1 2; do
+    read -r rank ws lr lws gr addr p s < "$T/env.$r" || { ok=0; continue; }
+    [ "$rank $ws $lr $lws $gr $addr" = "$r 3 $r 3 0 127.0.0.1" ] || ok=0
+    [ -z "$port" ] && port=$p; [ "$p" = "$port" ] || ok=0
+    [ -z "$secret" ] && secret=$s; [ "$s" = "$secret" ] || ok=0
+done
+[[ "$port" =~ ^[0-9]+$ ]] && [ "$port" -ge 1 ] && [ "$port" -le 65534 ] || ok=0
+[[ "$secret" =~ ^[0-9a-f]{16}$ ]] || ok=0
+[ $ok = 1 ] && pass "single node variables (port $port, secret $secret)" || { fail "single node variables"; cat "$T"/env.*; }
+OUTDIR="$T" "$HCCLRUN" -n 1 "$T/show_env.sh"; read -r _ _ _ _ _ _ _ s2 < "$T/env.0"
+[ "$s2" != "$secret" ] && pass "secret is random per job" || fail "secret is random per job"
+
+rm -f "$T"/env.*
+OUTDIR="$T" "$HCCLRUN" --nnodes 2 --node-rank 1 --master-addr 198.18.0.1 --master-port 29400 -n 2 "$T/show_env.sh"
+check_rc "two-node launch (node 1)" 0 $?
+read -r l2 < "$T/env.2"; read -r l3 < "$T/env.3"
+s_a=${l2##* }
+[ "${l2% *}" = "2 4 0 2 1 198.18.0.1 29400" ] && [ "${l3% *}" = "3 4 1 2 1 198.18.0.1 29400" ] &&
+    pass "two-node variables" || fail "two-node variables: '$l2' '$l3'"
+OUTDIR="$T" "$HCCLRUN" --nnodes 2 --node-rank 0 --master-addr 198.18.0.1 --master-port 29400 -n 2 "$T/show_env.sh"
+read -r l0 < "$T/env.0"
+[ "${l0##* }" = "$s_a" ] && [[ "$s_a" =~ ^[0-9a-f]{16}$ ]] && pass "two-node secret derived identically" ||
+    fail "two-node secret: '$s_a' vs '${l0##* }'"
+HCCL_JOB_SECRET=cafe1234 OUTDIR="$T" "$HCCLRUN" -n 1 "$T/show_env.sh"; read -r l0 < "$T/env.0"
+[ "${l0##* }" = cafe1234 ] && pass "user's HCCL_JOB_SECRET kept" || fail "user's HCCL_JOB_SECRET kept: $l0"
+
+# --- failures ----------------------------------------------------------------------
+t0=$(now)
+"$HCCLRUN" -n 3 sh -c 'if [ "$RANK" = 1 ]; then exit 7; fi; exec sleep 30' 2>"$T/err"; rc=$?
+e=$(elapsed "$t0")
+check_rc "failing rank's status propagates" 7 $rc
+awk -v e="$e" 'BEGIN { exit !(e < 3) }' && pass "others stopped quickly (${e}s)" || fail "others stopped quickly (${e}s)"
+grep -q "rank 1 .*status 7" "$T/err" && [ "$(wc -l < "$T/err")" = 1 ] && pass "one line names the failing rank" ||
+    { fail "one line names the failing rank"; cat "$T/err"; }
+
+t0=$(now)
+"$HCCLRUN" -n 2 sh -c 'trap "" TERM; if [ "$RANK" = 0 ]; then sleep 0.3; exit 3; fi; exec sleep 30' 2>/dev/null; rc=$?
+e=$(elapsed "$t0")
+check_rc "rank ignoring SIGTERM" 3 $rc
+awk -v e="$e" 'BEGIN { exit !(e >= 3 && e < 8) }' && pass "SIGKILL after the grace period (${e}s)" ||
+    fail "SIGKILL after the grace period (${e}s)"
+
+"$HCCLRUN" -n 2 sh -c 'if [ "$RANK" = 1 ]; then kill -KILL $$; fi; exec sleep 30' 2>"$T/err"; rc=$?
+check_rc "rank killed by a signal" 137 $rc
+grep -q "rank 1 .*signal 9" "$T/err" && pass "signal named" || { fail "signal named"; cat "$T/err"; }
+
+# --- signal forwarding ---------------------------------------------------------------
+for sig in TERM HUP; do
+    rm -f "$T"/ready.* "$T"/sig.*
+    OUTDIR="$T" "$HCCLRUN" -n 2 sh -c \
+        'trap "echo got > \"$OUTDIR/sig.$RANK\"; exit 0" '$sig'; : > "$OUTDIR/ready.$RANK"; while :; do sleep 0.05; done' &
+    pid=$!
+    for _ in $(seq 100); do [ -e "$T/ready.0" ] && [ -e "$T/ready.1" ] && break; sleep 0.05; done
+    kill -$sig $pid
+    wait $pid; rc=$?
+    [ $rc = 0 ] && [ -e "$T/sig.0" ] && [ -e "$T/sig.1" ] && pass "SIG$sig forwarded to every rank" ||
+        fail "SIG$sig forwarded to every rank (exit $rc)"
+done
+rm -f "$T"/ready.*
+"$HCCLRUN" -n 2 sh -c ': > "'"$T"'/ready.$RANK"; exec sleep 30' 2>"$T/err" &
+pid=$!
+for _ in $(seq 100); do [ -e "$T/ready.0" ] && [ -e "$T/ready.1" ] && break; sleep 0.05; done
+kill -TERM $pid; wait $pid; rc=$?
+check_rc "SIGTERM to default-handling ranks gives 128+15" 143 $rc
+
+# --- output tagging -------------------------------------------------------------------
+"$HCCLRUN" -n 2 --tag-output sh -c 'echo "hello $RANK"; echo "oops" >&2; printf "no newline"' >"$T/out" 2>"$T/err"
+check_rc "--tag-output run" 0 $?
+grep -qx "\[0\] hello 0" "$T/out" && grep -qx "\[1\] hello 1" "$T/out" && grep -qx "\[1\] no newline" "$T/out" &&
+    grep -qx "\[0\] oops" "$T/err" && ! grep -q oops "$T/out" && pass "--tag-output prefixes lines" ||
+    { fail "--tag-output prefixes lines"; cat "$T/out" "$T/err"; }
+
+# --- program next to hcclrun -----------------------------------------------------------
+mkdir -p "$T/bin"
+cp "$HCCLRUN" "$T/bin/hcclrun"
+printf '#!/bin/sh\nexit 5\n' > "$T/bin/next_to_me"; chmod +x "$T/bin/next_to_me"
+"$T/bin/hcclrun" -n 2 next_to_me 2>/dev/null; check_rc "program found next to hcclrun" 5 $?
+
+echo "$fails failure(s)"
+[ $fails = 0 ]
