@@ -363,7 +363,7 @@ HcclResult hccl_comm_init_ranktable(const char *path, uint32_t rank, const HcclC
         uint16_t port = e->device_port ? e->device_port : (uint16_t)(base + (r - first_of_server));
         const char *ip = e->device_ip[0] ? e->device_ip : e->host_ip;
         CHECK_GOTO(hccl_addr_parse(ip, port, &c->peers[r].addr), res, done);
-        snprintf(c->peers[r].host, sizeof c->peers[r].host, "%s", e->server_id);
+        snprintf(c->peers[r].host, sizeof c->peers[r].host, "%.63s", e->server_id);
         c->peers[r].rank = r;
         c->peers[r].host_hash = fnv1a(e->server_id, strlen(e->server_id), FNV_SEED);
         h = fnv1a(ip, strlen(ip), h);
