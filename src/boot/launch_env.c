@@ -12,8 +12,9 @@
  * OMPI_COMM_WORLD_LOCAL_RANK, MPI_LOCALRANKID; -1 when none is set.
  * Root: address HCCL_ROOT_ADDR else MASTER_ADDR; port HCCL_ROOT_PORT (1..65535) else
  * MASTER_PORT + 1 (MASTER_PORT itself is torch's TCPStore). "[v6addr]" brackets are removed.
- * Secret: HCCL_JOB_SECRET read as a number ("0x" hex, decimal, or up to 16 bare hex digits),
- * any other text hashed with 64-bit FNV-1a. Without it the secret is the FNV-1a hash of the
+ * Secret: HCCL_JOB_SECRET read as a number, first match wins: "0x" + 1..16 hex digits;
+ * exactly 16 hex digits (what hcclrun writes); decimal up to 2^64-1; 1..15 hex digits. Any
+ * other text is hashed with 64-bit FNV-1a. Without it the secret is the FNV-1a hash of the
  * job id variables that are set (TORCHELASTIC_RUN_ID, SLURM_JOB_ID, OMPI_MCA_ess_base_jobid,
  * each hashed as NAME=VALUE) and the root address and port. That derived value only keeps
  * apart jobs that share a host by accident: anyone who can read the job's environment (or
@@ -154,6 +155,7 @@ static uint64_t secret_from_text(const char *s)
 {
     uint64_t v;
     if ((s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) && parse_hex(s + 2, &v) == 0) return v;
+    if (strlen(s) == 16 && parse_hex(s, &v) == 0) return v; /* hcclrun's "%016llx" */
     if (parse_dec(s, UINT64_MAX, &v) == 0) return v;
     if (parse_hex(s, &v) == 0) return v;
     return fnv1a(FNV_OFFSET, s, strlen(s));

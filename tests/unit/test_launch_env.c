@@ -187,6 +187,8 @@ static void test_secret(void)
     TT_ASSERT(secret_of(ENV(BASE, "HCCL_JOB_SECRET=0XFFFFFFFFFFFFFFFF")) == UINT64_MAX);
     TT_ASSERT(secret_of(ENV(BASE, "HCCL_JOB_SECRET=18446744073709551615")) == UINT64_MAX);
     TT_ASSERT(secret_of(ENV(BASE, "HCCL_JOB_SECRET=12345")) == 12345);
+    TT_ASSERT(secret_of(ENV(BASE, "HCCL_JOB_SECRET=0000000000000012")) == 0x12); /* hcclrun's %016llx */
+    TT_ASSERT(secret_of(ENV(BASE, "HCCL_JOB_SECRET=00000000000000012")) == 12);
     TT_ASSERT(secret_of(ENV(BASE, "HCCL_JOB_SECRET=deadbeefcafef00d")) == 0xdeadbeefcafef00dull);
     /* Text, and numbers that do not fit, are hashed (FNV-1a 64 of the text). */
     TT_ASSERT(secret_of(ENV(BASE, "HCCL_JOB_SECRET=foobar")) == 0x85944171f73967e8ull);
