@@ -1,0 +1,225 @@
+/*
+ * memory.c - host "device" memory: aclrtMalloc/Free, aclrtMallocHost/FreeHost,
+ * aclrtMemcpy/Memset and their stream-ordered Async forms.
+ *
+ * Every allocation is zero-filled and 64-byte aligned (programs written for NPUs
+ * rely on zero fill). Sizes up to MMAP_THRESHOLD come from posix_memalign + memset;
+ * larger ones from an anonymous mmap (page aligned, zeroed by the kernel for free,
+ * returned to it at once on free; ACL_MEM_MALLOC_HUGE_* policies ask for transparent
+ * huge pages with madvise).
+ *
+ * A registry (hash map under a mutex) maps each live pointer to its size and kind:
+ *   value = size << 2 | HOST_BIT (MallocHost) | MMAP_BIT (came from mmap)
+ * so freeing an unknown pointer, one freed already, or one of the other kind
+ * (aclrtFree of a MallocHost pointer) is rejected with ACL_ERROR_INVALID_PARAM.
+ * After fork the child keeps its copies of the parent's allocations and may free them.
+ */
+#include "runtime/runtime_int.h"
+
+#include "util/util.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define MMAP_THRESHOLD ((size_t)256 << 10)
+#define HOST_BIT 1u
+#define MMAP_BIT 2u
+#define MAX_SIZE (SIZE_MAX >> 3)
+
+static pthread_mutex_t reg_mu = PTHREAD_MUTEX_INITIALIZER;
+static hccl_rt_map reg;
+
+static void release(void *p, uint64_t val)
+{
+    if (val & MMAP_BIT) {
+        size_t page = (size_t)sysconf(_SC_PAGESIZE);
+        size_t len = ((size_t)(val >> 2) + page - 1) & ~(page - 1);
+        munmap(p, len);
+    } else {
+        free(p);
+    }
+}
+
+static aclError alloc_zeroed(void **out, size_t size, int huge, int host, const char *api)
+{
+    if (size > MAX_SIZE) return hccl_rt_error(ACL_ERROR_BAD_ALLOC, "%s: cannot allocate %zu bytes", api, size);
+    void *p = NULL;
+    unsigned flags = host ? HOST_BIT : 0;
+    if (size > MMAP_THRESHOLD) {
+        size_t page = (size_t)sysconf(_SC_PAGESIZE);
+        size_t len = (size + page - 1) & ~(page - 1);
+        p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED) return hccl_rt_error(ACL_ERROR_BAD_ALLOC, "%s: cannot allocate %zu bytes", api, size);
+#ifdef MADV_HUGEPAGE
+        if (huge) madvise(p, len, MADV_HUGEPAGE);
+#endif
+        flags |= MMAP_BIT;
+    } else {
+        (void)huge;
+        if (posix_memalign(&p, 64, size) != 0 || !p)
+            return hccl_rt_error(ACL_ERROR_BAD_ALLOC, "%s: cannot allocate %zu bytes", api, size);
+        memset(p, 0, size);
+    }
+    uint64_t val = (uint64_t)size << 2 | flags;
+    pthread_mutex_lock(&reg_mu);
+    aclError rc = hccl_rt_map_put(&reg, (uintptr_t)p, val);
+    pthread_mutex_unlock(&reg_mu);
+    if (rc != ACL_SUCCESS) {
+        release(p, val);
+        return hccl_rt_error(ACL_ERROR_BAD_ALLOC, "%s: out of memory for the allocation registry", api);
+    }
+    *out = p;
+    return ACL_SUCCESS;
+}
+
+static aclError free_checked(void *p, int host, const char *api)
+{
+    if (!p) return hccl_rt_error(ACL_ERROR_INVALID_PARAM, "%s: pointer is NULL", api);
+    uint64_t val = 0;
+    pthread_mutex_lock(&reg_mu);
+    int found = hccl_rt_map_get(&reg, (uintptr_t)p, &val);
+    int kind_ok = found && (((val & HOST_BIT) != 0) == (host != 0));
+    if (kind_ok) hccl_rt_map_del(&reg, (uintptr_t)p, NULL);
+    pthread_mutex_unlock(&reg_mu);
+    if (!found)
+        return hccl_rt_error(ACL_ERROR_INVALID_PARAM, "%s: %p was not allocated by %s or was already freed", api, p,
+                             host ? "aclrtMallocHost" : "aclrtMalloc");
+    if (!kind_ok)
+        return hccl_rt_error(ACL_ERROR_INVALID_PARAM, "%s: %p was allocated by %s; free it with %s", api, p,
+                             host ? "aclrtMalloc" : "aclrtMallocHost", host ? "aclrtFree" : "aclrtFreeHost");
+    release(p, val);
+    return ACL_SUCCESS;
+}
+
+/*
+ * Accepted policies: the low byte is HUGE_FIRST, HUGE_ONLY, NORMAL_ONLY or their
+ * upstream _P2P twins (3, 4, 5); upstream's memory-type flags 0x100 (low bandwidth)
+ * and 0x1000 (high bandwidth) may be or-ed in. Anything else is invalid.
+ */
+static int policy_valid(unsigned policy, int *huge)
+{
+    unsigned base = policy & 0xffu;
+    unsigned rest = policy & ~0xffu;
+    if (base > 5 || (rest & ~(0x100u | 0x1000u)) != 0) return 0;
+    *huge = (base % 3) != ACL_MEM_MALLOC_NORMAL_ONLY;
+    return 1;
+}
+
+aclError aclrtMalloc(void **devPtr, size_t size, aclrtMemMallocPolicy policy)
+{
+    if (!devPtr) return hccl_rt_error(ACL_ERROR_INVALID_PARAM, "aclrtMalloc: devPtr is NULL");
+    if (size == 0) return hccl_rt_error(ACL_ERROR_INVALID_PARAM, "aclrtMalloc: size is 0");
+    int huge;
+    if (!policy_valid((unsigned)policy, &huge))
+        return hccl_rt_error(ACL_ERROR_INVALID_PARAM, "aclrtMalloc: policy %d is not a valid aclrtMemMallocPolicy",
+                             (int)policy);
+    return alloc_zeroed(devPtr, size, huge, 0, "aclrtMalloc");
+}
+
+aclError aclrtFree(void *devPtr) { return free_checked(devPtr, 0, "aclrtFree"); }
+
+aclError aclrtMallocHost(void **hostPtr, size_t size)
+{
+    if (!hostPtr) return hccl_rt_error(ACL_ERROR_INVALID_PARAM, "aclrtMallocHost: hostPtr is NULL");
+    if (size == 0) return hccl_rt_error(ACL_ERROR_INVALID_PARAM, "aclrtMallocHost: size is 0");
+    return alloc_zeroed(hostPtr, size, 0, 1, "aclrtMallocHost");
+}
+
+aclError aclrtFreeHost(void *hostPtr) { return free_checked(hostPtr, 1, "aclrtFreeHost"); }
+
+static aclError check_memcpy(void *dst, size_t destMax, const void *src, size_t count, aclrtMemcpyKind kind,
+                             const char *api)
+{
+    if ((unsigned)kind > ACL_MEMCPY_DEFAULT)
+        return hccl_rt_error(ACL_ERROR_INVALID_PARAM, "%s: kind %d is not a valid aclrtMemcpyKind", api, (int)kind);
+    if (count > destMax)
+        return hccl_rt_error(ACL_ERROR_INVALID_PARAM, "%s: count %zu exceeds destMax %zu", api, count, destMax);
+    if (count > 0 && (!dst || !src))
+        return hccl_rt_error(ACL_ERROR_INVALID_PARAM, "%s: %s is NULL with count %zu", api, dst ? "src" : "dst", count);
+    return ACL_SUCCESS;
+}
+
+static aclError check_memset(void *devPtr, size_t maxCount, size_t count, const char *api)
+{
+    if (count > maxCount)
+        return hccl_rt_error(ACL_ERROR_INVALID_PARAM, "%s: count %zu exceeds maxCount %zu", api, count, maxCount);
+    if (count > 0 && !devPtr)
+        return hccl_rt_error(ACL_ERROR_INVALID_PARAM, "%s: devPtr is NULL with count %zu", api, count);
+    return ACL_SUCCESS;
+}
+
+aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count, aclrtMemcpyKind kind)
+{
+    aclError rc = check_memcpy(dst, destMax, src, count, kind, "aclrtMemcpy");
+    if (rc != ACL_SUCCESS) return rc;
+    if (count > 0 && dst != src) memmove(dst, src, count);
+    return ACL_SUCCESS;
+}
+
+aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value, size_t count)
+{
+    aclError rc = check_memset(devPtr, maxCount, count, "aclrtMemset");
+    if (rc != ACL_SUCCESS) return rc;
+    if (count > 0) memset(devPtr, (unsigned char)value, count);
+    return ACL_SUCCESS;
+}
+
+/* The argument of a queued copy or fill; the task frees it. */
+typedef struct mem_op {
+    void *dst;
+    const void *src; /* NULL: fill with value */
+    size_t count;
+    unsigned char value;
+} mem_op;
+
+static aclError mem_task(void *arg)
+{
+    mem_op *op = arg;
+    if (op->count == 0) {
+        /* nothing to do */
+    } else if (op->src) {
+        if (op->dst != op->src) memmove(op->dst, op->src, op->count);
+    } else {
+        memset(op->dst, op->value, op->count);
+    }
+    hccl_free(op);
+    return ACL_SUCCESS;
+}
+
+static aclError enqueue_op(void *dst, const void *src, size_t count, unsigned char value, aclrtStream stream,
+                           const char *api)
+{
+    mem_op *op = hccl_malloc(sizeof *op);
+    if (!op) return hccl_rt_error(ACL_ERROR_BAD_ALLOC, "%s: out of memory", api);
+    op->dst = dst;
+    op->src = src;
+    op->count = count;
+    op->value = value;
+    aclError rc = hccl_rt_stream_enqueue(stream, mem_task, op, api);
+    if (rc != ACL_SUCCESS && stream) hccl_free(op);
+    return rc;
+}
+
+aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src, size_t count, aclrtMemcpyKind kind,
+                          aclrtStream stream)
+{
+    aclError rc = check_memcpy(dst, destMax, src, count, kind, "aclrtMemcpyAsync");
+    if (rc != ACL_SUCCESS) return rc;
+    return enqueue_op(dst, src, count, 0, stream, "aclrtMemcpyAsync");
+}
+
+aclError aclrtMemsetAsync(void *devPtr, size_t maxCount, int32_t value, size_t count, aclrtStream stream)
+{
+    aclError rc = check_memset(devPtr, maxCount, count, "aclrtMemsetAsync");
+    if (rc != ACL_SUCCESS) return rc;
+    return enqueue_op(devPtr, NULL, count, (unsigned char)value, stream, "aclrtMemsetAsync");
+}
+
+void hccl_rt_memory_atfork_prepare(void) { pthread_mutex_lock(&reg_mu); }
+
+void hccl_rt_memory_atfork_parent(void) { pthread_mutex_unlock(&reg_mu); }
+
+void hccl_rt_memory_atfork_child(void) { pthread_mutex_init(&reg_mu, NULL); }

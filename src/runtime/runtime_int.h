@@ -1,0 +1,83 @@
+/*
+ * runtime_int.h - private interfaces shared by the files of the host runtime (libascendcl).
+ *
+ * The runtime is split by concern:
+ *   map.c     a pointer-keyed hash map (open addressing, linear probing) used as the
+ *             registry of live allocations, streams, events and contexts;
+ *   errmsg.c  the thread-local "recent error" text behind aclGetRecentErrMsg;
+ *   device.c  aclInit/aclFinalize, devices, contexts, run mode, the fork handlers;
+ *   memory.c  aclrtMalloc/Free/MallocHost/FreeHost/Memcpy/Memset (+ Async);
+ *   stream.c  streams: in-order work queues, each run by one worker thread;
+ *   event.c   events (CUDA semantics) built on stream tasks.
+ *
+ * Nothing here is exported: the version script exports only acl*.
+ */
+#ifndef HCCL_RUNTIME_INT_H
+#define HCCL_RUNTIME_INT_H
+
+#include <acl/acl.h>
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- map.c: uintptr_t (non-zero) -> uint64_t hash map; not locked (callers lock). */
+typedef struct hccl_rt_map {
+    uintptr_t *keys; /* 0 = empty slot */
+    uint64_t *vals;
+    size_t cap; /* power of two, or 0 before the first insert */
+    size_t len;
+} hccl_rt_map;
+
+/* Inserts or replaces; ACL_ERROR_BAD_ALLOC when growing fails. */
+aclError hccl_rt_map_put(hccl_rt_map *m, uintptr_t key, uint64_t val);
+/* Returns 1 and sets *val (may be NULL) when key is present, else 0. */
+int hccl_rt_map_get(const hccl_rt_map *m, uintptr_t key, uint64_t *val);
+/* Removes key; returns 1 when it was present (and sets *val if non-NULL). */
+int hccl_rt_map_del(hccl_rt_map *m, uintptr_t key, uint64_t *val);
+/* Calls fn for each entry (the map must not change meanwhile). */
+void hccl_rt_map_each(const hccl_rt_map *m, void (*fn)(uintptr_t key, uint64_t val, void *ctx), void *ctx);
+/* Forgets every entry without freeing what they point to, and releases the storage. */
+void hccl_rt_map_clear(hccl_rt_map *m);
+
+/* ---- errmsg.c */
+/* Records "fmt..." as this thread's recent error text, logs it at INFO, returns rc. */
+aclError hccl_rt_error(aclError rc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Records the text without logging (for task errors reported by a synchronize). */
+void hccl_rt_error_quiet(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* ---- stream.c */
+/* Microseconds a waiting thread spins before sleeping (ACL_HOST_SPIN_US, default 30). */
+int64_t hccl_rt_spin_us(void);
+/* Spins (bounded by hccl_rt_spin_us, yielding) until *word >= target; 1 if reached. */
+int hccl_rt_spin_until_ge(const uint64_t *word, uint64_t target);
+/*
+ * Enqueues fn(arg) on a live stream (NULL stream: runs it now and returns its result).
+ * On an error return fn was not queued and arg is still the caller's.
+ */
+aclError hccl_rt_stream_enqueue(aclrtStream stream, aclrtHostTask fn, void *arg, const char *api);
+/* Waits for all live streams (skipping the calling worker's own); first error found. */
+aclError hccl_rt_stream_sync_all(void);
+void hccl_rt_stream_atfork_prepare(void);
+void hccl_rt_stream_atfork_parent(void);
+void hccl_rt_stream_atfork_child(void);
+
+/* ---- event.c */
+void hccl_rt_event_atfork_prepare(void);
+void hccl_rt_event_atfork_parent(void);
+void hccl_rt_event_atfork_child(void);
+
+/* ---- memory.c */
+void hccl_rt_memory_atfork_prepare(void);
+void hccl_rt_memory_atfork_parent(void);
+void hccl_rt_memory_atfork_child(void);
+
+/* ---- device.c */
+/* Number of host devices, re-read from the environment at each call. */
+uint32_t hccl_rt_device_count(void);
+/* The calling thread's device id, or -1 when it never set one. */
+int32_t hccl_rt_device_current(void);
+/* Binds the calling thread to a device id (used by stream workers: a task sees its
+ * stream creator's device through aclrtGetDevice). */
+void hccl_rt_device_bind(int32_t device);
+
+#endif
