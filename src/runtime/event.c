@@ -1,0 +1,247 @@
+/*
+ * event.c - events with CUDA semantics, built from stream tasks.
+ *
+ * An event counts its records: aclrtRecordEvent gives the new record the number
+ * recorded+1 and enqueues a marker task on the stream; when the marker runs, the
+ * event's completed number rises to that record (it only ever rises).
+ *
+ *   stream A: [slow task][record #1]             completed: 0 -> 1
+ *   stream B:      [wait for #1][task after wait]  (the wait blocks B's worker)
+ *
+ * aclrtStreamWaitEvent(stream, ev) captures target = recorded at the time of the
+ * call (the most recent record before the wait; none: nothing to wait for) and
+ * enqueues a task that blocks until completed >= target. aclrtSynchronizeEvent waits
+ * the same way in the caller; aclrtQueryEventStatus compares completed with recorded.
+ * Waiters spin briefly (see stream.c) then sleep on the event's condition variable.
+ *
+ * Lifetime: an event is reference counted: the registry holds one reference and each
+ * queued marker or in-flight API call holds one, so aclrtDestroyEvent while a marker is
+ * pending is safe; the memory goes when the last reference drops.
+ *
+ * Fork: in the child the parent's streams are gone, so every pending record of an
+ * event created before the fork counts as complete.
+ */
+#include "runtime/runtime_int.h"
+
+#include "util/util.h"
+
+#include <pthread.h>
+
+typedef struct rt_event {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    uint64_t recorded;  /* number of the last record (under mu) */
+    uint64_t completed; /* highest record whose marker ran (atomic reads) */
+    int sleepers;
+    int refs; /* atomic */
+} rt_event;
+
+typedef struct marker {
+    rt_event *ev;
+    uint64_t seq;
+} marker;
+
+static pthread_mutex_t reg_mu = PTHREAD_MUTEX_INITIALIZER;
+static hccl_rt_map reg;
+
+static void event_put(rt_event *e)
+{
+    if (__atomic_sub_fetch(&e->refs, 1, __ATOMIC_ACQ_REL) == 0) {
+        pthread_cond_destroy(&e->cv);
+        pthread_mutex_destroy(&e->mu);
+        hccl_free(e);
+    }
+}
+
+static rt_event *event_get(aclrtEvent handle)
+{
+    rt_event *e = NULL;
+    pthread_mutex_lock(&reg_mu);
+    if (hccl_rt_map_get(&reg, (uintptr_t)handle, NULL)) {
+        e = handle;
+        __atomic_add_fetch(&e->refs, 1, __ATOMIC_ACQ_REL);
+    }
+    pthread_mutex_unlock(&reg_mu);
+    return e;
+}
+
+static void complete_record(rt_event *e, uint64_t seq)
+{
+    pthread_mutex_lock(&e->mu);
+    if (seq > e->completed) __atomic_store_n(&e->completed, seq, __ATOMIC_RELEASE);
+    if (e->sleepers) pthread_cond_broadcast(&e->cv);
+    pthread_mutex_unlock(&e->mu);
+}
+
+static void wait_record(rt_event *e, uint64_t target)
+{
+    if (hccl_rt_spin_until_ge(&e->completed, target)) return;
+    pthread_mutex_lock(&e->mu);
+    while (e->completed < target) {
+        e->sleepers++;
+        pthread_cond_wait(&e->cv, &e->mu);
+        e->sleepers--;
+    }
+    pthread_mutex_unlock(&e->mu);
+}
+
+static aclError record_task(void *arg)
+{
+    marker *m = arg;
+    complete_record(m->ev, m->seq);
+    event_put(m->ev);
+    hccl_free(m);
+    return ACL_SUCCESS;
+}
+
+static aclError wait_task(void *arg)
+{
+    marker *m = arg;
+    wait_record(m->ev, m->seq);
+    event_put(m->ev);
+    hccl_free(m);
+    return ACL_SUCCESS;
+}
+
+aclError aclrtCreateEvent(aclrtEvent *event)
+{
+    if (!event) return hccl_rt_error(ACL_ERROR_INVALID_PARAM, "aclrtCreateEvent: event is NULL");
+    rt_event *e = hccl_calloc(1, sizeof *e);
+    if (!e) return hccl_rt_error(ACL_ERROR_BAD_ALLOC, "aclrtCreateEvent: out of memory");
+    pthread_mutex_init(&e->mu, NULL);
+    pthread_cond_init(&e->cv, NULL);
+    e->refs = 1;
+    pthread_mutex_lock(&reg_mu);
+    aclError rc = hccl_rt_map_put(&reg, (uintptr_t)e, 1);
+    pthread_mutex_unlock(&reg_mu);
+    if (rc != ACL_SUCCESS) {
+        event_put(e);
+        return hccl_rt_error(rc, "aclrtCreateEvent: out of memory");
+    }
+    *event = e;
+    return ACL_SUCCESS;
+}
+
+aclError aclrtDestroyEvent(aclrtEvent event)
+{
+    pthread_mutex_lock(&reg_mu);
+    int found = hccl_rt_map_del(&reg, (uintptr_t)event, NULL);
+    pthread_mutex_unlock(&reg_mu);
+    if (!found) return hccl_rt_error(ACL_ERROR_RT_INVALID_HANDLE, "aclrtDestroyEvent: %p is not a live event", event);
+    event_put(event); /* the registry's reference */
+    return ACL_SUCCESS;
+}
+
+aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream)
+{
+    rt_event *e = event_get(event);
+    if (!e) return hccl_rt_error(ACL_ERROR_RT_INVALID_HANDLE, "aclrtRecordEvent: %p is not a live event", event);
+    marker *m = hccl_malloc(sizeof *m);
+    if (!m) {
+        event_put(e);
+        return hccl_rt_error(ACL_ERROR_BAD_ALLOC, "aclrtRecordEvent: out of memory");
+    }
+    pthread_mutex_lock(&e->mu);
+    m->ev = e;
+    m->seq = ++e->recorded;
+    pthread_mutex_unlock(&e->mu);
+    /* The marker owns the reference taken by event_get. */
+    aclError rc = hccl_rt_stream_enqueue(stream, record_task, m, "aclrtRecordEvent");
+    if (rc != ACL_SUCCESS) record_task(m); /* never leave a record that cannot complete */
+    return rc;
+}
+
+aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event)
+{
+    rt_event *e = event_get(event);
+    if (!e) return hccl_rt_error(ACL_ERROR_RT_INVALID_HANDLE, "aclrtStreamWaitEvent: %p is not a live event", event);
+    pthread_mutex_lock(&e->mu);
+    uint64_t target = e->recorded;
+    pthread_mutex_unlock(&e->mu);
+    if (__atomic_load_n(&e->completed, __ATOMIC_ACQUIRE) >= target) {
+        event_put(e); /* already complete (or never recorded): nothing to wait for */
+        return ACL_SUCCESS;
+    }
+    marker *m = hccl_malloc(sizeof *m);
+    if (!m) {
+        event_put(e);
+        return hccl_rt_error(ACL_ERROR_BAD_ALLOC, "aclrtStreamWaitEvent: out of memory");
+    }
+    m->ev = e;
+    m->seq = target;
+    aclError rc = hccl_rt_stream_enqueue(stream, wait_task, m, "aclrtStreamWaitEvent");
+    if (rc != ACL_SUCCESS) {
+        event_put(e);
+        hccl_free(m);
+    }
+    return rc;
+}
+
+aclError aclrtSynchronizeEvent(aclrtEvent event)
+{
+    rt_event *e = event_get(event);
+    if (!e) return hccl_rt_error(ACL_ERROR_RT_INVALID_HANDLE, "aclrtSynchronizeEvent: %p is not a live event", event);
+    pthread_mutex_lock(&e->mu);
+    uint64_t target = e->recorded;
+    pthread_mutex_unlock(&e->mu);
+    wait_record(e, target);
+    event_put(e);
+    return ACL_SUCCESS;
+}
+
+aclError aclrtQueryEventStatus(aclrtEvent event, aclrtEventRecordedStatus *status)
+{
+    if (!status) return hccl_rt_error(ACL_ERROR_INVALID_PARAM, "aclrtQueryEventStatus: status is NULL");
+    rt_event *e = event_get(event);
+    if (!e) return hccl_rt_error(ACL_ERROR_RT_INVALID_HANDLE, "aclrtQueryEventStatus: %p is not a live event", event);
+    pthread_mutex_lock(&e->mu);
+    int done = e->completed >= e->recorded;
+    pthread_mutex_unlock(&e->mu);
+    event_put(e);
+    *status = done ? ACL_EVENT_RECORDED_STATUS_COMPLETE : ACL_EVENT_RECORDED_STATUS_NOT_READY;
+    return ACL_SUCCESS;
+}
+
+static void lock_event(uintptr_t key, uint64_t val, void *ctx)
+{
+    (void)val;
+    (void)ctx;
+    pthread_mutex_lock(&((rt_event *)key)->mu);
+}
+
+static void unlock_event(uintptr_t key, uint64_t val, void *ctx)
+{
+    (void)val;
+    (void)ctx;
+    pthread_mutex_unlock(&((rt_event *)key)->mu);
+}
+
+static void reset_event(uintptr_t key, uint64_t val, void *ctx)
+{
+    (void)val;
+    (void)ctx;
+    rt_event *e = (rt_event *)key;
+    pthread_mutex_init(&e->mu, NULL);
+    pthread_cond_init(&e->cv, NULL);
+    e->sleepers = 0;
+    e->completed = e->recorded;
+    e->refs = 1; /* markers of the parent's streams never run here */
+}
+
+void hccl_rt_event_atfork_prepare(void)
+{
+    pthread_mutex_lock(&reg_mu);
+    hccl_rt_map_each(&reg, lock_event, NULL);
+}
+
+void hccl_rt_event_atfork_parent(void)
+{
+    hccl_rt_map_each(&reg, unlock_event, NULL);
+    pthread_mutex_unlock(&reg_mu);
+}
+
+void hccl_rt_event_atfork_child(void)
+{
+    hccl_rt_map_each(&reg, reset_event, NULL);
+    pthread_mutex_init(&reg_mu, NULL);
+}
