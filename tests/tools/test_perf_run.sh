@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# test_perf_run.sh BINDIR - runs all_reduce_perf through hcclrun with 2 and 3 ranks
+# (-b 8 -e 64K) and checks the exit status and the nccl-tests table: one header,
+# one row per size with 13 columns (size = count * 4, #wrong 0), the footer lines.
+# Then every other benchmark once with 2 ranks over a few sizes.
+set -u
+BIN=${1:?usage: test_perf_run.sh BINDIR}
+HCCLRUN="$BIN/hcclrun"
+unset RANK WORLD_SIZE LOCAL_RANK MASTER_ADDR MASTER_PORT
+export HCCL_CONNECT_TIMEOUT=${HCCL_CONNECT_TIMEOUT:-30}
+fails=0
+pass() { echo "ok   $1"; }
+fail() { echo "FAIL $1"; fails=$((fails + 1)); }
+T=$(mktemp -d /tmp/perf-run.XXXXXX)
+trap 'rm -rf "$T"' EXIT
+
+for n in 2 3; do
+    timeout 120 "$HCCLRUN" -n $n all_reduce_perf -b 8 -e 64K -f 4 -w 2 -n 5 > "$T/out" 2> "$T/err"
+    rc=$?
+    [ $rc = 0 ] && pass "all_reduce_perf with $n ranks" || { fail "all_reduce_perf with $n ranks: exit $rc"; cat "$T/err"; }
+    [ "$(grep -c '^# Collective test starting' "$T/out")" = 1 ] && pass "only rank 0 prints" || fail "only rank 0 prints"
+    grep -q "AllReduce: $n ranks ($n processes x 1 thread)" "$T/out" && pass "header names $n ranks" ||
+        fail "header names $n ranks"
+    [ "$(grep -c '^#  Rank ' "$T/out")" = $n ] && pass "one device line per rank" || fail "one device line per rank"
+    grep -Eq '^# +size +count +type +redop +root +time +algbw +busbw +#wrong +time +algbw +busbw +#wrong$' "$T/out" &&
+        pass "column header" || fail "column header"
+    bad=$(awk '/^ / {
+        if (NF != 13 || $2 * 4 != $1 || $3 != "float" || $4 != "sum" || $5 != -1 || $9 != 0 || $13 != 0) { print; next }
+        for (i = 6; i <= 12; i++) if (i != 9 && $i !~ /^[0-9]+(\.[0-9]+)?$/) { print; next }
+        d = $8 - $7 * 2 * (n - 1) / n; if (d > 0.011 || d < -0.011) print  # busbw = algbw * 2(n-1)/n
+    }' n=$n "$T/out")
+    sizes=$(awk '/^ / { printf "%s ", $1 }' "$T/out")
+    [ -z "$bad" ] && [ "$sizes" = "8 32 128 512 2048 8192 32768 " ] && pass "rows well formed ($sizes)" ||
+        { fail "rows well formed"; echo "$bad"; echo "sizes: $sizes"; }
+    grep -q '^# Out of bounds values : 0 OK$' "$T/out" && grep -Eq '^# Avg bus bandwidth : [0-9.e+-]+$' "$T/out" &&
+        pass "footer" || { fail "footer"; tail -4 "$T/out"; }
+done
+
+for b in all_gather reduce_scatter broadcast reduce alltoall sendrecv gather scatter; do
+    timeout 120 "$HCCLRUN" -n 2 ${b}_perf -b 8 -e 4K -f 8 -w 1 -n 2 -r 1 > "$T/out" 2> "$T/err"
+    rc=$?
+    rows=$(grep -c '^ ' "$T/out")
+    [ $rc = 0 ] && [ "$rows" = 4 ] && grep -q '^# Out of bounds values : 0 OK$' "$T/out" && pass "${b}_perf with 2 ranks" ||
+        { fail "${b}_perf with 2 ranks: exit $rc, $rows rows"; cat "$T/out" "$T/err"; }
+done
+
+echo "$fails failure(s)"
+[ $fails = 0 ]
