@@ -1,0 +1,286 @@
+/*
+ * conf_bad.c - bad input: every call below must fail at once with HCCL_E_PARA or
+ * HCCL_E_PTR (as listed per call), never crash, hang or succeed.
+ *
+ *   process level: HcclGetRootInfo(NULL); HcclCommInitRootInfo with nRanks 0, rank >=
+ *     nRanks, NULL root info, NULL comm, a zeroed root info; HcclCommInitClusterInfo
+ *     with a missing file, NULL path, malformed rank tables, rank beyond the table;
+ *     HcclCommInitAll with 0 devices or NULL arrays; NULL/destroyed handles.
+ *   per rank (1 and 2 ranks as threads): NULL buffers with non-zero counts, unknown
+ *     dtypes (13, 99, 255) and reduce ops (7, 255), roots and peers out of range,
+ *     counts whose byte size overflows, NULL count arrays, bad BatchSendRecv items,
+ *     NULL communicator, NULL out-pointers; afterwards the communicator and stream
+ *     must still work (a rejected call queues nothing).
+ * "At once" is checked as: each call returns within 2 s (5 s for init calls).
+ */
+#include "conf.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define PARA (1u << HCCL_E_PARA)
+#define PTR ((1u << HCCL_E_PTR) | (1u << HCCL_E_PARA))
+#define ANYERR 0xfffffffeu
+
+static void expect_rc(conf_ctx *ctx, HcclResult rc, unsigned allowed, double t0, double limit, const char *what)
+{
+    double dt = conf_now() - t0;
+    if (rc == HCCL_SUCCESS || (unsigned)rc >= 32 || !(allowed & (1u << rc)))
+        conf_fail(ctx, "%s returned %d (%s), expected %s", what, (int)rc, HcclGetErrorString(rc),
+                  allowed == PARA ? "HCCL_E_PARA" : allowed == PTR ? "HCCL_E_PTR or HCCL_E_PARA" : "an error");
+    if (dt > limit) conf_fail(ctx, "%s took %.2f s (must fail at once)", what, dt);
+}
+
+#define BAD(ctx, allowed, call)                                                                                      \
+    do {                                                                                                             \
+        conf_step(ctx, "bad input: %s", #call);                                                                      \
+        double t0_ = conf_now();                                                                                     \
+        expect_rc(ctx, call, allowed, t0_, 2.0, #call);                                                              \
+    } while (0)
+
+#define BAD_INIT(ctx, allowed, call)                                                                                 \
+    do {                                                                                                             \
+        conf_step(ctx, "bad input: %s", #call);                                                                      \
+        double t0_ = conf_now();                                                                                     \
+        expect_rc(ctx, call, allowed, t0_, 5.0, #call);                                                              \
+    } while (0)
+
+/* ---- per rank ------------------------------------------------------------------------- */
+
+static void rank_bad(conf_ctx *ctx)
+{
+    HcclComm comm = ctx->comm;
+    aclrtStream st = ctx->stream;
+    uint32_t n = (uint32_t)ctx->nranks;
+    void *s = NULL, *r = NULL;
+    uint64_t counts[CONF_MAX_RANKS], displs[CONF_MAX_RANKS], matrix[4 * 4];
+    uint32_t v;
+    const HcclDataType I32 = HCCL_DATA_TYPE_INT32;
+    const HcclReduceOp SUM = HCCL_REDUCE_SUM;
+
+    for (uint32_t i = 0; i < CONF_MAX_RANKS; i++) {
+        counts[i] = 1;
+        displs[i] = i;
+    }
+    for (int i = 0; i < 16; i++) matrix[i] = 1;
+    if (!conf_acl_ok(ctx, aclrtMalloc(&s, 4096, ACL_MEM_MALLOC_HUGE_FIRST), "aclrtMalloc") ||
+        !conf_acl_ok(ctx, aclrtMalloc(&r, 4096, ACL_MEM_MALLOC_HUGE_FIRST), "aclrtMalloc"))
+        return;
+
+    /* NULL buffers with a non-zero count */
+    BAD(ctx, PTR, HcclAllReduce(NULL, r, 4, I32, SUM, comm, st));
+    BAD(ctx, PTR, HcclAllReduce(s, NULL, 4, I32, SUM, comm, st));
+    BAD(ctx, PTR, HcclBroadcast(NULL, 4, I32, 0, comm, st));
+    BAD(ctx, PTR, HcclReduceScatter(NULL, r, 4, I32, SUM, comm, st));
+    BAD(ctx, PTR, HcclAllGather(s, NULL, 4, I32, comm, st));
+    BAD(ctx, PTR, HcclSend(NULL, 4, I32, 0, comm, st));
+    BAD(ctx, PTR, HcclRecv(NULL, 4, I32, 0, comm, st));
+    BAD(ctx, PTR, HcclAlltoAll(NULL, 1, I32, r, 1, I32, comm, st));
+    /* NULL count arrays */
+    BAD(ctx, PTR, HcclAllGatherV(s, 1, r, NULL, displs, I32, comm, st));
+    BAD(ctx, PTR, HcclAllGatherV(s, 1, r, counts, NULL, I32, comm, st));
+    BAD(ctx, PTR, HcclReduceScatterV(s, NULL, displs, r, 1, I32, SUM, comm, st));
+    BAD(ctx, PTR, HcclAlltoAllV(s, NULL, displs, I32, r, counts, displs, I32, comm, st));
+    BAD(ctx, PTR, HcclAlltoAllV(s, counts, displs, I32, r, counts, NULL, I32, comm, st));
+    BAD(ctx, PTR, HcclAlltoAllVC(s, NULL, I32, r, I32, comm, st));
+    /* unknown dtype / op */
+    BAD(ctx, PARA, HcclAllReduce(s, r, 4, (HcclDataType)13, SUM, comm, st));
+    BAD(ctx, PARA, HcclAllReduce(s, r, 4, (HcclDataType)99, SUM, comm, st));
+    BAD(ctx, PARA, HcclAllReduce(s, r, 4, HCCL_DATA_TYPE_RESERVED, SUM, comm, st));
+    BAD(ctx, PARA, HcclAllReduce(s, r, 4, I32, (HcclReduceOp)7, comm, st));
+    BAD(ctx, PARA, HcclAllReduce(s, r, 4, I32, HCCL_REDUCE_RESERVED, comm, st));
+    BAD(ctx, PARA, HcclReduce(s, r, 4, I32, (HcclReduceOp)7, 0, comm, st));
+    BAD(ctx, PARA, HcclReduceScatter(s, r, 1, (HcclDataType)99, SUM, comm, st));
+    BAD(ctx, PARA, HcclAllGather(s, r, 1, (HcclDataType)13, comm, st));
+    BAD(ctx, PARA, HcclBroadcast(s, 4, (HcclDataType)99, 0, comm, st));
+    BAD(ctx, PARA, HcclAlltoAll(s, 1, (HcclDataType)99, r, 1, (HcclDataType)99, comm, st));
+    BAD(ctx, PARA, HcclSend(s, 4, (HcclDataType)99, 0, comm, st));
+    /* roots and peers out of range */
+    BAD(ctx, PARA, HcclBroadcast(s, 4, I32, n, comm, st));
+    BAD(ctx, PARA, HcclBroadcast(s, 4, I32, 1000, comm, st));
+    BAD(ctx, PARA, HcclReduce(s, r, 4, I32, SUM, n, comm, st));
+    BAD(ctx, PARA, HcclScatter(s, r, 1, I32, n, comm, st));
+    BAD(ctx, PARA, HcclGather(s, r, 1, I32, n, comm, st));
+    BAD(ctx, PARA, HcclSend(s, 4, I32, n, comm, st));
+    BAD(ctx, PARA, HcclRecv(r, 4, I32, n, comm, st));
+    BAD(ctx, PARA, HcclSend(s, 4, I32, UINT32_MAX, comm, st));
+    /* byte sizes that overflow */
+    BAD(ctx, PARA, HcclAllReduce(s, r, UINT64_MAX / 2, HCCL_DATA_TYPE_FP32, SUM, comm, st));
+    BAD(ctx, PARA, HcclAllReduce(s, r, UINT64_MAX, HCCL_DATA_TYPE_INT8, SUM, comm, st));
+    BAD(ctx, PARA, HcclAllGather(s, r, UINT64_MAX / 4, I32, comm, st));
+    BAD(ctx, PARA, HcclBroadcast(s, UINT64_MAX / 8, HCCL_DATA_TYPE_INT128, 0, comm, st));
+    BAD(ctx, PARA, HcclReduceScatter(s, r, UINT64_MAX / 2, HCCL_DATA_TYPE_FP16, SUM, comm, st));
+    /* BatchSendRecv */
+    {
+        HcclSendRecvItem it = {HCCL_SEND, s, 4, I32, 0};
+        BAD(ctx, PTR, HcclBatchSendRecv(NULL, 1, comm, st));
+        it.remoteRank = n;
+        BAD(ctx, PARA, HcclBatchSendRecv(&it, 1, comm, st));
+        it.remoteRank = 0;
+        it.sendRecvType = (HcclSendRecvType)7;
+        BAD(ctx, PARA, HcclBatchSendRecv(&it, 1, comm, st));
+        it.sendRecvType = HCCL_RECV;
+        it.dataType = (HcclDataType)99;
+        BAD(ctx, PARA, HcclBatchSendRecv(&it, 1, comm, st));
+        it.dataType = I32;
+        it.buf = NULL;
+        BAD(ctx, PTR, HcclBatchSendRecv(&it, 1, comm, st));
+    }
+    /* NULL communicator and NULL out-pointers */
+    BAD(ctx, PTR, HcclAllReduce(s, r, 4, I32, SUM, NULL, st));
+    BAD(ctx, PTR, HcclBroadcast(s, 4, I32, 0, NULL, st));
+    BAD(ctx, PTR, HcclBarrier(NULL, st));
+    BAD(ctx, PTR, HcclSend(s, 4, I32, 0, NULL, st));
+    BAD(ctx, PTR, HcclGetRankSize(NULL, &v));
+    BAD(ctx, PTR, HcclGetRankSize(comm, NULL));
+    BAD(ctx, PTR, HcclGetRankId(comm, NULL));
+    BAD(ctx, PTR, HcclGetCommName(comm, NULL));
+    BAD(ctx, PTR, HcclGetCommAsyncError(comm, NULL));
+    (void)matrix;
+
+    /* nothing was queued: the stream is clean and the communicator works */
+    conf_sync(ctx, st, "rejected calls");
+    HcclResult ae = HCCL_E_RESERVED;
+    if (conf_ok(ctx, HcclGetCommAsyncError(comm, &ae), "HcclGetCommAsyncError") && ae != HCCL_SUCCESS)
+        conf_fail(ctx, "HcclGetCommAsyncError reports %d after rejected calls", (int)ae);
+    int32_t in[4] = {1, 2, 3, 4}, out[4] = {0};
+    aclrtMemcpy(s, 16, in, 16, ACL_MEMCPY_HOST_TO_DEVICE);
+    if (conf_ok(ctx, HcclAllReduce(s, r, 4, I32, SUM, comm, st), "AllReduce after rejected calls") &&
+        conf_sync(ctx, st, "AllReduce after rejected calls")) {
+        aclrtMemcpy(out, 16, r, 16, ACL_MEMCPY_DEVICE_TO_HOST);
+        for (int i = 0; i < 4; i++)
+            if (out[i] != in[i] * (int)n) {
+                conf_fail(ctx, "AllReduce after rejected calls: element %d is %d, expected %d", i, out[i],
+                          in[i] * (int)n);
+                break;
+            }
+    }
+    aclrtFree(s);
+    aclrtFree(r);
+}
+
+/* ---- process level --------------------------------------------------------------------- */
+
+static int write_file(char *path, size_t plen, const char *text)
+{
+    const char *dir = getenv("TMPDIR");
+    snprintf(path, plen, "%s/hccl_conf_rt_XXXXXX", dir && *dir ? dir : "/tmp");
+    int fd = mkstemp(path);
+    if (fd < 0) return -1;
+    size_t len = strlen(text);
+    if (write(fd, text, len) != (ssize_t)len) {
+        close(fd);
+        return -1;
+    }
+    close(fd);
+    return 0;
+}
+
+#define RT_DEV(r, port) "{\"device_id\":\"" #r "\",\"device_ip\":\"127.0.0.1\",\"device_port\":\"" #port "\",\"rank_id\":\"" #r "\"}"
+#define RT_HEAD "{\"status\":\"completed\",\"version\":\"1.0\",\"server_count\":\"1\",\"server_list\":[{\"server_id\":\"node_0\",\"host_ip\":\"127.0.0.1\",\"device\":["
+#define RT_TAIL "]}]}"
+
+static const struct {
+    const char *what, *text;
+    uint32_t rank;
+} bad_tables[] = {
+    {"not JSON", "{\"status\":\"completed\", \"version\": ", 0},
+    {"empty object", "{}", 0},
+    {"status not completed",
+     "{\"status\":\"initializing\",\"version\":\"1.0\",\"server_count\":\"1\",\"server_list\":[{\"server_id\":\"node_0\","
+     "\"host_ip\":\"127.0.0.1\",\"device\":[" RT_DEV(0, 40001) "," RT_DEV(1, 40002) RT_TAIL,
+     0},
+    {"unknown version",
+     "{\"status\":\"completed\",\"version\":\"7.5\",\"server_count\":\"1\",\"server_list\":[{\"server_id\":\"node_0\","
+     "\"host_ip\":\"127.0.0.1\",\"device\":[" RT_DEV(0, 40001) "," RT_DEV(1, 40002) RT_TAIL,
+     0},
+    {"no server_list", "{\"status\":\"completed\",\"version\":\"1.0\",\"server_count\":\"1\"}", 0},
+    {"duplicate rank_id", RT_HEAD RT_DEV(0, 40001) "," RT_DEV(0, 40002) RT_TAIL, 0},
+    {"rank_id not a number",
+     RT_HEAD "{\"device_id\":\"0\",\"device_ip\":\"127.0.0.1\",\"device_port\":\"40001\",\"rank_id\":\"zero\"}" RT_TAIL,
+     0},
+    {"bad device_ip",
+     RT_HEAD "{\"device_id\":\"0\",\"device_ip\":\"300.1.2.3\",\"device_port\":\"40001\",\"rank_id\":\"0\"}" RT_TAIL, 0},
+    {"device_port out of range",
+     RT_HEAD "{\"device_id\":\"0\",\"device_ip\":\"127.0.0.1\",\"device_port\":\"70000\",\"rank_id\":\"0\"}" RT_TAIL, 0},
+    {"rank_id numbers not starting at 0", RT_HEAD RT_DEV(1, 40001) "," RT_DEV(2, 40002) RT_TAIL, 0},
+    {"rank beyond the table", RT_HEAD RT_DEV(0, 40001) "," RT_DEV(1, 40002) RT_TAIL, 2},
+};
+
+static void process_level(conf_ctx *ctx)
+{
+    HcclRootInfo root, zero;
+    HcclComm c = NULL, comms[4] = {NULL};
+    int32_t devs[4] = {0, 1, 2, 3};
+    char path[512];
+
+    BAD(ctx, PTR, HcclGetRootInfo(NULL));
+    conf_step(ctx, "HcclGetRootInfo");
+    if (!conf_ok(ctx, HcclGetRootInfo(&root), "HcclGetRootInfo")) return;
+    memset(&zero, 0, sizeof zero);
+    BAD_INIT(ctx, PARA, HcclCommInitRootInfo(0, &root, 0, &c));
+    BAD_INIT(ctx, PARA, HcclCommInitRootInfo(2, &root, 2, &c));
+    BAD_INIT(ctx, PARA, HcclCommInitRootInfo(2, &root, 7, &c));
+    BAD_INIT(ctx, PTR, HcclCommInitRootInfo(2, NULL, 0, &c));
+    BAD_INIT(ctx, PTR, HcclCommInitRootInfo(1, &root, 0, NULL));
+    BAD_INIT(ctx, ANYERR, HcclCommInitRootInfo(2, &zero, 1, &c));
+    BAD_INIT(ctx, ANYERR, HcclCommInitClusterInfo("/nonexistent/hccl_conf/rank_table.json", 0, &c));
+    BAD_INIT(ctx, PTR, HcclCommInitClusterInfo(NULL, 0, &c));
+    for (size_t i = 0; i < sizeof bad_tables / sizeof bad_tables[0]; i++) {
+        if (write_file(path, sizeof path, bad_tables[i].text) != 0) {
+            conf_fail(ctx, "cannot write a temporary rank table");
+            break;
+        }
+        char what[160];
+        snprintf(what, sizeof what, "HcclCommInitClusterInfo(rank table: %s, rank %u)", bad_tables[i].what,
+                 bad_tables[i].rank);
+        conf_step(ctx, "bad input: %s", what);
+        double t0 = conf_now();
+        expect_rc(ctx, HcclCommInitClusterInfo(path, bad_tables[i].rank, &c), PARA, t0, 5.0, what);
+        unlink(path);
+    }
+    BAD_INIT(ctx, PARA, HcclCommInitAll(0, devs, comms));
+    BAD_INIT(ctx, PTR, HcclCommInitAll(2, NULL, comms));
+    BAD_INIT(ctx, PTR, HcclCommInitAll(2, devs, NULL));
+    BAD(ctx, PTR, HcclCommDestroy(NULL));
+    BAD(ctx, PTR, HcclCommGetHandleWithName(NULL, &c));
+    BAD(ctx, PTR, HcclCreateSubCommConfig(NULL, 1, (uint32_t *)devs, 1, 0, NULL, &c));
+
+    /* a destroyed single-rank communicator */
+    conf_step(ctx, "single-rank communicator to destroy");
+    if (!conf_acl_ok(ctx, aclrtSetDevice(0), "aclrtSetDevice(0)")) return;
+    HcclRootInfo r1;
+    if (conf_ok(ctx, HcclGetRootInfo(&r1), "HcclGetRootInfo") &&
+        conf_ok(ctx, HcclCommInitRootInfo(1, &r1, 0, &c), "HcclCommInitRootInfo(1, root, 0)") &&
+        conf_ok(ctx, HcclCommDestroy(c), "HcclCommDestroy")) {
+        void *b = NULL;
+        uint32_t v;
+        aclrtMalloc(&b, 64, ACL_MEM_MALLOC_HUGE_FIRST);
+        BAD(ctx, ANYERR, HcclAllReduce(b, b, 4, HCCL_DATA_TYPE_INT32, HCCL_REDUCE_SUM, c, NULL));
+        BAD(ctx, ANYERR, HcclGetRankSize(c, &v));
+        BAD(ctx, ANYERR, HcclBarrier(c, NULL));
+        BAD(ctx, ANYERR, HcclCommDestroy(c));
+        aclrtFree(b);
+    }
+    aclrtResetDevice(0);
+}
+
+int conf_badinput_main(const conf_opts *o)
+{
+    conf_ctx ctx;
+    int failed = 0;
+    memset(&ctx, 0, sizeof ctx);
+    ctx.nranks = 1;
+    ctx.opt = o;
+    ctx.mode = MODE_THREADS;
+    process_level(&ctx);
+    if (ctx.fails) {
+        fprintf(stderr, "process-level bad input: %d failure(s)\n", ctx.fails);
+        failed++;
+    }
+    failed += conf_run_ranks(o, MODE_THREADS, 1, 1, rank_bad);
+    failed += conf_run_ranks(o, MODE_THREADS, 2, 1, rank_bad);
+    return failed;
+}

@@ -1,0 +1,207 @@
+/*
+ * conf_p2p.c - conformance of point-to-point operations and the barrier.
+ *
+ *   pairs:  rank 2k <-> 2k+1, lower rank sends then receives, upper the reverse; every
+ *           dtype at counts 0, 1, 2n+1, and 4 MiB once (all queued, one sync).
+ *   ring:   even ranks send to r+1 then receive from r-1, odd ranks the reverse.
+ *   batch:  HcclBatchSendRecv with receives listed before sends (the library must not
+ *           run the items one after another), to r+-1 and r+-2, and to every peer with
+ *           uneven counts.
+ *   barrier: each rank bumps a counter in shared memory, then HcclBarrier; after the
+ *           synchronisation every rank must see all n increments (the last rank is late).
+ */
+#include "conf.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define GUARD 16
+
+typedef struct {
+    conf_ctx *ctx;
+    conf_batch *b;
+    int n, r;
+} P;
+
+/* Payload from rank `from` to rank `to` for case seed. */
+static void payload(unsigned char *dst, size_t len, uint64_t seed, int from, int to)
+{
+    conf_pattern(dst, len, seed * 1000003ull + (uint64_t)to, (uint64_t)from);
+}
+
+static unsigned char *send_buf(P *p, uint64_t seed, int to, size_t len)
+{
+    unsigned char *h = malloc(len + GUARD), *d = conf_dev(p->b, len + GUARD);
+    if (h == NULL) abort();
+    payload(h, len + GUARD, seed, p->r, to);
+    conf_upload(p->b, d, h, len + GUARD);
+    /* the send buffer must come back unchanged */
+    conf_expect(p->b, "Send buffer (must be unchanged)", d, h, len + GUARD, HCCL_DATA_TYPE_UINT8, 0);
+    free(h);
+    return d;
+}
+
+static unsigned char *recv_buf(P *p, uint64_t seed, int from, size_t len, const char *label)
+{
+    unsigned char *h = malloc(len + GUARD), *d = conf_dev(p->b, len + GUARD);
+    if (h == NULL) abort();
+    conf_pattern(h, len + GUARD, seed ^ 0xabcdefull, 99); /* stale contents */
+    conf_upload(p->b, d, h, len + GUARD);
+    payload(h, len, seed, from, p->r);
+    conf_expect(p->b, label, d, h, len + GUARD, HCCL_DATA_TYPE_UINT8, 0);
+    free(h);
+    return d;
+}
+
+static void do_send(P *p, HcclDataType dt, uint64_t count, int to, uint64_t seed)
+{
+    char label[128];
+    unsigned char *d = send_buf(p, seed, to, count * conf_dt_size(dt));
+    snprintf(label, sizeof label, "Send(%s, count=%llu, to=%d)", conf_dt_name(dt), (unsigned long long)count, to);
+    conf_enq(p->b, HcclSend(d, count, dt, (uint32_t)to, p->ctx->comm, p->ctx->stream), label);
+}
+
+static void do_recv(P *p, HcclDataType dt, uint64_t count, int from, uint64_t seed)
+{
+    char label[128];
+    snprintf(label, sizeof label, "Recv(%s, count=%llu, from=%d)", conf_dt_name(dt), (unsigned long long)count,
+             from);
+    unsigned char *d = recv_buf(p, seed, from, count * conf_dt_size(dt), label);
+    conf_enq(p->b, HcclRecv(d, count, dt, (uint32_t)from, p->ctx->comm, p->ctx->stream), label);
+}
+
+static void pairs(P *p)
+{
+    int partner = p->r ^ 1;
+    uint64_t seed = 1;
+    if (partner >= p->n) return; /* the last rank of an odd count sits out */
+    int lower = p->r < partner;
+    uint64_t counts[3] = {0, 1, 2 * (uint64_t)p->n + 1};
+    p->b = conf_batch_new(p->ctx);
+    for (int i = 0; i < CONF_NDTYPES; i++) {
+        HcclDataType dt = conf_all_dtypes[i];
+        for (int k = 0; k < 3; k++, seed++) {
+            if (lower) {
+                do_send(p, dt, counts[k], partner, seed);
+                do_recv(p, dt, counts[k], partner, seed);
+            } else {
+                do_recv(p, dt, counts[k], partner, seed);
+                do_send(p, dt, counts[k], partner, seed);
+            }
+        }
+    }
+    /* 4 MiB each way */
+    if (lower) {
+        do_send(p, HCCL_DATA_TYPE_FP32, 1u << 20, partner, seed);
+        do_recv(p, HCCL_DATA_TYPE_FP32, 1u << 20, partner, seed);
+    } else {
+        do_recv(p, HCCL_DATA_TYPE_FP32, 1u << 20, partner, seed);
+        do_send(p, HCCL_DATA_TYPE_FP32, 1u << 20, partner, seed);
+    }
+    conf_batch_run(p->b);
+}
+
+static void ring(P *p)
+{
+    int n = p->n, to = (p->r + 1) % n, from = (p->r + n - 1) % n;
+    p->b = conf_batch_new(p->ctx);
+    for (uint64_t s = 100; s < 103; s++) {
+        uint64_t count = 2 * (uint64_t)n + 1 + s;
+        if (p->r % 2 == 0) {
+            do_send(p, HCCL_DATA_TYPE_INT64, count, to, s);
+            do_recv(p, HCCL_DATA_TYPE_INT64, count, from, s);
+        } else {
+            do_recv(p, HCCL_DATA_TYPE_INT64, count, from, s);
+            do_send(p, HCCL_DATA_TYPE_INT64, count, to, s);
+        }
+    }
+    conf_batch_run(p->b);
+}
+
+static void batch_items(P *p, HcclSendRecvItem *items, uint32_t nitems, const char *what)
+{
+    char label[128];
+    snprintf(label, sizeof label, "BatchSendRecv(%s, %u items)", what, nitems);
+    HcclResult rc = HcclBatchSendRecv(items, nitems, p->ctx->comm, p->ctx->stream);
+    memset(items, 0xff, sizeof *items * nitems); /* the library must not read them later */
+    conf_enq(p->b, rc, label);
+}
+
+static void batch_sendrecv(P *p)
+{
+    int n = p->n, r = p->r;
+    HcclSendRecvItem items[2 * CONF_MAX_RANKS];
+    uint32_t k = 0;
+    const size_t es = 4;
+
+    /* distances 1 and 2; receives first */
+    p->b = conf_batch_new(p->ctx);
+    for (int d = 1; d <= 2 && d < n; d++) {
+        int from = (r + n - d) % n;
+        uint64_t count = 5 + (uint64_t)d;
+        char label[96];
+        snprintf(label, sizeof label, "BatchSendRecv recv item (distance %d, from %d)", d, from);
+        items[k++] = (HcclSendRecvItem){HCCL_RECV, recv_buf(p, 200 + (uint64_t)d, from, count * es, label), count,
+                                        HCCL_DATA_TYPE_INT32, (uint32_t)from};
+    }
+    for (int d = 1; d <= 2 && d < n; d++) {
+        int to = (r + d) % n;
+        uint64_t count = 5 + (uint64_t)d;
+        items[k++] = (HcclSendRecvItem){HCCL_SEND, send_buf(p, 200 + (uint64_t)d, to, count * es), count,
+                                        HCCL_DATA_TYPE_INT32, (uint32_t)to};
+    }
+    batch_items(p, items, k, "distance 1 and 2");
+
+    /* every peer, uneven counts (0 included), sends and receives interleaved */
+    k = 0;
+    for (int i = 0; i < n; i++) {
+        int qs = i, qr = n - 1 - i;
+        if (qr != r) {
+            uint64_t count = (uint64_t)((qr + r) % 3) * 3;
+            char label[96];
+            snprintf(label, sizeof label, "BatchSendRecv recv item (all peers, from %d)", qr);
+            items[k++] = (HcclSendRecvItem){HCCL_RECV, recv_buf(p, 300, qr, count * 2, label), count,
+                                            HCCL_DATA_TYPE_FP16, (uint32_t)qr};
+        }
+        if (qs != r) {
+            uint64_t count = (uint64_t)((qs + r) % 3) * 3;
+            items[k++] = (HcclSendRecvItem){HCCL_SEND, send_buf(p, 300, qs, count * 2), count, HCCL_DATA_TYPE_FP16,
+                                            (uint32_t)qs};
+        }
+    }
+    if (k) batch_items(p, items, k, "all peers");
+    conf_batch_run(p->b);
+}
+
+static void barrier(P *p)
+{
+    conf_ctx *ctx = p->ctx;
+    for (int round = 0; round < 3; round++) {
+        char what[64];
+        snprintf(what, sizeof what, "HcclBarrier round %d", round);
+        conf_step(ctx, "%s", what);
+        if (round == 1 && p->r == p->n - 1) usleep(200 * 1000); /* a late rank */
+        atomic_fetch_add(&g_shared->counter[round], 1);
+        if (!conf_ok(ctx, HcclBarrier(ctx->comm, ctx->stream), what)) return;
+        if (!conf_sync(ctx, ctx->stream, what)) return;
+        int seen = atomic_load(&g_shared->counter[round]);
+        if (seen != p->n)
+            conf_fail(ctx, "%s: returned before every rank arrived (%d of %d)", what, seen, p->n);
+    }
+    /* several barriers queued, then one synchronisation */
+    for (int i = 0; i < 5; i++)
+        if (!conf_ok(ctx, HcclBarrier(ctx->comm, ctx->stream), "HcclBarrier (queued)")) return;
+    conf_sync(ctx, ctx->stream, "5 queued barriers");
+}
+
+void conf_suite_p2p(conf_ctx *ctx)
+{
+    P p = {.ctx = ctx, .n = ctx->nranks, .r = ctx->rank};
+    barrier(&p);
+    if (p.n < 2) return; /* nothing to send to */
+    pairs(&p);
+    ring(&p);
+    batch_sendrecv(&p);
+}

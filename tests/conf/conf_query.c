@@ -1,0 +1,319 @@
+/*
+ * conf_query.c - conformance of communicator queries, destroyed handles and
+ * sub-communicators.
+ *
+ * queries: HcclGetRankSize/RankId, HcclGetCommName (one name on every rank, another for
+ *   the second communicator), HcclCommGetHandleWithName, HcclGetErrorString (a distinct
+ *   non-empty text per code 0..24), HcclGetCommAsyncError, HcclSet/GetConfig, the ACL
+ *   device queries, aclrtMalloc zero fill; then HcclCommDestroy of the second
+ *   communicator and calls on the destroyed handle (an error, never a crash), while the
+ *   first communicator keeps working.
+ * subcomm: HcclCommConfigInit defaults; HcclCreateSubCommConfig for even and odd ranks,
+ *   for all ranks in reverse order (with a configured name) and for each rank alone;
+ *   collectives on the sub-communicators interleaved with the parent's.
+ */
+#include "conf.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* AllReduce(SUM) of one int32 per rank, then AllGather of it; checks both. */
+static void check_comm(conf_ctx *ctx, HcclComm comm, int32_t mine, const int32_t *all, int nr, const char *what)
+{
+    char label[160];
+    void *s = NULL, *r = NULL, *g = NULL;
+    int32_t sum = 0, out = 0, *gat = calloc((size_t)nr, 4);
+    for (int i = 0; i < nr; i++) sum += all[i];
+    snprintf(label, sizeof label, "%s: AllReduce + AllGather", what);
+    conf_step(ctx, "%s", label);
+    if (!conf_acl_ok(ctx, aclrtMalloc(&s, 4, ACL_MEM_MALLOC_HUGE_FIRST), "aclrtMalloc") ||
+        !conf_acl_ok(ctx, aclrtMalloc(&r, 4, ACL_MEM_MALLOC_HUGE_FIRST), "aclrtMalloc") ||
+        !conf_acl_ok(ctx, aclrtMalloc(&g, 4 * (size_t)nr, ACL_MEM_MALLOC_HUGE_FIRST), "aclrtMalloc"))
+        goto out;
+    aclrtMemcpy(s, 4, &mine, 4, ACL_MEMCPY_HOST_TO_DEVICE);
+    if (!conf_ok(ctx, HcclAllReduce(s, r, 1, HCCL_DATA_TYPE_INT32, HCCL_REDUCE_SUM, comm, ctx->stream), label) ||
+        !conf_ok(ctx, HcclAllGather(s, g, 1, HCCL_DATA_TYPE_INT32, comm, ctx->stream), label) ||
+        !conf_sync(ctx, ctx->stream, label))
+        goto out;
+    aclrtMemcpy(&out, 4, r, 4, ACL_MEMCPY_DEVICE_TO_HOST);
+    aclrtMemcpy(gat, 4 * (size_t)nr, g, 4 * (size_t)nr, ACL_MEMCPY_DEVICE_TO_HOST);
+    if (out != sum) conf_fail(ctx, "%s: AllReduce gave %d, expected %d", what, out, sum);
+    for (int i = 0; i < nr; i++)
+        if (gat[i] != all[i]) {
+            conf_fail(ctx, "%s: AllGather element %d is %d, expected %d", what, i, gat[i], all[i]);
+            break;
+        }
+out:
+    if (s) aclrtFree(s);
+    if (r) aclrtFree(r);
+    if (g) aclrtFree(g);
+    free(gat);
+}
+
+static void check_world(conf_ctx *ctx, HcclComm comm, const char *what)
+{
+    int32_t all[CONF_MAX_RANKS];
+    for (int i = 0; i < ctx->nranks; i++) all[i] = 10 * i + 1;
+    check_comm(ctx, comm, 10 * ctx->rank + 1, all, ctx->nranks, what);
+}
+
+static void check_name(conf_ctx *ctx, HcclComm comm, char *name, const char *what)
+{
+    char buf[COMM_NAME_MAX_LENGTH + 16];
+    memset(buf, 0x7f, sizeof buf);
+    name[0] = '\0';
+    if (!conf_ok(ctx, HcclGetCommName(comm, buf), what)) return;
+    if (memchr(buf, '\0', COMM_NAME_MAX_LENGTH) == NULL) {
+        conf_fail(ctx, "%s: name not NUL-terminated within %d bytes", what, COMM_NAME_MAX_LENGTH);
+        return;
+    }
+    if (buf[0] == '\0') conf_fail(ctx, "%s: empty communicator name", what);
+    memcpy(name, buf, COMM_NAME_MAX_LENGTH); /* NUL within the first COMM_NAME_MAX_LENGTH bytes */
+}
+
+static void error_strings(conf_ctx *ctx)
+{
+    const char *s[HCCL_E_OOM + 1];
+    for (int c = 0; c <= HCCL_E_OOM; c++) {
+        s[c] = HcclGetErrorString((HcclResult)c);
+        if (s[c] == NULL || s[c][0] == '\0') {
+            conf_fail(ctx, "HcclGetErrorString(%d) is %s", c, s[c] ? "empty" : "NULL");
+            continue;
+        }
+        for (int d = 0; d < c; d++)
+            if (s[d] && strcmp(s[c], s[d]) == 0)
+                conf_fail(ctx, "HcclGetErrorString(%d) == HcclGetErrorString(%d) == \"%s\"", c, d, s[c]);
+    }
+    const char *x = HcclGetErrorString(HCCL_E_RESERVED), *y = HcclGetErrorString((HcclResult)1000);
+    if (x == NULL || y == NULL) conf_fail(ctx, "HcclGetErrorString of an unknown code returned NULL");
+}
+
+static void acl_queries(conf_ctx *ctx)
+{
+    int32_t dev = -1;
+    uint32_t count = 0;
+    conf_step(ctx, "ACL queries");
+    if (conf_acl_ok(ctx, aclrtGetDevice(&dev), "aclrtGetDevice") && dev != ctx->rank)
+        conf_fail(ctx, "aclrtGetDevice gave %d, expected %d", dev, ctx->rank);
+    if (conf_acl_ok(ctx, aclrtGetDeviceCount(&count), "aclrtGetDeviceCount") && count < (uint32_t)ctx->nranks)
+        conf_fail(ctx, "aclrtGetDeviceCount gave %u with %d devices in use", count, ctx->nranks);
+    /* aclrtMalloc memory comes back zero-filled, even after a dirty block was freed */
+    for (int k = 0; k < 2; k++) {
+        size_t n = (size_t)1 << 20;
+        unsigned char *p = NULL, *h = malloc(n);
+        if (h == NULL) abort();
+        if (conf_acl_ok(ctx, aclrtMalloc((void **)&p, n, ACL_MEM_MALLOC_HUGE_FIRST), "aclrtMalloc(1 MiB)")) {
+            aclrtMemcpy(h, n, p, n, ACL_MEMCPY_DEVICE_TO_HOST);
+            for (size_t i = 0; i < n; i++)
+                if (h[i]) {
+                    conf_fail(ctx, "aclrtMalloc memory not zero-filled (byte %zu is %d, pass %d)", i, h[i], k);
+                    break;
+                }
+            conf_acl_ok(ctx, aclrtMemset(p, n, 0x5a, n), "aclrtMemset");
+            aclrtMemcpy(h, n, p, n, ACL_MEMCPY_DEVICE_TO_HOST);
+            if (h[0] != 0x5a || h[n - 1] != 0x5a) conf_fail(ctx, "aclrtMemset did not fill");
+            aclrtFree(p);
+        }
+        free(h);
+    }
+}
+
+void conf_suite_queries(conf_ctx *ctx)
+{
+    int n = ctx->nranks, r = ctx->rank;
+    uint32_t v = 12345;
+    char what[96];
+
+    for (int k = 0; k < 2; k++) {
+        HcclComm c = k ? ctx->comm2 : ctx->comm;
+        conf_step(ctx, "rank queries comm #%d", k);
+        snprintf(what, sizeof what, "HcclGetRankSize(comm #%d)", k);
+        if (conf_ok(ctx, HcclGetRankSize(c, &v), what) && v != (uint32_t)n)
+            conf_fail(ctx, "%s gave %u, expected %d", what, v, n);
+        snprintf(what, sizeof what, "HcclGetRankId(comm #%d)", k);
+        if (conf_ok(ctx, HcclGetRankId(c, &v), what) && v != (uint32_t)r)
+            conf_fail(ctx, "%s gave %u, expected %d", what, v, r);
+        HcclResult ae = HCCL_E_RESERVED;
+        snprintf(what, sizeof what, "HcclGetCommAsyncError(comm #%d)", k);
+        if (conf_ok(ctx, HcclGetCommAsyncError(c, &ae), what) && ae != HCCL_SUCCESS)
+            conf_fail(ctx, "%s reported %d on a healthy communicator", what, (int)ae);
+    }
+
+    conf_step(ctx, "HcclGetCommName");
+    check_name(ctx, ctx->comm, g_shared->names[r], "HcclGetCommName(comm)");
+    check_name(ctx, ctx->comm2, g_shared->names2[r], "HcclGetCommName(comm2)");
+    g_shared->handles[r] = (uintptr_t)ctx->comm;
+    conf_host_barrier(ctx);
+    if (strcmp(g_shared->names[r], g_shared->names[0]) != 0)
+        conf_fail(ctx, "comm name \"%s\" differs from rank 0's \"%s\"", g_shared->names[r], g_shared->names[0]);
+    if (strcmp(g_shared->names2[r], g_shared->names2[0]) != 0)
+        conf_fail(ctx, "comm2 name \"%s\" differs from rank 0's \"%s\"", g_shared->names2[r], g_shared->names2[0]);
+    if (strcmp(g_shared->names[r], g_shared->names2[r]) == 0)
+        conf_fail(ctx, "two communicators share the name \"%s\"", g_shared->names[r]);
+
+    conf_step(ctx, "HcclCommGetHandleWithName");
+    HcclComm h = NULL;
+    if (conf_ok(ctx, HcclCommGetHandleWithName(g_shared->names[r], &h), "HcclCommGetHandleWithName")) {
+        if (ctx->mode == MODE_PROCS) {
+            if (h != ctx->comm) conf_fail(ctx, "HcclCommGetHandleWithName gave %p, expected %p", h, ctx->comm);
+        } else {
+            /* one process holds every rank's communicator of that name: any one of them */
+            int found = 0;
+            for (int q = 0; q < n; q++) found |= g_shared->handles[q] == (uintptr_t)h;
+            if (!found) conf_fail(ctx, "HcclCommGetHandleWithName gave %p, not a communicator of that name", h);
+        }
+    }
+    h = NULL;
+    if (HcclCommGetHandleWithName("conf-no-such-communicator", &h) == HCCL_SUCCESS)
+        conf_fail(ctx, "HcclCommGetHandleWithName of an unknown name succeeded (%p)", h);
+
+    if (r == 0) {
+        conf_step(ctx, "HcclGetErrorString");
+        error_strings(ctx);
+        conf_step(ctx, "HcclSetConfig/HcclGetConfig");
+        HcclConfigValue cv = {.value = 1}, got = {.value = -1};
+        if (conf_ok(ctx, HcclSetConfig(HCCL_DETERMINISTIC, cv), "HcclSetConfig(DETERMINISTIC, 1)") &&
+            conf_ok(ctx, HcclGetConfig(HCCL_DETERMINISTIC, &got), "HcclGetConfig") && got.value != 1)
+            conf_fail(ctx, "HcclGetConfig(DETERMINISTIC) gave %d after setting 1", got.value);
+        cv.value = 0;
+        if (conf_ok(ctx, HcclSetConfig(HCCL_DETERMINISTIC, cv), "HcclSetConfig(DETERMINISTIC, 0)") &&
+            conf_ok(ctx, HcclGetConfig(HCCL_DETERMINISTIC, &got), "HcclGetConfig") && got.value != 0)
+            conf_fail(ctx, "HcclGetConfig(DETERMINISTIC) gave %d after setting 0", got.value);
+    }
+    acl_queries(ctx);
+    check_world(ctx, ctx->comm, "comm before destroying comm2");
+    conf_host_barrier(ctx);
+
+    /* destroy comm2; every later use of its handle is an error, not a crash */
+    HcclComm dead = ctx->comm2;
+    conf_step(ctx, "HcclCommDestroy(comm2)");
+    ctx->comm2 = NULL;
+    if (!conf_ok(ctx, HcclCommDestroy(dead), "HcclCommDestroy(comm2)")) return;
+    conf_host_barrier(ctx);
+    conf_step(ctx, "calls on a destroyed communicator");
+    HcclResult rc;
+    if ((rc = HcclGetRankSize(dead, &v)) == HCCL_SUCCESS)
+        conf_fail(ctx, "HcclGetRankSize on a destroyed communicator succeeded");
+    if ((rc = HcclGetRankId(dead, &v)) == HCCL_SUCCESS)
+        conf_fail(ctx, "HcclGetRankId on a destroyed communicator succeeded");
+    HcclResult ae;
+    if ((rc = HcclGetCommAsyncError(dead, &ae)) == HCCL_SUCCESS)
+        conf_fail(ctx, "HcclGetCommAsyncError on a destroyed communicator succeeded");
+    void *buf = NULL;
+    if (conf_acl_ok(ctx, aclrtMalloc(&buf, 64, ACL_MEM_MALLOC_HUGE_FIRST), "aclrtMalloc")) {
+        double t0 = conf_now();
+        if ((rc = HcclAllReduce(buf, buf, 4, HCCL_DATA_TYPE_INT32, HCCL_REDUCE_SUM, dead, ctx->stream)) ==
+            HCCL_SUCCESS)
+            conf_fail(ctx, "HcclAllReduce on a destroyed communicator succeeded");
+        if (conf_now() - t0 > 2) conf_fail(ctx, "HcclAllReduce on a destroyed communicator took %.1f s", conf_now() - t0);
+        conf_sync(ctx, ctx->stream, "after rejected AllReduce");
+        aclrtFree(buf);
+    }
+    if ((rc = HcclCommDestroy(dead)) == HCCL_SUCCESS) conf_fail(ctx, "a second HcclCommDestroy succeeded");
+    h = NULL;
+    if (HcclCommGetHandleWithName(g_shared->names2[r], &h) == HCCL_SUCCESS)
+        conf_fail(ctx, "HcclCommGetHandleWithName found destroyed communicator \"%s\" (%p)", g_shared->names2[r], h);
+    check_world(ctx, ctx->comm, "comm after destroying comm2");
+}
+
+/* ---- sub-communicators ------------------------------------------------------------ */
+
+static void config_defaults(conf_ctx *ctx)
+{
+    HcclCommConfig c;
+    memset(&c, 0x33, sizeof c);
+    HcclCommConfigInit(&c);
+    HcclCommConfigInfo info;
+    memcpy(&info, c.reserved, sizeof info);
+    if (info.size != sizeof(HcclCommConfig) || info.magicWord != HCCL_COMM_CONFIG_MAGIC_WORD ||
+        info.version != HCCL_COMM_CONFIG_VERSION)
+        conf_fail(ctx, "HcclCommConfigInit header: size %zu magic %#x version %u", info.size, info.magicWord,
+                  info.version);
+    if (c.hcclBufferSize != HCCL_COMM_BUFFSIZE_CONFIG_NOT_SET ||
+        c.hcclDeterministic != HCCL_COMM_DETERMINISTIC_CONFIG_NOT_SET || c.hcclCommName[0] != '\0' ||
+        c.hcclUdi[0] != '\0' || c.hcclWorldRankID != HCCL_COMM_WORLD_RANK_ID_CONFIG_NOT_SET ||
+        c.hcclJobID != HCCL_COMM_JOB_ID_CONFIG_NOT_SET || c.hcclExecTimeOut != HCCL_COMM_EXEC_TIMEOUT_CONFIG_NOT_SET ||
+        c.hcclAlgo[0] != '\0' || c.hcclQos != HCCL_COMM_QOS_CONFIG_NOT_SET ||
+        c.hcclSymWinMaxMemSizePerRank != HCCL_COMM_SYM_WIN_SIZE_CONFIG_NOT_SET)
+        conf_fail(ctx, "HcclCommConfigInit left a field set");
+}
+
+static HcclComm make_sub(conf_ctx *ctx, uint32_t cnt, uint32_t *ids, uint64_t id, uint32_t subrank,
+                         const char *name, const char *what)
+{
+    HcclCommConfig cfg;
+    HcclComm sub = NULL;
+    char label[160];
+    HcclCommConfigInit(&cfg);
+    if (name) snprintf(cfg.hcclCommName, sizeof cfg.hcclCommName, "%s", name);
+    snprintf(label, sizeof label, "HcclCreateSubCommConfig(%s, %u ranks, id %llu, subrank %u)", what, cnt,
+             (unsigned long long)id, subrank);
+    conf_step(ctx, "%s", label);
+    if (!conf_ok(ctx, HcclCreateSubCommConfig(&ctx->comm, cnt, ids, id, subrank, &cfg, &sub), label)) return NULL;
+    if (sub == NULL) {
+        conf_fail(ctx, "%s gave a NULL communicator", label);
+        return NULL;
+    }
+    uint32_t v;
+    if (conf_ok(ctx, HcclGetRankSize(sub, &v), "HcclGetRankSize(sub)") && v != cnt)
+        conf_fail(ctx, "%s: rank size %u, expected %u", what, v, cnt);
+    if (conf_ok(ctx, HcclGetRankId(sub, &v), "HcclGetRankId(sub)") && v != subrank)
+        conf_fail(ctx, "%s: rank id %u, expected %u", what, v, subrank);
+    return sub;
+}
+
+void conf_suite_subcomm(conf_ctx *ctx)
+{
+    int n = ctx->nranks, r = ctx->rank;
+    uint32_t ids[CONF_MAX_RANKS], cnt = 0;
+    int32_t vals[CONF_MAX_RANKS];
+
+    config_defaults(ctx);
+
+    /* even ranks and odd ranks */
+    for (int q = r % 2; q < n; q += 2) ids[cnt++] = (uint32_t)q;
+    HcclComm parity = make_sub(ctx, cnt, ids, 1 + (uint64_t)(r % 2), (uint32_t)(r / 2), NULL, r % 2 ? "odd" : "even");
+    for (uint32_t i = 0; i < cnt; i++) vals[i] = 10 * (int32_t)ids[i] + 1;
+
+    /* every rank in reverse order, with a configured name */
+    uint32_t rev[CONF_MAX_RANKS];
+    int32_t rvals[CONF_MAX_RANKS];
+    for (int i = 0; i < n; i++) {
+        rev[i] = (uint32_t)(n - 1 - i);
+        rvals[i] = 10 * (n - 1 - i) + 1;
+    }
+    HcclComm reversed = make_sub(ctx, (uint32_t)n, rev, 10, (uint32_t)(n - 1 - r), "conf_reversed", "reversed");
+
+    /* each rank alone */
+    uint32_t self = (uint32_t)r;
+    HcclComm alone = make_sub(ctx, 1, &self, 100 + (uint64_t)r, 0, NULL, "self");
+
+    for (int round = 0; round < 2; round++) {
+        if (parity) check_comm(ctx, parity, 10 * r + 1, vals, (int)cnt, r % 2 ? "odd sub-comm" : "even sub-comm");
+        check_world(ctx, ctx->comm, "parent between sub-comm operations");
+        if (reversed) check_comm(ctx, reversed, 10 * r + 1, rvals, n, "reversed sub-comm");
+        if (alone) {
+            int32_t me = 10 * r + 1;
+            check_comm(ctx, alone, me, &me, 1, "single-rank sub-comm");
+        }
+    }
+    if (reversed) {
+        char name[COMM_NAME_MAX_LENGTH];
+        check_name(ctx, reversed, name, "HcclGetCommName(reversed)");
+        if (strcmp(name, "conf_reversed") != 0)
+            conf_fail(ctx, "sub-comm configured as \"conf_reversed\" is named \"%s\"", name);
+    }
+    if (parity && reversed) {
+        char a[COMM_NAME_MAX_LENGTH], b[COMM_NAME_MAX_LENGTH], c[COMM_NAME_MAX_LENGTH];
+        check_name(ctx, parity, a, "HcclGetCommName(parity)");
+        check_name(ctx, reversed, b, "HcclGetCommName(reversed)");
+        check_name(ctx, ctx->comm, c, "HcclGetCommName(parent)");
+        if (!strcmp(a, b) || !strcmp(a, c)) conf_fail(ctx, "sub-comm name \"%s\" is not unique", a);
+    }
+    conf_step(ctx, "destroy sub-comms");
+    if (parity) conf_ok(ctx, HcclCommDestroy(parity), "HcclCommDestroy(parity)");
+    if (reversed) conf_ok(ctx, HcclCommDestroy(reversed), "HcclCommDestroy(reversed)");
+    if (alone) conf_ok(ctx, HcclCommDestroy(alone), "HcclCommDestroy(self)");
+    check_world(ctx, ctx->comm, "parent after destroying sub-comms");
+}
