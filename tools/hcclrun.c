@@ -286,12 +286,6 @@ static int live_children(void)
     return n;
 }
 
-static int open_pipes(void)
-{
-    for (int i = 0; i < nchildren; i++) children[i].pipes[0].fd = children[i].pipes[1].fd = -1;
-    return 0;
-}
-
 int main(int argc, char **argv)
 {
     long nproc = -1, nnodes = 1, node_rank = 0, port = 0;
@@ -379,7 +373,7 @@ int main(int argc, char **argv)
 
     /* The job secret: the user's, else random (one node) or derived (several nodes). */
     if (getenv("HCCL_JOB_SECRET") && *getenv("HCCL_JOB_SECRET")) {
-        snprintf(secret, sizeof(secret), "%s", "");
+        secret[0] = '\0'; /* inherited as is */
     } else {
         uint64_t s;
         if (nnodes > 1) {
@@ -398,7 +392,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "hcclrun: out of memory\n");
         return 1;
     }
-    open_pipes();
+    for (int l = 0; l < nproc; l++) children[l].pipes[0].fd = children[l].pipes[1].fd = -1;
 
     /* Signals are handled synchronously through a signalfd. */
     sigemptyset(&sigs);

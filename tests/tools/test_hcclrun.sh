@@ -112,6 +112,11 @@ grep -qx "\[0\] hello 0" "$T/out" && grep -qx "\[1\] hello 1" "$T/out" && grep -
     grep -qx "\[0\] oops" "$T/err" && ! grep -q oops "$T/out" && pass "--tag-output prefixes lines" ||
     { fail "--tag-output prefixes lines"; cat "$T/out" "$T/err"; }
 
+# --- stdin goes to rank 0 only -------------------------------------------------------------
+echo "line-for-rank-0" | "$HCCLRUN" -n 2 sh -c 'read -r x; echo "$RANK:$x"' > "$T/out"
+grep -qx "0:line-for-rank-0" "$T/out" && grep -qx "1:" "$T/out" && pass "stdin reaches rank 0 only" ||
+    { fail "stdin reaches rank 0 only"; cat "$T/out"; }
+
 # --- program next to hcclrun -----------------------------------------------------------
 mkdir -p "$T/bin"
 cp "$HCCLRUN" "$T/bin/hcclrun"
