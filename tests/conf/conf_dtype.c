@@ -9,7 +9,8 @@
  * inputs are bounded by limit / nranks; PROD inputs are 1, -1, 2 and rarely 0 with at
  * most two 2s and two -1s per element (|product| <= 4); MAX/MIN use the whole exact
  * range (large unsigned values catch a signed comparison). e8m0 holds only powers of
- * two: PROD of {1, 2, 1/2} and MAX/MIN are exact; SUM is exact only for nranks <= 2.
+ * two: PROD of {1, 2, 1/2} and MAX/MIN are exact; SUM is exact only for nranks <= 2 with
+ * the same input on both ranks.
  */
 #include "conf.h"
 
@@ -298,7 +299,10 @@ double conf_value(HcclDataType dt, HcclReduceOp op, int nranks, int rank, uint64
         }
         return 1;
     }
-    if (dt == HCCL_DATA_TYPE_FP8E8M0) return ldexp(1.0, (int)(h % 9) - 4);
+    if (dt == HCCL_DATA_TYPE_FP8E8M0) {
+        if (op == HCCL_REDUCE_SUM) h = conf_hash(seed, 0, i); /* same on every rank: v + v = 2v */
+        return ldexp(1.0, (int)(h % 9) - 4);
+    }
     if (op == HCCL_REDUCE_SUM) {
         double m = floor(sum_limit(dt) / nranks);
         if (m > 100) m = 100;

@@ -1,0 +1,208 @@
+/*
+ * abi_check.c - compile-time check of the public headers against the reference
+ * interface: enum values, struct sizes and field offsets, function signatures.
+ * Compiled (never run) as C11 and as C++14 by check_headers.sh; hccl.h alone must
+ * bring in hccl_types.h, hccl_comm.h and acl/acl.h as CANN's does.
+ */
+#include <hccl/hccl.h>
+#include <stddef.h>
+
+#ifdef __cplusplus
+#define SA(cond) static_assert(cond, #cond)
+#else
+#define SA(cond) _Static_assert(cond, #cond)
+#endif
+
+SA(HCCL_SUCCESS == 0);
+SA(HCCL_E_PARA == 1);
+SA(HCCL_E_PTR == 2);
+SA(HCCL_E_MEMORY == 3);
+SA(HCCL_E_INTERNAL == 4);
+SA(HCCL_E_NOT_SUPPORT == 5);
+SA(HCCL_E_NOT_FOUND == 6);
+SA(HCCL_E_UNAVAIL == 7);
+SA(HCCL_E_SYSCALL == 8);
+SA(HCCL_E_TIMEOUT == 9);
+SA(HCCL_E_OPEN_FILE_FAILURE == 10);
+SA(HCCL_E_TCP_CONNECT == 11);
+SA(HCCL_E_ROCE_CONNECT == 12);
+SA(HCCL_E_TCP_TRANSFER == 13);
+SA(HCCL_E_ROCE_TRANSFER == 14);
+SA(HCCL_E_RUNTIME == 15);
+SA(HCCL_E_DRV == 16);
+SA(HCCL_E_PROFILING == 17);
+SA(HCCL_E_CCE == 18);
+SA(HCCL_E_NETWORK == 19);
+SA(HCCL_E_AGAIN == 20);
+SA(HCCL_E_REMOTE == 21);
+SA(HCCL_E_SUSPENDING == 22);
+SA(HCCL_E_OPRETRY_FAIL == 23);
+SA(HCCL_E_OOM == 24);
+SA(HCCL_E_RESERVED == 25);
+
+SA(HCCL_REDUCE_SUM == 0);
+SA(HCCL_REDUCE_PROD == 1);
+SA(HCCL_REDUCE_MAX == 2);
+SA(HCCL_REDUCE_MIN == 3);
+SA(HCCL_REDUCE_RESERVED == 255);
+
+SA(HCCL_DATA_TYPE_INT8 == 0);
+SA(HCCL_DATA_TYPE_INT16 == 1);
+SA(HCCL_DATA_TYPE_INT32 == 2);
+SA(HCCL_DATA_TYPE_FP16 == 3);
+SA(HCCL_DATA_TYPE_FP32 == 4);
+SA(HCCL_DATA_TYPE_INT64 == 5);
+SA(HCCL_DATA_TYPE_UINT64 == 6);
+SA(HCCL_DATA_TYPE_UINT8 == 7);
+SA(HCCL_DATA_TYPE_UINT16 == 8);
+SA(HCCL_DATA_TYPE_UINT32 == 9);
+SA(HCCL_DATA_TYPE_FP64 == 10);
+SA(HCCL_DATA_TYPE_BFP16 == 11);
+SA(HCCL_DATA_TYPE_INT128 == 12);
+SA(HCCL_DATA_TYPE_HIF8 == 14);
+SA(HCCL_DATA_TYPE_FP8E4M3 == 15);
+SA(HCCL_DATA_TYPE_FP8E5M2 == 16);
+SA(HCCL_DATA_TYPE_FP8E8M0 == 17);
+SA(HCCL_DATA_TYPE_RESERVED == 255);
+
+SA(HCCL_SEND == 0);
+SA(HCCL_RECV == 1);
+SA(HCCL_DETERMINISTIC == 0);
+SA(HCCL_ROOT_INFO_BYTES == 4108);
+SA(sizeof(HcclRootInfo) == 4108);
+SA(sizeof(HcclConfigValue) == 4);
+
+SA(offsetof(HcclSendRecvItem, sendRecvType) == 0);
+SA(offsetof(HcclSendRecvItem, buf) == sizeof(void *));
+SA(offsetof(HcclSendRecvItem, count) == 2 * sizeof(void *));
+SA(offsetof(HcclSendRecvItem, dataType) == 2 * sizeof(void *) + 8);
+SA(offsetof(HcclSendRecvItem, remoteRank) == 2 * sizeof(void *) + 12);
+
+/* HcclCommConfig: fields in the reference order, naturally aligned (LP64). */
+SA(offsetof(HcclCommConfig, reserved) == 0);
+SA(sizeof(((HcclCommConfig *)0)->reserved) == 24);
+SA(offsetof(HcclCommConfig, hcclBufferSize) == 24);
+SA(offsetof(HcclCommConfig, hcclDeterministic) == 28);
+SA(offsetof(HcclCommConfig, hcclCommName) == 32);
+SA(offsetof(HcclCommConfig, hcclUdi) == 160);
+SA(offsetof(HcclCommConfig, hcclOpExpansionMode) == 288);
+SA(offsetof(HcclCommConfig, hcclRdmaTrafficClass) == 292);
+SA(offsetof(HcclCommConfig, hcclRdmaServiceLevel) == 296);
+SA(offsetof(HcclCommConfig, hcclWorldRankID) == 300);
+SA(offsetof(HcclCommConfig, hcclJobID) == 304);
+SA(offsetof(HcclCommConfig, aclGraphZeroCopyEnable) == 312);
+SA(offsetof(HcclCommConfig, hcclExecTimeOut) == 316);
+SA(offsetof(HcclCommConfig, hcclAlgo) == 320);
+SA(offsetof(HcclCommConfig, hcclRetryEnable) == 1920);
+SA(offsetof(HcclCommConfig, hcclRetryParams) == 1970);
+SA(offsetof(HcclCommConfig, hcclBufferName) == 2098);
+SA(offsetof(HcclCommConfig, hcclQos) == 2228);
+SA(offsetof(HcclCommConfig, hcclSymWinMaxMemSizePerRank) == 2232);
+SA(sizeof(HcclCommConfig) == 2240);
+
+SA(ACL_SUCCESS == 0);
+SA(ACL_MEM_MALLOC_HUGE_FIRST == 0);
+SA(ACL_MEM_MALLOC_HUGE_ONLY == 1);
+SA(ACL_MEM_MALLOC_NORMAL_ONLY == 2);
+SA(ACL_MEMCPY_HOST_TO_HOST == 0);
+SA(ACL_MEMCPY_HOST_TO_DEVICE == 1);
+SA(ACL_MEMCPY_DEVICE_TO_HOST == 2);
+SA(ACL_MEMCPY_DEVICE_TO_DEVICE == 3);
+SA(ACL_MEMCPY_DEFAULT == 4);
+
+/* Signatures: each assignment fails to compile if a prototype differs. */
+#ifdef __cplusplus
+extern "C" {
+#endif
+typedef struct {
+    HcclResult (*get_root_info)(HcclRootInfo *);
+    HcclResult (*init_root_info)(uint32_t, const HcclRootInfo *, uint32_t, HcclComm *);
+    HcclResult (*init_root_info_config)(uint32_t, const HcclRootInfo *, uint32_t, const HcclCommConfig *, HcclComm *);
+    HcclResult (*init_cluster_info)(const char *, uint32_t, HcclComm *);
+    HcclResult (*init_cluster_info_config)(const char *, uint32_t, HcclCommConfig *, HcclComm *);
+    HcclResult (*init_all)(uint32_t, int32_t *, HcclComm *);
+    HcclResult (*create_sub)(HcclComm *, uint32_t, uint32_t *, uint64_t, uint32_t, HcclCommConfig *, HcclComm *);
+    HcclResult (*rank_size)(HcclComm, uint32_t *);
+    HcclResult (*rank_id)(HcclComm, uint32_t *);
+    HcclResult (*comm_name)(HcclComm, char *);
+    HcclResult (*by_name)(const char *, HcclComm *);
+    HcclResult (*async_error)(HcclComm, HcclResult *);
+    HcclResult (*destroy)(HcclComm);
+    HcclResult (*set_config)(HcclConfig, HcclConfigValue);
+    HcclResult (*get_config)(HcclConfig, HcclConfigValue *);
+    HcclResult (*group_start)(void);
+    HcclResult (*group_end)(void);
+    HcclResult (*suspend)(HcclComm);
+    HcclResult (*resume)(HcclComm);
+    const char *(*error_string)(HcclResult);
+    HcclResult (*all_reduce)(void *, void *, uint64_t, HcclDataType, HcclReduceOp, HcclComm, aclrtStream);
+    HcclResult (*broadcast)(void *, uint64_t, HcclDataType, uint32_t, HcclComm, aclrtStream);
+    HcclResult (*reduce_scatter)(void *, void *, uint64_t, HcclDataType, HcclReduceOp, HcclComm, aclrtStream);
+    HcclResult (*reduce_scatter_v)(void *, const void *, const void *, void *, uint64_t, HcclDataType, HcclReduceOp,
+                                   HcclComm, aclrtStream);
+    HcclResult (*scatter)(void *, void *, uint64_t, HcclDataType, uint32_t, HcclComm, aclrtStream);
+    HcclResult (*all_gather)(void *, void *, uint64_t, HcclDataType, HcclComm, aclrtStream);
+    HcclResult (*all_gather_v)(void *, uint64_t, void *, const void *, const void *, HcclDataType, HcclComm,
+                               aclrtStream);
+    HcclResult (*send)(void *, uint64_t, HcclDataType, uint32_t, HcclComm, aclrtStream);
+    HcclResult (*recv)(void *, uint64_t, HcclDataType, uint32_t, HcclComm, aclrtStream);
+    HcclResult (*batch_send_recv)(HcclSendRecvItem *, uint32_t, HcclComm, aclrtStream);
+    HcclResult (*all_to_all)(const void *, uint64_t, HcclDataType, const void *, uint64_t, HcclDataType, HcclComm,
+                             aclrtStream);
+    HcclResult (*all_to_all_v)(const void *, const void *, const void *, HcclDataType, const void *, const void *,
+                               const void *, HcclDataType, HcclComm, aclrtStream);
+    HcclResult (*all_to_all_vc)(const void *, const void *, HcclDataType, const void *, HcclDataType, HcclComm,
+                                aclrtStream);
+    HcclResult (*reduce)(void *, void *, uint64_t, HcclDataType, HcclReduceOp, uint32_t, HcclComm, aclrtStream);
+    HcclResult (*barrier)(HcclComm, aclrtStream);
+    HcclResult (*gather)(void *, void *, uint64_t, HcclDataType, uint32_t, HcclComm, aclrtStream);
+    aclError (*acl_init)(const char *);
+    aclError (*acl_finalize)(void);
+    aclError (*set_device)(int32_t);
+    aclError (*get_device)(int32_t *);
+    aclError (*reset_device)(int32_t);
+    aclError (*device_count)(uint32_t *);
+    aclError (*create_context)(aclrtContext *, int32_t);
+    aclError (*destroy_context)(aclrtContext);
+    aclError (*set_current_context)(aclrtContext);
+    aclError (*create_stream)(aclrtStream *);
+    aclError (*destroy_stream)(aclrtStream);
+    aclError (*sync_stream)(aclrtStream);
+    aclError (*sync_stream_timeout)(aclrtStream, int32_t);
+    aclError (*acl_malloc)(void **, size_t, aclrtMemMallocPolicy);
+    aclError (*acl_free)(void *);
+    aclError (*malloc_host)(void **, size_t);
+    aclError (*free_host)(void *);
+    aclError (*memcpy_)(void *, size_t, const void *, size_t, aclrtMemcpyKind);
+    aclError (*memcpy_async)(void *, size_t, const void *, size_t, aclrtMemcpyKind, aclrtStream);
+    aclError (*memset_)(void *, size_t, int32_t, size_t);
+    aclError (*create_event)(aclrtEvent *);
+    aclError (*destroy_event)(aclrtEvent);
+    aclError (*record_event)(aclrtEvent, aclrtStream);
+    aclError (*wait_event)(aclrtStream, aclrtEvent);
+    aclError (*sync_event)(aclrtEvent);
+} api_table;
+
+const api_table abi_check_table = {
+    HcclGetRootInfo, HcclCommInitRootInfo, HcclCommInitRootInfoConfig, HcclCommInitClusterInfo,
+    HcclCommInitClusterInfoConfig, HcclCommInitAll, HcclCreateSubCommConfig, HcclGetRankSize, HcclGetRankId,
+    HcclGetCommName, HcclCommGetHandleWithName, HcclGetCommAsyncError, HcclCommDestroy, HcclSetConfig, HcclGetConfig,
+    HcclGroupStart, HcclGroupEnd, HcclCommSuspend, HcclCommResume, HcclGetErrorString, HcclAllReduce, HcclBroadcast,
+    HcclReduceScatter, HcclReduceScatterV, HcclScatter, HcclAllGather, HcclAllGatherV, HcclSend, HcclRecv,
+    HcclBatchSendRecv, HcclAlltoAll, HcclAlltoAllV, HcclAlltoAllVC, HcclReduce, HcclBarrier, HcclGather, aclInit,
+    aclFinalize, aclrtSetDevice, aclrtGetDevice, aclrtResetDevice, aclrtGetDeviceCount, aclrtCreateContext,
+    aclrtDestroyContext, aclrtSetCurrentContext, aclrtCreateStream, aclrtDestroyStream, aclrtSynchronizeStream,
+    aclrtSynchronizeStreamWithTimeout, aclrtMalloc, aclrtFree, aclrtMallocHost, aclrtFreeHost, aclrtMemcpy,
+    aclrtMemcpyAsync, aclrtMemset, aclrtCreateEvent, aclrtDestroyEvent, aclrtRecordEvent, aclrtStreamWaitEvent,
+    aclrtSynchronizeEvent,
+};
+#ifdef __cplusplus
+}
+#endif
+
+/* HcclCommConfigInit is a static inline function of the header. */
+void abi_check_config_init(HcclCommConfig *c);
+void abi_check_config_init(HcclCommConfig *c)
+{
+    HcclCommConfigInit(c);
+}

@@ -1,0 +1,148 @@
+// cann_user.cc - a small HCCL program written the way CANN users write them, built by
+// install_test.sh against an installed tree exactly as users build:
+//   g++ main.cc -I$ASCEND_HOME_PATH/include -L$ASCEND_HOME_PATH/lib64 -lhccl -lascendcl -lpthread
+// Usage: a.out threads N | procs N
+// Each rank: aclrtSetDevice, aclrtMalloc, aclrtMemcpy host->device, aclrtCreateStream,
+// HcclCommInitRootInfo (root info from HcclGetRootInfo), HcclAllReduce + HcclAllGather +
+// HcclBroadcast, aclrtSynchronizeStream, aclrtMemcpy back, check, then tear down.
+#include <hccl/hccl.h>
+#include <hccl/hccl_types.h>
+#include <acl/acl.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#define ACL_CHECK(x)                                                                   \
+    do {                                                                               \
+        aclError e_ = (x);                                                             \
+        if (e_ != ACL_SUCCESS) {                                                       \
+            std::fprintf(stderr, "rank %d: %s failed: %d\n", rank, #x, (int)e_);       \
+            return 1;                                                                  \
+        }                                                                              \
+    } while (0)
+#define HCCL_CHECK(x)                                                                  \
+    do {                                                                               \
+        HcclResult r_ = (x);                                                           \
+        if (r_ != HCCL_SUCCESS) {                                                      \
+            std::fprintf(stderr, "rank %d: %s failed: %d (%s)\n", rank, #x, (int)r_,   \
+                         HcclGetErrorString(r_));                                      \
+            return 1;                                                                  \
+        }                                                                              \
+    } while (0)
+
+static int RunRank(int rank, int nranks, const HcclRootInfo &root)
+{
+    const uint64_t count = 4099;  // not a multiple of the rank count
+    const size_t bytes = count * sizeof(float);
+    ACL_CHECK(aclrtSetDevice(rank));
+    aclrtStream stream = nullptr;
+    ACL_CHECK(aclrtCreateStream(&stream));
+
+    std::vector<float> host(count);
+    for (uint64_t i = 0; i < count; ++i) host[i] = static_cast<float>(rank + 1) * static_cast<float>(i % 100);
+    void *send = nullptr, *recv = nullptr, *gathered = nullptr, *bcast = nullptr;
+    ACL_CHECK(aclrtMalloc(&send, bytes, ACL_MEM_MALLOC_HUGE_FIRST));
+    ACL_CHECK(aclrtMalloc(&recv, bytes, ACL_MEM_MALLOC_HUGE_FIRST));
+    ACL_CHECK(aclrtMalloc(&gathered, bytes * nranks, ACL_MEM_MALLOC_HUGE_FIRST));
+    ACL_CHECK(aclrtMalloc(&bcast, bytes, ACL_MEM_MALLOC_HUGE_FIRST));
+    ACL_CHECK(aclrtMemcpy(send, bytes, host.data(), bytes, ACL_MEMCPY_HOST_TO_DEVICE));
+    if (rank == 0) ACL_CHECK(aclrtMemcpy(bcast, bytes, host.data(), bytes, ACL_MEMCPY_HOST_TO_DEVICE));
+
+    HcclComm comm = nullptr;
+    HCCL_CHECK(HcclCommInitRootInfo(nranks, &root, rank, &comm));
+    uint32_t size = 0, id = 0;
+    HCCL_CHECK(HcclGetRankSize(comm, &size));
+    HCCL_CHECK(HcclGetRankId(comm, &id));
+    if (size != static_cast<uint32_t>(nranks) || id != static_cast<uint32_t>(rank)) {
+        std::fprintf(stderr, "rank %d: rank size/id %u/%u\n", rank, size, id);
+        return 1;
+    }
+    HCCL_CHECK(HcclAllReduce(send, recv, count, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, comm, stream));
+    HCCL_CHECK(HcclAllGather(send, gathered, count, HCCL_DATA_TYPE_FP32, comm, stream));
+    HCCL_CHECK(HcclBroadcast(bcast, count, HCCL_DATA_TYPE_FP32, 0, comm, stream));
+    ACL_CHECK(aclrtSynchronizeStream(stream));
+
+    std::vector<float> out(count), all(count * nranks), bc(count);
+    ACL_CHECK(aclrtMemcpy(out.data(), bytes, recv, bytes, ACL_MEMCPY_DEVICE_TO_HOST));
+    ACL_CHECK(aclrtMemcpy(all.data(), bytes * nranks, gathered, bytes * nranks, ACL_MEMCPY_DEVICE_TO_HOST));
+    ACL_CHECK(aclrtMemcpy(bc.data(), bytes, bcast, bytes, ACL_MEMCPY_DEVICE_TO_HOST));
+    int errors = 0;
+    const float ranksum = static_cast<float>(nranks * (nranks + 1) / 2);
+    for (uint64_t i = 0; i < count; ++i) {
+        float base = static_cast<float>(i % 100);
+        if (out[i] != ranksum * base) errors++;
+        if (bc[i] != base) errors++;
+        for (int q = 0; q < nranks; ++q)
+            if (all[q * count + i] != static_cast<float>(q + 1) * base) errors++;
+    }
+    if (errors) std::fprintf(stderr, "rank %d: %d wrong values\n", rank, errors);
+
+    HCCL_CHECK(HcclCommDestroy(comm));
+    ACL_CHECK(aclrtDestroyStream(stream));
+    ACL_CHECK(aclrtFree(send));
+    ACL_CHECK(aclrtFree(recv));
+    ACL_CHECK(aclrtFree(gathered));
+    ACL_CHECK(aclrtFree(bcast));
+    ACL_CHECK(aclrtResetDevice(rank));
+    return errors ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 3) {
+        std::fprintf(stderr, "usage: %s threads|procs N\n", argv[0]);
+        return 2;
+    }
+    const std::string mode = argv[1];
+    const int nranks = std::atoi(argv[2]);
+    int rank = -1;  // for the CHECK macros in main
+    HcclRootInfo root;
+    std::memset(&root, 0, sizeof root);
+    int failed = 0;
+    if (mode == "threads") {
+        ACL_CHECK(aclInit(nullptr));
+        HCCL_CHECK(HcclGetRootInfo(&root));
+        std::atomic<int> bad(0);
+        std::vector<std::thread> ranks;
+        for (int r = 0; r < nranks; ++r)
+            ranks.emplace_back([r, nranks, &root, &bad] {
+                if (RunRank(r, nranks, root) != 0) bad++;
+            });
+        for (auto &t : ranks) t.join();
+        failed = bad.load();
+        ACL_CHECK(aclFinalize());
+    } else if (mode == "procs") {
+        HCCL_CHECK(HcclGetRootInfo(&root));  // the root listener lives in this process
+        std::vector<pid_t> pids;
+        for (int r = 0; r < nranks; ++r) {
+            pid_t pid = fork();
+            if (pid == 0) {
+                rank = r;
+                ACL_CHECK(aclInit(nullptr));
+                int rc = RunRank(r, nranks, root);
+                aclFinalize();
+                std::fflush(stderr);
+                _exit(rc);
+            }
+            pids.push_back(pid);
+        }
+        for (pid_t pid : pids) {
+            int st = 0;
+            waitpid(pid, &st, 0);
+            if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) failed++;
+        }
+    } else {
+        std::fprintf(stderr, "unknown mode %s\n", mode.c_str());
+        return 2;
+    }
+    std::printf("%s %d ranks: %s\n", mode.c_str(), nranks, failed ? "FAILED" : "OK");
+    return failed ? 1 : 0;
+}
