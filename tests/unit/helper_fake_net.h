@@ -1,0 +1,35 @@
+/*
+ * helper_fake_net.h - an in-process network for algorithm tests: ranks are threads.
+ *
+ * fake_net_run(n, fn, arg) starts n threads; thread r gets an hccl_algo_ctx (rank r,
+ * its own 64-byte aligned HCCL_ALGO_SCRATCH_BYTES scratch, and an hccl_net whose
+ * exchange() is strict rendezvous: a send completes only once the receiver has posted
+ * the matching receive, so a schedule that would deadlock over TCP deadlocks here).
+ * A deadlock (every unfinished rank waiting on transfers nobody can match) or a wait
+ * over the timeout (10 s by default) fails the exchange; a byte-count mismatch
+ * between a send and its receive fails both with HCCL_E_PARA.
+ */
+#ifndef HELPER_FAKE_NET_H
+#define HELPER_FAKE_NET_H
+
+#include "algo/algo.h"
+
+#include <stdint.h>
+
+typedef HcclResult (*fake_rank_fn)(hccl_algo_ctx *ctx, void *arg);
+
+typedef struct fake_net_stats {
+    uint64_t msgs;      /* transfers matched (each send/receive pair counts once) */
+    uint64_t bytes;     /* bytes moved by them */
+    uint64_t exchanges; /* exchange() calls, all ranks */
+    int deadlock;       /* 1 when a deadlock or timeout was detected */
+} fake_net_stats;
+
+/* Run fn on n rank threads; returns the first failure of any rank (by rank order)
+ * or HCCL_SUCCESS. stats may be NULL. */
+HcclResult fake_net_run(uint32_t nranks, fake_rank_fn fn, void *arg, fake_net_stats *stats);
+
+/* Seconds an exchange may wait before it is declared a deadlock (default 10). */
+void fake_net_set_timeout(double seconds);
+
+#endif
