@@ -1,0 +1,152 @@
+/*
+ * pairwise_alltoall.c - reference AlltoAll, AlltoAllV and AlltoAllVC.
+ *
+ * Layout: rank r sends sc[j] elements from sendbuf + sd[j] to rank j and receives
+ * rc[j] elements from rank j into recvbuf + rd[j]. AlltoAll: sc = rc = count,
+ * sd = rd = j*count; AlltoAllV: the four arrays; AlltoAllVC: sc[j] = M[r][j],
+ * rc[j] = M[j][r], displacements are prefix sums in rank order.
+ *
+ * Out of place (the buffers do not overlap), the pairwise schedule:
+ *   own block: local copy;
+ *   step k = 1..n-1 (one exchange each): send block (r+k)%n, receive block (r-k+n)%n.
+ *
+ * In place (sendbuf == recvbuf and the send layout equals the receive layout, always
+ * true for AlltoAll), a paired schedule instead, so a block is overwritten only by the
+ * transfer that replaces it:
+ *   round k = 0..n-1: partner p = (k - r) mod n (symmetric); if p != r, block p is
+ *   moved in pieces of the scratch size: copy the piece to scratch, then one exchange
+ *   sends the scratch piece to p and receives p's piece into the same place.
+ * Overlapping buffers with different layouts: the send span is copied to a heap
+ * buffer first and the pairwise schedule runs from the copy.
+ * Empty blocks are skipped on both sides; all counts 0 sends nothing.
+ */
+#include "algo/algo.h"
+#include "algo/pattern/pattern.h"
+#include "reduce/reduce.h"
+#include "util/log.h"
+#include "util/util.h"
+
+#include <string.h>
+
+typedef struct layout {
+    uint64_t *sc, *sd, *rc, *rd;
+} layout;
+
+static HcclResult make_layout(const hccl_op_args *a, uint32_t n, uint32_t r, layout *L)
+{
+    uint64_t *m = hccl_malloc((size_t)n * 4 * sizeof(uint64_t));
+    if (!m) return HCCL_E_MEMORY;
+    L->sc = m;
+    L->sd = m + n;
+    L->rc = m + 2 * (size_t)n;
+    L->rd = m + 3 * (size_t)n;
+    uint64_t ps = 0, pr = 0;
+    for (uint32_t j = 0; j < n; j++) {
+        switch (a->type) {
+        case HCCL_OP_ALLTOALL:
+            L->sc[j] = L->rc[j] = a->count;
+            L->sd[j] = L->rd[j] = (uint64_t)j * a->count;
+            break;
+        case HCCL_OP_ALLTOALLV:
+            L->sc[j] = a->send_counts[j];
+            L->sd[j] = a->send_displs[j];
+            L->rc[j] = a->recv_counts[j];
+            L->rd[j] = a->recv_displs[j];
+            break;
+        default: /* ALLTOALLVC */
+            L->sc[j] = a->matrix[(size_t)r * n + j];
+            L->rc[j] = a->matrix[(size_t)j * n + r];
+            L->sd[j] = ps;
+            L->rd[j] = pr;
+            ps += L->sc[j];
+            pr += L->rc[j];
+            break;
+        }
+    }
+    return HCCL_SUCCESS;
+}
+
+static HcclResult pairwise(hccl_algo_ctx *ctx, const layout *L, const char *src, char *dst, size_t es)
+{
+    const uint32_t n = ctx->nranks, r = ctx->rank;
+    if (L->rc[r]) memcpy(dst + L->rd[r] * es, src + L->sd[r] * es, L->rc[r] * es);
+    for (uint32_t k = 1; k < n; k++) {
+        uint32_t to, from;
+        hccl_pattern_pairwise_peers(r, n, k, &to, &from);
+        hccl_xfer x[2];
+        int nx = 0;
+        if (L->sc[to]) x[nx++] = (hccl_xfer){HCCL_XFER_SEND, to, (void *)(src + L->sd[to] * es), L->sc[to] * es};
+        if (L->rc[from]) x[nx++] = (hccl_xfer){HCCL_XFER_RECV, from, dst + L->rd[from] * es, L->rc[from] * es};
+        if (nx) CHECK(ctx->net->exchange(ctx->net, x, nx));
+    }
+    return HCCL_SUCCESS;
+}
+
+static HcclResult paired_in_place(hccl_algo_ctx *ctx, const layout *L, char *buf, size_t es)
+{
+    const uint32_t n = ctx->nranks, r = ctx->rank;
+    if (!ctx->scratch || ctx->scratch_bytes < HCCL_ALGO_SCRATCH_BYTES) return HCCL_E_PARA;
+    const size_t piece = HCCL_ALGO_SCRATCH_BYTES;
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t p = hccl_pattern_paired_partner(r, n, k);
+        if (p == r) continue; /* the own block is already in place */
+        char *blk = buf + L->sd[p] * es;
+        const size_t bytes = L->sc[p] * es;
+        for (size_t off = 0; off < bytes; off += piece) {
+            size_t len = HCCL_MIN(piece, bytes - off);
+            memcpy(ctx->scratch, blk + off, len);
+            hccl_xfer x[2] = {{HCCL_XFER_SEND, p, ctx->scratch, len}, {HCCL_XFER_RECV, p, blk + off, len}};
+            CHECK(ctx->net->exchange(ctx->net, x, 2));
+        }
+    }
+    return HCCL_SUCCESS;
+}
+
+HcclResult hccl_algo_pairwise_alltoall(hccl_algo_ctx *ctx, const hccl_op_args *a)
+{
+    const uint32_t n = ctx->nranks, r = ctx->rank;
+    const size_t es = hccl_dtype_size(a->dtype);
+    if (es == 0) return HCCL_E_PARA;
+    if (a->type == HCCL_OP_ALLTOALLV && (!a->send_counts || !a->send_displs || !a->recv_counts || !a->recv_displs))
+        return HCCL_E_PARA;
+    if (a->type == HCCL_OP_ALLTOALLVC && !a->matrix) return HCCL_E_PARA;
+    if (a->type != HCCL_OP_ALLTOALL && a->type != HCCL_OP_ALLTOALLV && a->type != HCCL_OP_ALLTOALLVC)
+        return HCCL_E_PARA;
+    layout L;
+    CHECK(make_layout(a, n, r, &L));
+    HcclResult res = HCCL_SUCCESS;
+    uint64_t sspan = 0, rspan = 0;
+    int same = 1;
+    for (uint32_t j = 0; j < n; j++) {
+        if (L.sc[j]) sspan = HCCL_MAX(sspan, L.sd[j] + L.sc[j]);
+        if (L.rc[j]) rspan = HCCL_MAX(rspan, L.rd[j] + L.rc[j]);
+        if (L.sc[j] != L.rc[j] || (L.sc[j] && L.sd[j] != L.rd[j])) same = 0;
+    }
+    if (L.sc[r] != L.rc[r]) {
+        HCCL_WARN(COLL, "alltoall: rank %u sends %llu elements to itself but expects %llu", r,
+                  (unsigned long long)L.sc[r], (unsigned long long)L.rc[r]);
+        res = HCCL_E_PARA;
+        goto out;
+    }
+    const char *src = a->sendbuf;
+    char *dst = a->recvbuf;
+    const uintptr_t s0 = (uintptr_t)src, s1 = s0 + sspan * es, d0 = (uintptr_t)dst, d1 = d0 + rspan * es;
+    const int overlap = sspan && rspan && s0 < d1 && d0 < s1;
+    if (!overlap) {
+        res = pairwise(ctx, &L, src, dst, es);
+    } else if (src == dst && same) {
+        res = paired_in_place(ctx, &L, dst, es);
+    } else {
+        char *copy = hccl_malloc(sspan * es);
+        if (!copy) {
+            res = HCCL_E_MEMORY;
+            goto out;
+        }
+        memcpy(copy, src, sspan * es);
+        res = pairwise(ctx, &L, copy, dst, es);
+        hccl_free(copy);
+    }
+out:
+    hccl_free(L.sc);
+    return res;
+}

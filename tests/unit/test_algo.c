@@ -1,0 +1,737 @@
+/*
+ * test_algo.c - the reference algorithms against a serial computation, with ranks as
+ * threads over the strict-rendezvous fake network (helper_fake_net.c).
+ *
+ * Matrix: every op; nranks 1..8; counts 0, 1, nranks-1, 1001; reductions over int32,
+ * fp32, fp16, int8, int128 x sum/prod/max/min with small integer inputs (exact
+ * results; int8 products wrap); every root for the rooted ops (reductions: every
+ * root for two dtype/op pairs, the last root for the others); out of place, in place
+ * (same pointer) and NCCL-style offsets; V variants with uneven, zero and gapped
+ * blocks. Large counts that span several scratch windows for allreduce,
+ * reduce-scatter(V), allgather, reduce and in-place alltoall. Out of place, the send
+ * buffer must come back unchanged and untouched receive bytes keep their sentinel.
+ * Count 0 must post no exchange at all. Also: the fake network's own failure modes
+ * (byte-count mismatch, deadlock) fail instead of hanging, and barrier semantics.
+ */
+#include "algo/algo.h"
+#include "helper_fake_net.h"
+#include "reduce/reduce.h"
+#include "tinytest.h"
+
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define MAXR 8
+#define SENTINEL 0xee
+
+typedef struct tc {
+    uint32_t n;
+    hccl_op_type type;
+    HcclDataType dt;
+    HcclReduceOp op;
+    uint64_t count;
+    uint32_t root;
+    int mode; /* 0 out of place, 1 in place (same pointer), 2 NCCL offset / same layout */
+    size_t es;
+    hccl_op_args args[MAXR];
+    uint8_t *mem[MAXR][2], *exp[MAXR][2], *care[MAXR][2];
+    size_t sz[MAXR][2];
+    uint64_t sc[MAXR][MAXR], sd[MAXR][MAXR], rc[MAXR][MAXR], rd[MAXR][MAXR];
+    uint64_t matrix[MAXR * MAXR];
+} tc;
+
+static const HcclDataType red_dtypes[] = {HCCL_DATA_TYPE_INT32, HCCL_DATA_TYPE_FP32, HCCL_DATA_TYPE_FP16,
+                                          HCCL_DATA_TYPE_INT8, HCCL_DATA_TYPE_INT128};
+static const HcclDataType move_dtypes[] = {HCCL_DATA_TYPE_INT8, HCCL_DATA_TYPE_FP16, HCCL_DATA_TYPE_INT32,
+                                           HCCL_DATA_TYPE_INT128};
+static const HcclReduceOp red_ops[] = {HCCL_REDUCE_SUM, HCCL_REDUCE_PROD, HCCL_REDUCE_MAX, HCCL_REDUCE_MIN};
+static long runs;
+
+/* ---------- values ---------- */
+
+static int64_t rval(HcclReduceOp op, uint32_t r, uint64_t pos)
+{
+    switch (op) {
+    case HCCL_REDUCE_SUM: return (int64_t)((r * 5 + pos * 3 + (pos >> 7)) % 7) - 3;
+    case HCCL_REDUCE_PROD: return 1 + (int64_t)((r + pos + (pos >> 5)) % 2);
+    default: return (int64_t)((r * 7 + pos * 13 + (pos >> 9)) % 41) - 20;
+    }
+}
+
+static int64_t fold(HcclReduceOp op, int64_t a, int64_t b)
+{
+    switch (op) {
+    case HCCL_REDUCE_SUM: return a + b;
+    case HCCL_REDUCE_PROD: return a * b;
+    case HCCL_REDUCE_MAX: return a > b ? a : b;
+    default: return a < b ? a : b;
+    }
+}
+
+static void put_val(HcclDataType dt, uint8_t *p, int64_t v)
+{
+    switch (dt) {
+    case HCCL_DATA_TYPE_INT8: { int8_t x = (int8_t)v; memcpy(p, &x, 1); break; }
+    case HCCL_DATA_TYPE_INT32: { int32_t x = (int32_t)v; memcpy(p, &x, 4); break; }
+    case HCCL_DATA_TYPE_FP32: { float x = (float)v; memcpy(p, &x, 4); break; }
+    case HCCL_DATA_TYPE_FP16: { uint16_t x = hccl_fp32_to_fp16((float)v); memcpy(p, &x, 2); break; }
+    case HCCL_DATA_TYPE_INT128: { __int128 x = v; memcpy(p, &x, 16); break; }
+    default: break;
+    }
+}
+
+static uint8_t pbyte(uint32_t r, uint64_t pos) { return (uint8_t)(r * 59 + pos * 13 + (pos >> 8) * 7 + 1); }
+
+static void red_result(const tc *t, uint64_t pos, uint8_t *dst)
+{
+    int64_t acc = rval(t->op, 0, pos);
+    for (uint32_t r = 1; r < t->n; r++) acc = fold(t->op, acc, rval(t->op, r, pos));
+    put_val(t->dt, dst, acc);
+}
+
+/* ---------- buffers ---------- */
+
+static uint8_t *alloc_mem(tc *t, uint32_t r, int k, size_t bytes)
+{
+    t->sz[r][k] = bytes;
+    t->mem[r][k] = malloc(bytes + 1);
+    t->exp[r][k] = malloc(bytes + 1);
+    t->care[r][k] = malloc(bytes + 1);
+    memset(t->mem[r][k], SENTINEL, bytes + 1);
+    memset(t->exp[r][k], SENTINEL, bytes + 1);
+    memset(t->care[r][k], 1, bytes + 1);
+    return t->mem[r][k];
+}
+
+/* Reduction input of rank r at element positions [0, nelem) in both mem and exp. */
+static void fill_red(tc *t, uint32_t r, int k, uint64_t nelem)
+{
+    for (uint64_t i = 0; i < nelem; i++) put_val(t->dt, t->mem[r][k] + i * t->es, rval(t->op, r, i));
+    memcpy(t->exp[r][k], t->mem[r][k], nelem * t->es);
+}
+
+static void fill_bytes(tc *t, uint32_t r, int k, size_t off, size_t nbytes, uint64_t pos0)
+{
+    for (size_t b = 0; b < nbytes; b++) t->mem[r][k][off + b] = t->exp[r][k][off + b] = pbyte(r, pos0 + b);
+}
+
+static void care_only(tc *t, uint32_t r, int k, size_t off, size_t nbytes)
+{
+    memset(t->care[r][k], 0, t->sz[r][k] + 1);
+    memset(t->care[r][k] + off, 1, nbytes);
+}
+
+static void free_tc(tc *t)
+{
+    for (uint32_t r = 0; r < MAXR; r++)
+        for (int k = 0; k < 2; k++) {
+            free(t->mem[r][k]);
+            free(t->exp[r][k]);
+            free(t->care[r][k]);
+        }
+}
+
+static uint64_t vcnt(uint64_t j, uint64_t c) { return j % 3 == 1 ? 0 : c * (1 + j % 2); }
+
+/* Reverse-order layout with 1-element gaps: block n-1 first. */
+static uint64_t rev_layout(uint32_t n, const uint64_t *cnt, uint64_t *displ)
+{
+    uint64_t p = 0;
+    for (uint32_t j = n; j-- > 0;) {
+        displ[j] = p;
+        p += cnt[j] + 1;
+    }
+    return p;
+}
+
+static uint64_t fwd_layout(uint32_t n, const uint64_t *cnt, uint64_t *displ, uint64_t gap)
+{
+    uint64_t p = 0;
+    for (uint32_t j = 0; j < n; j++) {
+        displ[j] = p;
+        p += cnt[j] + gap;
+    }
+    return p;
+}
+
+/* ---------- setup per op ---------- */
+
+static void setup_allreduce(tc *t, uint32_t r, hccl_op_args *a)
+{
+    const uint64_t c = t->count;
+    const size_t bytes = c * t->es;
+    int result_here = t->type == HCCL_OP_ALLREDUCE || r == t->root;
+    uint8_t *s = alloc_mem(t, r, 0, bytes);
+    fill_red(t, r, 0, c);
+    if (t->mode == 0) {
+        uint8_t *d = alloc_mem(t, r, 1, bytes);
+        a->sendbuf = s;
+        a->recvbuf = d;
+        if (result_here)
+            for (uint64_t i = 0; i < c; i++) red_result(t, i, t->exp[r][1] + i * t->es);
+    } else {
+        a->sendbuf = a->recvbuf = s;
+        if (result_here)
+            for (uint64_t i = 0; i < c; i++) red_result(t, i, t->exp[r][0] + i * t->es);
+    }
+}
+
+static void setup_reduce_scatter(tc *t, uint32_t r, hccl_op_args *a)
+{
+    const uint32_t n = t->n;
+    const size_t es = t->es;
+    uint64_t *cnt = t->sc[r], *displ = t->sd[r], span;
+    for (uint32_t j = 0; j < n; j++) cnt[j] = t->type == HCCL_OP_REDUCE_SCATTER_V ? vcnt(j, t->count) : t->count;
+    if (t->type == HCCL_OP_REDUCE_SCATTER_V) {
+        span = rev_layout(n, cnt, displ);
+        a->send_counts = cnt;
+        a->send_displs = displ;
+        a->count = cnt[r];
+    } else {
+        span = fwd_layout(n, cnt, displ, 0);
+    }
+    uint8_t *s = alloc_mem(t, r, 0, span * es);
+    fill_red(t, r, 0, span);
+    a->sendbuf = s;
+    int k = t->mode == 0 ? 1 : 0;
+    size_t off = t->mode == 2 ? displ[r] * es : 0;
+    if (t->mode == 0) a->recvbuf = alloc_mem(t, r, 1, cnt[r] * es);
+    else a->recvbuf = s + off;
+    if (t->mode != 0) care_only(t, r, 0, off, cnt[r] * es);
+    for (uint64_t i = 0; i < cnt[r]; i++) red_result(t, displ[r] + i, t->exp[r][k] + off + i * es);
+}
+
+static void setup_allgather(tc *t, uint32_t r, hccl_op_args *a)
+{
+    const uint32_t n = t->n;
+    const size_t es = t->es;
+    uint64_t *cnt = t->rc[r], *displ = t->rd[r], span;
+    for (uint32_t j = 0; j < n; j++) cnt[j] = t->type == HCCL_OP_ALLGATHER_V ? vcnt(j, t->count) : t->count;
+    if (t->type == HCCL_OP_ALLGATHER_V) {
+        span = rev_layout(n, cnt, displ);
+        a->recv_counts = cnt;
+        a->recv_displs = displ;
+        a->count = cnt[r];
+    } else {
+        span = fwd_layout(n, cnt, displ, 0);
+    }
+    int k;
+    if (t->mode == 0) {
+        a->sendbuf = alloc_mem(t, r, 0, cnt[r] * es);
+        fill_bytes(t, r, 0, 0, cnt[r] * es, 0);
+        a->recvbuf = alloc_mem(t, r, 1, span * es);
+        k = 1;
+    } else {
+        uint8_t *d = alloc_mem(t, r, 0, span * es);
+        size_t off = t->mode == 2 ? displ[r] * es : 0;
+        fill_bytes(t, r, 0, off, cnt[r] * es, 0);
+        a->sendbuf = d + off;
+        a->recvbuf = d;
+        memset(t->care[r][0], 0, span * es + 1);
+        k = 0;
+    }
+    for (uint32_t j = 0; j < n; j++)
+        for (size_t b = 0; b < cnt[j] * es; b++) {
+            t->exp[r][k][displ[j] * es + b] = pbyte(j, b);
+            t->care[r][k][displ[j] * es + b] = 1;
+        }
+}
+
+static void setup_rooted_move(tc *t, uint32_t r, hccl_op_args *a)
+{
+    const uint32_t n = t->n, root = t->root;
+    const size_t bytes = t->count * t->es;
+    if (t->type == HCCL_OP_BROADCAST) {
+        uint8_t *d = alloc_mem(t, r, 0, bytes);
+        a->recvbuf = d;
+        if (r == root) fill_bytes(t, r, 0, 0, bytes, 0);
+        for (size_t b = 0; b < bytes; b++) t->exp[r][0][b] = pbyte(root, b);
+        return;
+    }
+    if (t->type == HCCL_OP_SCATTER) {
+        if (r != root) {
+            a->recvbuf = alloc_mem(t, r, 1, bytes);
+            for (size_t b = 0; b < bytes; b++) t->exp[r][1][b] = pbyte(root, r * bytes + b);
+            return;
+        }
+        uint8_t *s = alloc_mem(t, r, 0, n * bytes);
+        fill_bytes(t, r, 0, 0, n * bytes, 0);
+        a->sendbuf = s;
+        if (t->mode == 0) {
+            a->recvbuf = alloc_mem(t, r, 1, bytes);
+            for (size_t b = 0; b < bytes; b++) t->exp[r][1][b] = pbyte(root, r * bytes + b);
+        } else {
+            size_t off = t->mode == 2 ? r * bytes : 0;
+            a->recvbuf = s + off;
+            care_only(t, r, 0, off, bytes);
+            for (size_t b = 0; b < bytes; b++) t->exp[r][0][off + b] = pbyte(root, r * bytes + b);
+        }
+        return;
+    }
+    /* GATHER */
+    if (r != root) {
+        a->sendbuf = alloc_mem(t, r, 0, bytes);
+        fill_bytes(t, r, 0, 0, bytes, 0);
+        return;
+    }
+    int k = 1;
+    if (t->mode == 0) {
+        a->sendbuf = alloc_mem(t, r, 0, bytes);
+        fill_bytes(t, r, 0, 0, bytes, 0);
+        a->recvbuf = alloc_mem(t, r, 1, n * bytes);
+    } else {
+        uint8_t *d = alloc_mem(t, r, 0, n * bytes);
+        size_t off = t->mode == 2 ? r * bytes : 0;
+        fill_bytes(t, r, 0, off, bytes, 0);
+        a->sendbuf = d + off;
+        a->recvbuf = d;
+        k = 0;
+    }
+    for (uint32_t j = 0; j < n; j++)
+        for (size_t b = 0; b < bytes; b++) t->exp[r][k][j * bytes + b] = pbyte(j, b);
+}
+
+/* All ranks' layouts of the alltoall family first (every rank needs its peers'). */
+static void layout_alltoall(tc *t)
+{
+    const uint32_t n = t->n;
+    const uint64_t c = t->count;
+    int sym = t->mode == 2;
+    for (uint32_t i = 0; i < n; i++)
+        for (uint32_t j = 0; j < n; j++) {
+            uint64_t m;
+            if (t->type == HCCL_OP_ALLTOALL) m = c;
+            else if (sym) m = vcnt(i + j, c);
+            else m = (i * 3 + j * 5) % 4 == 0 ? 0 : c * (1 + (i + 2 * j) % 3);
+            t->matrix[i * n + j] = m;
+        }
+    for (uint32_t r = 0; r < n; r++) {
+        for (uint32_t j = 0; j < n; j++) {
+            t->sc[r][j] = t->matrix[r * n + j];
+            t->rc[r][j] = t->matrix[j * n + r];
+        }
+        if (t->type == HCCL_OP_ALLTOALLV && !sym) {
+            rev_layout(n, t->sc[r], t->sd[r]);
+            fwd_layout(n, t->rc[r], t->rd[r], 2);
+        } else {
+            fwd_layout(n, t->sc[r], t->sd[r], t->type == HCCL_OP_ALLTOALLV ? 1 : 0);
+            fwd_layout(n, t->rc[r], t->rd[r], t->type == HCCL_OP_ALLTOALLV ? 1 : 0);
+        }
+    }
+}
+
+static void setup_alltoall(tc *t, uint32_t r, hccl_op_args *a)
+{
+    const uint32_t n = t->n;
+    const size_t es = t->es;
+    uint64_t sspan = 0, rspan = 0;
+    for (uint32_t j = 0; j < n; j++) {
+        sspan = t->sd[r][j] + t->sc[r][j] > sspan ? t->sd[r][j] + t->sc[r][j] : sspan;
+        rspan = t->rd[r][j] + t->rc[r][j] > rspan ? t->rd[r][j] + t->rc[r][j] : rspan;
+    }
+    if (t->type == HCCL_OP_ALLTOALLV) {
+        a->send_counts = t->sc[r];
+        a->send_displs = t->sd[r];
+        a->recv_counts = t->rc[r];
+        a->recv_displs = t->rd[r];
+    } else if (t->type == HCCL_OP_ALLTOALLVC) {
+        a->matrix = t->matrix;
+    }
+    int k;
+    if (t->mode == 0) {
+        a->sendbuf = alloc_mem(t, r, 0, sspan * es);
+        fill_bytes(t, r, 0, 0, sspan * es, 0);
+        a->recvbuf = alloc_mem(t, r, 1, rspan * es);
+        k = 1;
+    } else {
+        uint8_t *d = alloc_mem(t, r, 0, (sspan > rspan ? sspan : rspan) * es);
+        fill_bytes(t, r, 0, 0, sspan * es, 0);
+        a->sendbuf = a->recvbuf = d;
+        memset(t->care[r][0], 0, t->sz[r][0] + 1);
+        k = 0;
+    }
+    for (uint32_t j = 0; j < n; j++)
+        for (size_t b = 0; b < t->rc[r][j] * es; b++) {
+            t->exp[r][k][t->rd[r][j] * es + b] = pbyte(j, t->sd[j][r] * es + b);
+            t->care[r][k][t->rd[r][j] * es + b] = 1;
+        }
+}
+
+/* ---------- running ---------- */
+
+static HcclResult rank_fn(hccl_algo_ctx *ctx, void *arg)
+{
+    tc *t = arg;
+    return hccl_algo_run(ctx, &t->args[ctx->rank]);
+}
+
+static int check_tc(tc *t, HcclResult res, const fake_net_stats *st)
+{
+    int ok = res == HCCL_SUCCESS;
+    for (uint32_t r = 0; r < t->n && ok; r++)
+        for (int k = 0; k < 2 && ok; k++) {
+            if (!t->mem[r][k]) continue;
+            for (size_t b = 0; b <= t->sz[r][k]; b++)
+                if (t->care[r][k][b] && t->mem[r][k][b] != t->exp[r][k][b]) {
+                    fprintf(stderr, "  rank %u buf %d byte %zu of %zu: got 0x%02x want 0x%02x\n", r, k, b,
+                            t->sz[r][k], t->mem[r][k][b], t->exp[r][k][b]);
+                    ok = 0;
+                    break;
+                }
+        }
+    if (ok && t->count == 0 && st->exchanges != 0) ok = 0;
+    TT_ASSERT_MSG(ok, "%s n=%u count=%llu dtype=%s op=%s root=%u mode=%d: result %d, %llu exchanges",
+                  hccl_op_name(t->type), t->n, (unsigned long long)t->count, hccl_dtype_name(t->dt),
+                  hccl_redop_name(t->op), t->root, t->mode, (int)res, (unsigned long long)st->exchanges);
+    return ok;
+}
+
+static int run_case(hccl_op_type type, uint32_t n, uint64_t count, HcclDataType dt, HcclReduceOp op, uint32_t root,
+                    int mode)
+{
+    static tc t;
+    memset(&t, 0, sizeof(t));
+    t.n = n;
+    t.type = type;
+    t.dt = dt;
+    t.op = op;
+    t.count = count;
+    t.root = root;
+    t.mode = mode;
+    t.es = hccl_dtype_size(dt);
+    if (type == HCCL_OP_ALLTOALL || type == HCCL_OP_ALLTOALLV || type == HCCL_OP_ALLTOALLVC) layout_alltoall(&t);
+    for (uint32_t r = 0; r < n; r++) {
+        hccl_op_args *a = &t.args[r];
+        a->type = type;
+        a->count = count;
+        a->dtype = dt;
+        a->redop = op;
+        a->root = root;
+        switch (type) {
+        case HCCL_OP_ALLREDUCE:
+        case HCCL_OP_REDUCE: setup_allreduce(&t, r, a); break;
+        case HCCL_OP_REDUCE_SCATTER:
+        case HCCL_OP_REDUCE_SCATTER_V: setup_reduce_scatter(&t, r, a); break;
+        case HCCL_OP_ALLGATHER:
+        case HCCL_OP_ALLGATHER_V: setup_allgather(&t, r, a); break;
+        case HCCL_OP_BROADCAST:
+        case HCCL_OP_SCATTER:
+        case HCCL_OP_GATHER: setup_rooted_move(&t, r, a); break;
+        default: setup_alltoall(&t, r, a); break;
+        }
+    }
+    fake_net_stats st;
+    HcclResult res = fake_net_run(n, rank_fn, &t, &st);
+    int ok = check_tc(&t, res, &st);
+    free_tc(&t);
+    runs++;
+    return ok;
+}
+
+/* ---------- the matrix ---------- */
+
+static void test_reductions(uint32_t n, uint64_t c)
+{
+    /* count 0 moves nothing whatever the type: one dtype and op suffice */
+    const size_t ndt = c ? sizeof(red_dtypes) / sizeof(red_dtypes[0]) : 1, nop = c ? 4 : 1;
+    for (size_t d = 0; d < ndt; d++)
+        for (size_t o = 0; o < nop; o++) {
+            HcclDataType dt = red_dtypes[d];
+            HcclReduceOp op = red_ops[o];
+            for (int mode = 0; mode < 2; mode++) run_case(HCCL_OP_ALLREDUCE, n, c, dt, op, 0, mode);
+            for (int mode = 0; mode < 3; mode++) {
+                run_case(HCCL_OP_REDUCE_SCATTER, n, c, dt, op, 0, mode);
+                run_case(HCCL_OP_REDUCE_SCATTER_V, n, c, dt, op, 0, mode);
+            }
+            int all_roots = (d == 0 && o == 0) || (d == 2 && o == 2);
+            for (uint32_t root = all_roots ? 0 : n - 1; root < n; root++)
+                for (int mode = 0; mode < 2; mode++) run_case(HCCL_OP_REDUCE, n, c, dt, op, root, mode);
+        }
+}
+
+static void test_moves(uint32_t n, uint64_t c)
+{
+    const size_t ndt = c ? sizeof(move_dtypes) / sizeof(move_dtypes[0]) : 1;
+    for (size_t d = 0; d < ndt; d++) {
+        HcclDataType dt = move_dtypes[d];
+        for (int mode = 0; mode < 3; mode++) {
+            run_case(HCCL_OP_ALLGATHER, n, c, dt, 0, 0, mode);
+            run_case(HCCL_OP_ALLGATHER_V, n, c, dt, 0, 0, mode);
+            run_case(HCCL_OP_ALLTOALLV, n, c, dt, 0, 0, mode);
+            run_case(HCCL_OP_ALLTOALLVC, n, c, dt, 0, 0, mode);
+            if (mode < 2) run_case(HCCL_OP_ALLTOALL, n, c, dt, 0, 0, mode);
+        }
+        for (uint32_t root = 0; root < n; root++) {
+            run_case(HCCL_OP_BROADCAST, n, c, dt, 0, root, 0);
+            for (int mode = 0; mode < 3; mode++) {
+                run_case(HCCL_OP_SCATTER, n, c, dt, 0, root, mode);
+                run_case(HCCL_OP_GATHER, n, c, dt, 0, root, mode);
+            }
+        }
+    }
+}
+
+static void test_large(void)
+{
+    /* fp32 chunk = 1 Mi elements: allreduce windows hold n Mi, reduce-scatter and
+     * reduce windows 512 Ki per block. */
+    const uint64_t mi = 1u << 20;
+    run_case(HCCL_OP_ALLREDUCE, 2, 2 * mi + mi / 2 + 3, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, 0, 0);
+    run_case(HCCL_OP_ALLREDUCE, 3, 3 * mi + mi / 2 + 1, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_MAX, 0, 1);
+    run_case(HCCL_OP_ALLREDUCE, 2, mi / 2 + 77, HCCL_DATA_TYPE_INT128, HCCL_REDUCE_PROD, 0, 1);
+    run_case(HCCL_OP_REDUCE_SCATTER, 3, mi + mi / 4 + 5, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, 0, 0);
+    run_case(HCCL_OP_REDUCE_SCATTER, 2, mi + 9, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_MIN, 0, 1);
+    run_case(HCCL_OP_REDUCE_SCATTER, 2, mi + 9, HCCL_DATA_TYPE_FP16, HCCL_REDUCE_SUM, 0, 2);
+    run_case(HCCL_OP_REDUCE_SCATTER_V, 3, mi / 2 + 11, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, 0, 1);
+    run_case(HCCL_OP_REDUCE, 3, mi + 13, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, 1, 0);
+    run_case(HCCL_OP_REDUCE, 2, mi + 13, HCCL_DATA_TYPE_INT32, HCCL_REDUCE_MAX, 1, 1);
+    run_case(HCCL_OP_ALLGATHER, 3, mi + 17, HCCL_DATA_TYPE_FP32, 0, 0, 1);
+    run_case(HCCL_OP_ALLGATHER_V, 3, mi / 2 + 17, HCCL_DATA_TYPE_FP32, 0, 0, 0);
+    run_case(HCCL_OP_ALLTOALL, 2, mi + 19, HCCL_DATA_TYPE_FP32, 0, 0, 1);
+    run_case(HCCL_OP_ALLTOALLVC, 3, mi / 2 + 19, HCCL_DATA_TYPE_FP32, 0, 0, 2);
+    run_case(HCCL_OP_BROADCAST, 3, mi + 23, HCCL_DATA_TYPE_FP32, 0, 2, 0);
+}
+
+/* ---------- barrier, p2p, batch, failure modes ---------- */
+
+static atomic_int barrier_arrived, barrier_bad;
+
+static HcclResult barrier_fn(hccl_algo_ctx *ctx, void *arg)
+{
+    (void)arg;
+    hccl_op_args a = {.type = HCCL_OP_BARRIER};
+    for (int round = 0; round < 3; round++) {
+        usleep(200 * ((ctx->rank * 7 + round) % 5));
+        atomic_fetch_add(&barrier_arrived, 1);
+        HcclResult res = hccl_algo_run(ctx, &a);
+        if (res != HCCL_SUCCESS) return res;
+        if (atomic_load(&barrier_arrived) < (int)ctx->nranks * (round + 1)) atomic_fetch_add(&barrier_bad, 1);
+        /* Second barrier so nobody arrives for the next round before all checked. */
+        res = hccl_algo_run(ctx, &a);
+        if (res != HCCL_SUCCESS) return res;
+    }
+    return HCCL_SUCCESS;
+}
+
+static void test_barrier(void)
+{
+    for (uint32_t n = 1; n <= 8; n++) {
+        atomic_store(&barrier_arrived, 0);
+        atomic_store(&barrier_bad, 0);
+        fake_net_stats st;
+        HcclResult res = fake_net_run(n, barrier_fn, NULL, &st);
+        TT_ASSERT_MSG(res == HCCL_SUCCESS && atomic_load(&barrier_bad) == 0, "barrier n=%u res %d", n, (int)res);
+        TT_ASSERT(st.bytes == 0);
+    }
+}
+
+typedef struct p2p_case {
+    uint64_t count;
+    uint64_t recv_count; /* differs from count to provoke a mismatch */
+    uint8_t *buf[MAXR][2];
+} p2p_case;
+
+/* Pairs (0,1), (2,3), ...: even ranks send then receive, odd ranks the reverse. */
+static HcclResult p2p_fn(hccl_algo_ctx *ctx, void *arg)
+{
+    p2p_case *p = arg;
+    uint32_t r = ctx->rank, peer = r ^ 1;
+    if (peer >= ctx->nranks) return HCCL_SUCCESS;
+    hccl_op_args s = {.type = HCCL_OP_SEND, .sendbuf = p->buf[r][0], .count = p->count,
+                      .dtype = HCCL_DATA_TYPE_INT32, .root = peer};
+    hccl_op_args v = {.type = HCCL_OP_RECV, .recvbuf = p->buf[r][1], .count = p->recv_count,
+                      .dtype = HCCL_DATA_TYPE_INT32, .root = peer};
+    HcclResult res;
+    if (r % 2 == 0) {
+        if ((res = hccl_algo_run(ctx, &s)) != HCCL_SUCCESS) return res;
+        return hccl_algo_run(ctx, &v);
+    }
+    if ((res = hccl_algo_run(ctx, &v)) != HCCL_SUCCESS) return res;
+    return hccl_algo_run(ctx, &s);
+}
+
+static void test_p2p(void)
+{
+    static const uint64_t counts[] = {0, 1, 1001, 300000};
+    for (uint32_t n = 1; n <= 5; n++)
+        for (size_t ci = 0; ci < 4; ci++) {
+            p2p_case p = {.count = counts[ci], .recv_count = counts[ci]};
+            size_t bytes = counts[ci] * 4;
+            for (uint32_t r = 0; r < n; r++) {
+                p.buf[r][0] = malloc(bytes + 1);
+                p.buf[r][1] = malloc(bytes + 1);
+                for (size_t b = 0; b < bytes; b++) p.buf[r][0][b] = pbyte(r, b);
+                memset(p.buf[r][1], SENTINEL, bytes + 1);
+            }
+            fake_net_stats st;
+            HcclResult res = fake_net_run(n, p2p_fn, &p, &st);
+            int ok = res == HCCL_SUCCESS && (counts[ci] || st.exchanges == 0);
+            for (uint32_t r = 0; r < n && ok; r++) {
+                uint32_t peer = r ^ 1;
+                for (size_t b = 0; b <= bytes && ok; b++) {
+                    uint8_t want = b == bytes || peer >= n ? SENTINEL : pbyte(peer, b);
+                    if (p.buf[r][1][b] != want) ok = 0;
+                }
+            }
+            TT_ASSERT_MSG(ok, "send/recv n=%u count=%llu res %d", n, (unsigned long long)counts[ci], (int)res);
+            for (uint32_t r = 0; r < n; r++) {
+                free(p.buf[r][0]);
+                free(p.buf[r][1]);
+            }
+        }
+    /* A receive that expects fewer bytes than sent fails both sides, no hang. */
+    p2p_case p = {.count = 10, .recv_count = 9};
+    for (uint32_t r = 0; r < 2; r++) {
+        p.buf[r][0] = calloc(1, 64);
+        p.buf[r][1] = calloc(1, 64);
+    }
+    TT_ASSERT(fake_net_run(2, p2p_fn, &p, NULL) == HCCL_E_PARA);
+    for (uint32_t r = 0; r < 2; r++) {
+        free(p.buf[r][0]);
+        free(p.buf[r][1]);
+    }
+}
+
+static HcclResult deadlock_fn(hccl_algo_ctx *ctx, void *arg)
+{
+    (void)arg;
+    int32_t x = 0;
+    hccl_op_args v = {.type = HCCL_OP_RECV, .recvbuf = &x, .count = 1, .dtype = HCCL_DATA_TYPE_INT32,
+                      .root = ctx->rank ^ 1};
+    return hccl_algo_run(ctx, &v);
+}
+
+static void test_fake_net_failures(void)
+{
+    fake_net_stats st;
+    HcclResult res = fake_net_run(2, deadlock_fn, NULL, &st);
+    TT_ASSERT(res == HCCL_E_TIMEOUT && st.deadlock == 1);
+}
+
+/* Batch: each rank sends two items to every peer and one to itself, receives the
+ * matching items, with dtypes varying per pair and items in a rank-dependent order. */
+#define BATCH_MAX (4 * MAXR + 2)
+typedef struct batch_case {
+    uint64_t c;
+    HcclSendRecvItem items[MAXR][BATCH_MAX];
+    uint32_t nitems[MAXR];
+} batch_case;
+
+static const HcclDataType batch_dt[] = {HCCL_DATA_TYPE_INT8, HCCL_DATA_TYPE_FP16, HCCL_DATA_TYPE_INT32,
+                                        HCCL_DATA_TYPE_INT128};
+
+static uint64_t batch_count(uint32_t from, uint32_t to, int which, uint64_t c)
+{
+    return which ? c / 2 : c + (from + 2 * to) % 3 * (c > 0);
+}
+
+static uint32_t batch_tag(uint32_t from, uint32_t to, int which) { return from * 64 + to * 2 + (uint32_t)which; }
+
+static HcclResult batch_fn(hccl_algo_ctx *ctx, void *arg)
+{
+    batch_case *b = arg;
+    hccl_op_args a = {.type = HCCL_OP_BATCH_SEND_RECV, .items = b->items[ctx->rank], .nitems = b->nitems[ctx->rank]};
+    return hccl_algo_run(ctx, &a);
+}
+
+static void test_batch(void)
+{
+    static const uint64_t counts[] = {0, 1, 1001};
+    for (uint32_t n = 1; n <= 8; n++)
+        for (size_t ci = 0; ci < 3; ci++) {
+            static batch_case b;
+            memset(&b, 0, sizeof(b));
+            uint64_t c = counts[ci];
+            for (uint32_t r = 0; r < n; r++) {
+                uint32_t m = 0;
+                for (int pass = 0; pass < 2; pass++) {
+                    /* even ranks: sends first; odd ranks: receives first */
+                    int sending = (pass == 0) == (r % 2 == 0);
+                    for (uint32_t k = 0; k < n; k++) {
+                        uint32_t j = sending ? (r + k) % n : (r + n - k) % n;
+                        for (int which = 0; which < (j == r ? 1 : 2); which++) {
+                            uint32_t from = sending ? r : j, to = sending ? j : r;
+                            HcclDataType dt = batch_dt[(from + to) % 4];
+                            uint64_t cnt = batch_count(from, to, which, c);
+                            size_t bytes = cnt * hccl_dtype_size(dt);
+                            uint8_t *buf = malloc(bytes + 1);
+                            if (sending)
+                                for (size_t x = 0; x < bytes; x++) buf[x] = pbyte(batch_tag(from, to, which), x);
+                            else memset(buf, SENTINEL, bytes + 1);
+                            b.items[r][m++] = (HcclSendRecvItem){sending ? HCCL_SEND : HCCL_RECV, buf, cnt, dt, j};
+                        }
+                    }
+                }
+                b.nitems[r] = m;
+            }
+            fake_net_stats st;
+            HcclResult res = fake_net_run(n, batch_fn, &b, &st);
+            int ok = res == HCCL_SUCCESS && (c || st.exchanges == 0);
+            for (uint32_t r = 0; r < n; r++) {
+                int which_seen[MAXR] = {0};
+                for (uint32_t i = 0; i < b.nitems[r]; i++) {
+                    HcclSendRecvItem *it = &b.items[r][i];
+                    if (it->sendRecvType == HCCL_RECV && ok) {
+                        int which = which_seen[it->remoteRank]++;
+                        size_t bytes = it->count * hccl_dtype_size(it->dataType);
+                        const uint8_t *p = it->buf;
+                        for (size_t x = 0; x <= bytes && ok; x++)
+                            if (p[x] != (x == bytes ? SENTINEL : pbyte(batch_tag(it->remoteRank, r, which), x))) ok = 0;
+                    }
+                    free(it->buf);
+                }
+            }
+            TT_ASSERT_MSG(ok, "batch n=%u count=%llu res %d", n, (unsigned long long)c, (int)res);
+        }
+}
+
+static void test_bad_args(void)
+{
+    /* HIF8 has no reduction kernel; a root outside the communicator is refused. */
+    static uint8_t buf[64];
+    hccl_op_args a = {.type = HCCL_OP_ALLREDUCE, .sendbuf = buf, .recvbuf = buf, .count = 4,
+                      .dtype = HCCL_DATA_TYPE_HIF8, .redop = HCCL_REDUCE_SUM};
+    hccl_net dummy = {NULL};
+    hccl_algo_ctx ctx = {.rank = 0, .nranks = 1, .net = &dummy};
+    TT_ASSERT(hccl_algo_run(&ctx, &a) == HCCL_E_PARA); /* no exchange function */
+    TT_ASSERT(hccl_algo_run(NULL, &a) == HCCL_E_PARA);
+}
+
+static HcclResult bad_args_fn(hccl_algo_ctx *ctx, void *arg)
+{
+    (void)arg;
+    static uint8_t buf[64];
+    hccl_op_args a = {.type = HCCL_OP_ALLREDUCE, .sendbuf = buf, .recvbuf = buf, .count = 4,
+                      .dtype = HCCL_DATA_TYPE_HIF8, .redop = HCCL_REDUCE_SUM};
+    if (hccl_algo_run(ctx, &a) != HCCL_E_PARA) return HCCL_E_INTERNAL;
+    hccl_op_args b = {.type = HCCL_OP_BROADCAST, .recvbuf = buf, .count = 4, .dtype = HCCL_DATA_TYPE_INT8,
+                      .root = ctx->nranks};
+    if (hccl_algo_run(ctx, &b) != HCCL_E_PARA) return HCCL_E_INTERNAL;
+    hccl_op_args c = {.type = HCCL_OP_COUNT};
+    if (hccl_algo_run(ctx, &c) != HCCL_E_PARA) return HCCL_E_INTERNAL;
+    return HCCL_SUCCESS;
+}
+
+int main(void)
+{
+    fake_net_set_timeout(10.0);
+    test_bad_args();
+    TT_ASSERT(fake_net_run(3, bad_args_fn, NULL, NULL) == HCCL_SUCCESS);
+    test_fake_net_failures();
+    for (uint32_t n = 1; n <= MAXR; n++) {
+        uint64_t counts[4] = {0, 1, n - 1, 1001};
+        for (int ci = 0; ci < 4; ci++) {
+            if (ci == 2 && (n - 1 == 0 || n - 1 == 1)) continue; /* already covered */
+            test_reductions(n, counts[ci]);
+            test_moves(n, counts[ci]);
+        }
+    }
+    test_large();
+    test_barrier();
+    test_p2p();
+    test_batch();
+    printf("test_algo: %ld collective runs\n", runs);
+    return tt_report("test_algo");
+}
