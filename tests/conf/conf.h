@@ -12,7 +12,7 @@
  *   conf_batch.c  queue several operations, synchronise once, verify every result
  *   conf_coll.c   reducing collectives and data-movement collectives
  *   conf_p2p.c    Send/Recv, BatchSendRecv, Barrier, two communicators at once
- *   conf_query.c  queries, sub-communicators, destroyed handles
+ *   conf_query.c  queries, sub-communicators, destroyed handles, configs
  *   conf_bad.c    bad input: every call must fail fast with HCCL_E_PARA / HCCL_E_PTR
  *   conf_boot.c   rank-table init and launcher-environment init
  */
@@ -132,5 +132,7 @@ void conf_suite_subcomm(conf_ctx *ctx);
 int conf_badinput_main(const conf_opts *o);
 int conf_ranktable_main(const conf_opts *o);
 int conf_env_main(const conf_opts *o);
+int conf_config_main(const conf_opts *o);
+int conf_twojobs_main(const conf_opts *o);
 
 #endif /* CONF_H_ */

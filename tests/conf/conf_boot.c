@@ -9,7 +9,12 @@
  *   LOCAL_WORLD_SIZE, MASTER_ADDR=127.0.0.1, MASTER_PORT=P with P+1 free) and
  *   HCCL_JOB_SECRET call HcclCommInitFromEnv(NULL, &comm); then the same with
  *   SLURM_PROCID/SLURM_NTASKS, with OMPI_COMM_WORLD_RANK/SIZE and HCCL_ROOT_ADDR/PORT,
- *   and with PMI_RANK/PMI_SIZE.
+ *   and with PMI_RANK/PMI_SIZE; then a job while stray connections (one idle, one
+ *   sending garbage) sit on its root port; then a rank with another HCCL_JOB_SECRET,
+ *   which must make every rank's init fail within HCCL_CONNECT_TIMEOUT (4 s) + slack;
+ *   then root-info init with HCCL_SOCKET_IFNAME=lo, HCCL_IF_IP=127.0.0.1 and
+ *   HCCL_IF_BASE_PORT.
+ * twojobs: two 3-rank jobs at once with the same HCCL_IF_BASE_PORT must not collide.
  */
 #include "conf.h"
 
@@ -18,7 +23,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define NR 3
@@ -159,6 +167,8 @@ typedef struct {
     int kind; /* 0 torchrun, 1 slurm, 2 ompi + HCCL_ROOT_*, 3 pmi */
     int port;
     char secret[64];
+    int late_rank; /* this rank waits 500 ms before init (-1: none) */
+    int foreign;   /* rank 2 has another job secret */
 } env_round;
 
 static void setint(const char *name, int v)
@@ -177,6 +187,7 @@ static HcclResult init_env(conf_ctx *ctx, HcclComm *comm, void *arg)
     /* each rank is a forked process: its environment is its own */
     for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) unsetenv(vars[i]);
     setenv("HCCL_JOB_SECRET", e->secret, 1);
+    if (e->foreign && ctx->rank == 2) setenv("HCCL_JOB_SECRET", "1234567890abcdef", 1);
     switch (e->kind) {
     case 0:
         setint("RANK", ctx->rank);
@@ -204,8 +215,101 @@ static HcclResult init_env(conf_ctx *ctx, HcclComm *comm, void *arg)
         setenv("MASTER_ADDR", "127.0.0.1", 1);
         setint("MASTER_PORT", e->port);
     }
+    if (ctx->rank == e->late_rank) usleep(500 * 1000);
     conf_step(ctx, "HcclCommInitFromEnv (launcher kind %d, port %d)", e->kind, e->port);
     return HcclCommInitFromEnv(NULL, comm);
+}
+
+/* A rank with another job secret must not join: every rank's init fails, promptly. */
+static int foreign_secret(const conf_opts *o, env_round *e)
+{
+    pid_t pids[NR];
+    int failed = 0;
+    fflush(stderr);
+    for (int r = 0; r < NR; r++) {
+        pids[r] = fork();
+        if (pids[r] == 0) {
+            conf_ctx c;
+            HcclComm comm = NULL;
+            memset(&c, 0, sizeof c);
+            c.rank = r;
+            c.nranks = NR;
+            c.opt = o;
+            alarm(60);
+            setenv("HCCL_CONNECT_TIMEOUT", "4", 1);
+            aclrtSetDevice(r);
+            double t0 = conf_now();
+            HcclResult rc = init_env(&c, &comm, e);
+            double dt = conf_now() - t0;
+            if (rc == HCCL_SUCCESS) {
+                fprintf(stderr, "FAIL: rank %d joined a job although rank 2 has another HCCL_JOB_SECRET\n", r);
+                _exit(1);
+            }
+            if (dt > 25) {
+                fprintf(stderr, "FAIL: rank %d took %.1f s to fail with HCCL_CONNECT_TIMEOUT=4\n", r, dt);
+                _exit(1);
+            }
+            _exit(0);
+        }
+    }
+    for (int r = 0; r < NR; r++) {
+        int st = 0;
+        waitpid(pids[r], &st, 0);
+        if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+            fprintf(stderr, "FAIL: foreign-secret round: rank %d status %#x\n", r, st);
+            failed++;
+        }
+    }
+    return failed;
+}
+
+/* Stray connections to the root port during bootstrap: one idle, one sending garbage. */
+typedef struct {
+    int port;
+    _Atomic int stop;
+    int connected;
+} stray_arg;
+
+static void *stray_thread(void *p)
+{
+    stray_arg *a = p;
+    int fds[2] = {-1, -1};
+    double t0 = conf_now();
+    for (int k = 0; k < 2 && conf_now() - t0 < 5 && !atomic_load(&a->stop);) {
+        int fd = socket(AF_INET, SOCK_STREAM, 0);
+        struct sockaddr_in sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sin_family = AF_INET;
+        sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        sa.sin_port = htons((uint16_t)a->port);
+        if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0) {
+            if (k == 1) {
+                char junk[256];
+                for (size_t i = 0; i < sizeof junk; i++) junk[i] = (char)(i * 37 + 11);
+                if (write(fd, junk, sizeof junk) < 0) { /* the peer may have dropped us already */
+                }
+            }
+            fds[k++] = fd;
+            a->connected = k;
+        } else {
+            if (fd >= 0) close(fd);
+            usleep(5000);
+        }
+    }
+    while (!atomic_load(&a->stop)) usleep(10000);
+    for (int k = 0; k < 2; k++)
+        if (fds[k] >= 0) close(fds[k]);
+    return NULL;
+}
+
+/* Root-info init with the interface variables set. */
+static int root_info_with_env(const conf_opts *o, const char *var, const char *val)
+{
+    setenv(var, val, 1);
+    int f = conf_run_ranks(o, MODE_PROCS, 2, 1, check_rank);
+    if (f) fprintf(stderr, "FAIL: HcclCommInitRootInfo with %s=%s\n", var, val);
+    unsetenv(var);
+    return f;
 }
 
 int conf_env_main(const conf_opts *o)
@@ -216,8 +320,9 @@ int conf_env_main(const conf_opts *o)
                                   "PMI_RANK/PMI_SIZE + MASTER_ADDR/MASTER_PORT"};
     int failed = 0;
     for (int k = 0; k < 4; k++) {
-        env_round e = {.kind = k, .port = free_port(k != 2)};
-        snprintf(e.secret, sizeof e.secret, "conf-secret-%d-%d", (int)getpid(), k);
+        env_round e = {.kind = k, .port = free_port(k != 2), .late_rank = -1};
+        snprintf(e.secret, sizeof e.secret, "%016llx",
+                 (unsigned long long)conf_hash((uint64_t)getpid(), (uint64_t)k, 77));
         if (e.port < 0) {
             fprintf(stderr, "FAIL: no free port\n");
             return 1;
@@ -226,5 +331,73 @@ int conf_env_main(const conf_opts *o)
         if (f) fprintf(stderr, "FAIL: init from the environment of %s\n", names[k]);
         failed += f;
     }
+
+    /* stray connections to the root port while the job bootstraps (rank 1 is late) */
+    {
+        env_round e = {.kind = 0, .port = free_port(1), .late_rank = 1};
+        snprintf(e.secret, sizeof e.secret, "%016llx", (unsigned long long)conf_hash((uint64_t)getpid(), 5, 77));
+        stray_arg sa = {.port = e.port + 1};
+        pthread_t th;
+        pthread_create(&th, NULL, stray_thread, &sa);
+        int f = conf_run_ranks_custom(o, MODE_PROCS, NR, 1, init_env, &e, check_rank);
+        atomic_store(&sa.stop, 1);
+        pthread_join(th, NULL);
+        if (f) fprintf(stderr, "FAIL: a job with stray connections to its root port (%d connected)\n", sa.connected);
+        else if (o->verbose) fprintf(stderr, "stray connections made: %d\n", sa.connected);
+        failed += f;
+    }
+    /* a rank with another secret */
+    {
+        env_round e = {.kind = 0, .port = free_port(1), .late_rank = -1, .foreign = 1};
+        snprintf(e.secret, sizeof e.secret, "%016llx", (unsigned long long)conf_hash((uint64_t)getpid(), 6, 77));
+        failed += foreign_secret(o, &e);
+    }
+    /* root info with interface selection */
+    char port[16];
+    snprintf(port, sizeof port, "%d", free_port(0));
+    failed += root_info_with_env(o, "HCCL_SOCKET_IFNAME", "lo");
+    failed += root_info_with_env(o, "HCCL_IF_IP", "127.0.0.1");
+    failed += root_info_with_env(o, "HCCL_IF_BASE_PORT", port);
+    return failed;
+}
+
+/* ---- two jobs at once ------------------------------------------------------------------ */
+
+static void twojobs_rank(conf_ctx *ctx)
+{
+    check_rank(ctx);
+    conf_suite_p2p(ctx);
+    check_rank(ctx);
+}
+
+/* Two independent 3-rank jobs run at the same time with the same HCCL_IF_BASE_PORT. */
+int conf_twojobs_main(const conf_opts *o)
+{
+    char port[16];
+    pid_t sup[2];
+    int failed = 0;
+    snprintf(port, sizeof port, "%d", free_port(0));
+    setenv("HCCL_IF_BASE_PORT", port, 1);
+    fflush(stderr);
+    for (int j = 0; j < 2; j++) {
+        sup[j] = fork();
+        if (sup[j] == 0) {
+            g_shared = mmap(NULL, sizeof *g_shared, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+            if (g_shared == MAP_FAILED) _exit(1);
+            alarm((unsigned)o->timeout_s);
+            int f = conf_run_ranks(o, MODE_PROCS, NR, 1, twojobs_rank);
+            fflush(stderr);
+            _exit(f ? 1 : 0);
+        }
+    }
+    for (int j = 0; j < 2; j++) {
+        int st = 0;
+        waitpid(sup[j], &st, 0);
+        if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+            fprintf(stderr, "FAIL: job %d of two concurrent jobs (HCCL_IF_BASE_PORT=%s), status %#x\n", j, port, st);
+            failed++;
+        }
+    }
+    unsetenv("HCCL_IF_BASE_PORT");
     return failed;
 }

@@ -7,6 +7,9 @@
  *   batch:  HcclBatchSendRecv with receives listed before sends (the library must not
  *           run the items one after another), to r+-1 and r+-2, and to every peer with
  *           uneven counts.
+ *   queue:  120 small AllReduces queued before one synchronisation.
+ *   groups: HcclGroupStart/End around AllReduces, and around a Send/Recv ring in which
+ *           every rank sends first (the group must not run them one by one).
  *   barrier: each rank bumps a counter in shared memory, then HcclBarrier; after the
  *           synchronisation every rank must see all n increments (the last rank is late).
  */
@@ -196,10 +199,60 @@ static void barrier(P *p)
     conf_sync(ctx, ctx->stream, "5 queued barriers");
 }
 
+/* AllReduce(int32, SUM) of count elements, rank r contributing r + i + k; queued only. */
+static void queue_allreduce(P *p, uint64_t count, int k, const char *label)
+{
+    int32_t *h = malloc(4 * count + 4);
+    if (h == NULL) abort();
+    unsigned char *s = conf_dev(p->b, 4 * count), *r = conf_dev(p->b, 4 * count);
+    for (uint64_t i = 0; i < count; i++) h[i] = p->r + (int32_t)i + k;
+    conf_upload(p->b, s, h, 4 * count);
+    for (uint64_t i = 0; i < count; i++) h[i] = p->n * (p->n - 1) / 2 + p->n * ((int32_t)i + k);
+    if (conf_enq(p->b, HcclAllReduce(s, r, count, HCCL_DATA_TYPE_INT32, HCCL_REDUCE_SUM, p->ctx->comm, p->ctx->stream),
+                 label))
+        conf_expect(p->b, label, r, h, 4 * count, HCCL_DATA_TYPE_INT32, 0);
+    free(h);
+}
+
+/* Many small operations queued before a single synchronisation. */
+static void deep_queue(P *p)
+{
+    char label[96];
+    p->b = conf_batch_new(p->ctx);
+    for (int k = 0; k < 120; k++) {
+        snprintf(label, sizeof label, "AllReduce #%d of 120 queued", k);
+        queue_allreduce(p, 1 + (uint64_t)(k % 7), k, label);
+    }
+    conf_batch_run(p->b);
+}
+
+/* HcclGroupStart/End: collectives in a group; a ring where every rank sends first. */
+static void groups(P *p)
+{
+    conf_ctx *ctx = p->ctx;
+    int n = p->n;
+    p->b = conf_batch_new(ctx);
+    conf_step(ctx, "HcclGroupStart + 3 AllReduce + HcclGroupEnd");
+    if (!conf_ok(ctx, HcclGroupStart(), "HcclGroupStart")) goto out;
+    for (int k = 0; k < 3; k++) queue_allreduce(p, 5 + (uint64_t)k, 1000 + k, "AllReduce in a group");
+    conf_ok(ctx, HcclGroupEnd(), "HcclGroupEnd");
+    if (n > 1) {
+        conf_step(ctx, "HcclGroupStart + Send/Recv ring (all send first) + HcclGroupEnd");
+        if (!conf_ok(ctx, HcclGroupStart(), "HcclGroupStart")) goto out;
+        do_send(p, HCCL_DATA_TYPE_INT32, 1000, (p->r + 1) % n, 400);
+        do_recv(p, HCCL_DATA_TYPE_INT32, 1000, (p->r + n - 1) % n, 400);
+        conf_ok(ctx, HcclGroupEnd(), "HcclGroupEnd");
+    }
+out:
+    conf_batch_run(p->b);
+}
+
 void conf_suite_p2p(conf_ctx *ctx)
 {
     P p = {.ctx = ctx, .n = ctx->nranks, .r = ctx->rank};
     barrier(&p);
+    deep_queue(&p);
+    groups(&p);
     if (p.n < 2) return; /* nothing to send to */
     pairs(&p);
     ring(&p);

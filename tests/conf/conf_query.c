@@ -11,12 +11,16 @@
  * subcomm: HcclCommConfigInit defaults; HcclCreateSubCommConfig for even and odd ranks,
  *   for all ranks in reverse order (with a configured name) and for each rank alone;
  *   collectives on the sub-communicators interleaved with the parent's.
+ * config: HcclCommInitRootInfoConfig with a configured name and a 1 MB buffer (a 6 MiB
+ *   AllReduce must still be right), then with an older, shorter config struct (size
+ *   and version of a version-1 caller, garbage after it); one rank arrives late.
  */
 #include "conf.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* AllReduce(SUM) of one int32 per rank, then AllGather of it; checks both. */
 static void check_comm(conf_ctx *ctx, HcclComm comm, int32_t mine, const int32_t *all, int nr, const char *what)
@@ -316,4 +320,101 @@ void conf_suite_subcomm(conf_ctx *ctx)
     if (reversed) conf_ok(ctx, HcclCommDestroy(reversed), "HcclCommDestroy(reversed)");
     if (alone) conf_ok(ctx, HcclCommDestroy(alone), "HcclCommDestroy(self)");
     check_world(ctx, ctx->comm, "parent after destroying sub-comms");
+}
+
+/* ---- communicator configs ----------------------------------------------------------- */
+
+typedef struct {
+    HcclRootInfo root;
+    int variant; /* 0: named, 1 MB buffer; 1: an older, shorter config struct */
+    char name[64];
+} cfg_arg;
+
+static HcclResult init_config(conf_ctx *ctx, HcclComm *comm, void *arg)
+{
+    cfg_arg *a = arg;
+    HcclCommConfig cfg;
+    HcclCommConfigInit(&cfg);
+    if (a->variant == 0) {
+        snprintf(cfg.hcclCommName, sizeof cfg.hcclCommName, "%s", a->name);
+        cfg.hcclBufferSize = 1; /* MB: large operations must go through it in pieces */
+    } else {
+        /* a version-1 caller knows only the fields up to hcclCommName; the rest is garbage */
+        HcclCommConfigInfo info;
+        memcpy(&info, cfg.reserved, sizeof info);
+        info.size = offsetof(HcclCommConfig, hcclUdi);
+        info.version = 1;
+        memcpy(cfg.reserved, &info, sizeof info);
+        memset((char *)&cfg + info.size, 0xa5, sizeof cfg - info.size);
+        cfg.hcclBufferSize = 2;
+    }
+    if (ctx->rank == ctx->nranks - 1) usleep(300 * 1000); /* a late rank */
+    conf_step(ctx, "HcclCommInitRootInfoConfig (variant %d)", a->variant);
+    return HcclCommInitRootInfoConfig((uint32_t)ctx->nranks, &a->root, (uint32_t)ctx->rank, &cfg, comm);
+}
+
+static const cfg_arg *g_cfg;
+
+static void rank_config(conf_ctx *ctx)
+{
+    int n = ctx->nranks;
+    if (g_cfg->variant == 0) {
+        char name[COMM_NAME_MAX_LENGTH];
+        check_name(ctx, ctx->comm, name, "HcclGetCommName(configured)");
+        if (strcmp(name, g_cfg->name) != 0)
+            conf_fail(ctx, "communicator configured as \"%s\" is named \"%s\"", g_cfg->name, name);
+        HcclComm h = NULL;
+        if (ctx->mode == MODE_PROCS &&
+            conf_ok(ctx, HcclCommGetHandleWithName(g_cfg->name, &h), "HcclCommGetHandleWithName(configured)") &&
+            h != ctx->comm)
+            conf_fail(ctx, "HcclCommGetHandleWithName(\"%s\") gave another handle", g_cfg->name);
+    }
+    check_world(ctx, ctx->comm, "configured communicator");
+    /* 6 MiB through a 1-2 MB communication buffer */
+    uint64_t c = (uint64_t)3 << 19;
+    float *h = malloc(4 * c);
+    void *s = NULL, *r = NULL;
+    if (h == NULL) abort();
+    conf_step(ctx, "6 MiB AllReduce on a configured communicator");
+    if (conf_acl_ok(ctx, aclrtMalloc(&s, 4 * c, ACL_MEM_MALLOC_HUGE_FIRST), "aclrtMalloc") &&
+        conf_acl_ok(ctx, aclrtMalloc(&r, 4 * c, ACL_MEM_MALLOC_HUGE_FIRST), "aclrtMalloc")) {
+        for (uint64_t i = 0; i < c; i++) h[i] = (float)((i % 1000) + (uint64_t)ctx->rank);
+        aclrtMemcpy(s, 4 * c, h, 4 * c, ACL_MEMCPY_HOST_TO_DEVICE);
+        if (conf_ok(ctx, HcclAllReduce(s, r, c, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, ctx->comm, ctx->stream),
+                    "AllReduce 6 MiB") &&
+            conf_sync(ctx, ctx->stream, "AllReduce 6 MiB")) {
+            aclrtMemcpy(h, 4 * c, r, 4 * c, ACL_MEMCPY_DEVICE_TO_HOST);
+            for (uint64_t i = 0; i < c; i++) {
+                float want = (float)(n * (int)(i % 1000) + n * (n - 1) / 2);
+                if (h[i] != want) {
+                    conf_fail(ctx, "AllReduce 6 MiB: element %llu is %g, expected %g", (unsigned long long)i, h[i],
+                              want);
+                    break;
+                }
+            }
+        }
+    }
+    if (s) aclrtFree(s);
+    if (r) aclrtFree(r);
+    free(h);
+}
+
+int conf_config_main(const conf_opts *o)
+{
+    int failed = 0;
+    for (int v = 0; v < 2; v++) {
+        cfg_arg a;
+        memset(&a, 0, sizeof a);
+        a.variant = v;
+        snprintf(a.name, sizeof a.name, "conf_cfg_%d_%d", (int)getpid(), v);
+        if (HcclGetRootInfo(&a.root) != HCCL_SUCCESS) {
+            fprintf(stderr, "FAIL: HcclGetRootInfo\n");
+            return 1;
+        }
+        g_cfg = &a;
+        int f = conf_run_ranks_custom(o, o->mode, o->nranks, 1, init_config, &a, rank_config);
+        if (f) fprintf(stderr, "FAIL: HcclCommInitRootInfoConfig %s\n", v ? "with an older, shorter config" : "named, 1 MB buffer");
+        failed += f;
+    }
+    return failed;
 }
