@@ -103,6 +103,8 @@ double conf_value(HcclDataType dt, HcclReduceOp op, int nranks, int rank, uint64
 /* Whether (dt, op) is checked at this rank count (fp8 e8m0 SUM is only exact for n <= 2). */
 int conf_reduce_checked(HcclDataType dt, HcclReduceOp op, int nranks);
 double conf_apply(HcclReduceOp op, double a, double b);
+/* v rounded to dt, to nearest, ties to even (fp16, bf16, fp8 e4m3/e5m2, fp32). */
+double conf_round(HcclDataType dt, double v);
 /* Fills n bytes with a deterministic pattern for (seed, rank). */
 void conf_pattern(void *p, size_t n, uint64_t seed, uint64_t rank);
 
@@ -134,5 +136,6 @@ int conf_ranktable_main(const conf_opts *o);
 int conf_env_main(const conf_opts *o);
 int conf_config_main(const conf_opts *o);
 int conf_twojobs_main(const conf_opts *o);
+int conf_devices_main(const conf_opts *o);
 
 #endif /* CONF_H_ */

@@ -401,3 +401,41 @@ int conf_twojobs_main(const conf_opts *o)
     unsetenv("HCCL_IF_BASE_PORT");
     return failed;
 }
+
+/* ---- devices ------------------------------------------------------------------------ */
+
+/*
+ * Run with ASCEND_RT_VISIBLE_DEVICES=0,1,2 (set by ctest): the runtime reports 3
+ * devices, binds 0..2, refuses 3 and -1; then 3 thread ranks run on them.
+ */
+int conf_devices_main(const conf_opts *o)
+{
+    conf_ctx c;
+    uint32_t count = 0;
+    int failed = 0;
+    const char *vis = getenv("ASCEND_RT_VISIBLE_DEVICES");
+    memset(&c, 0, sizeof c);
+    c.opt = o;
+    c.nranks = 1;
+    if (vis == NULL || strcmp(vis, "0,1,2") != 0) {
+        fprintf(stderr, "FAIL: run this suite with ASCEND_RT_VISIBLE_DEVICES=0,1,2\n");
+        return 1;
+    }
+    if (conf_acl_ok(&c, aclrtGetDeviceCount(&count), "aclrtGetDeviceCount") && count != 3)
+        conf_fail(&c, "aclrtGetDeviceCount gave %u with ASCEND_RT_VISIBLE_DEVICES=%s", count, vis);
+    for (int d = 0; d < 3; d++) {
+        int32_t got = -1;
+        if (conf_acl_ok(&c, aclrtSetDevice(d), "aclrtSetDevice(visible)") &&
+            conf_acl_ok(&c, aclrtGetDevice(&got), "aclrtGetDevice") && got != d)
+            conf_fail(&c, "aclrtGetDevice gave %d after aclrtSetDevice(%d)", got, d);
+        aclrtResetDevice(d);
+    }
+    if (aclrtSetDevice(3) == ACL_SUCCESS) conf_fail(&c, "aclrtSetDevice(3) succeeded with 3 visible devices");
+    if (aclrtSetDevice(-1) == ACL_SUCCESS) conf_fail(&c, "aclrtSetDevice(-1) succeeded");
+    void *p = NULL;
+    if (aclrtMalloc(&p, 0, ACL_MEM_MALLOC_HUGE_FIRST) == ACL_SUCCESS && p != NULL) aclrtFree(p);
+    if (aclrtMalloc(NULL, 64, ACL_MEM_MALLOC_HUGE_FIRST) == ACL_SUCCESS) conf_fail(&c, "aclrtMalloc(NULL, 64) succeeded");
+    if (c.fails) failed++;
+    failed += conf_run_ranks(o, MODE_THREADS, 3, 1, check_rank);
+    return failed;
+}

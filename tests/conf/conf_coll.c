@@ -13,6 +13,7 @@
  */
 #include "conf.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -265,6 +266,63 @@ static void reducing_batch(T *t, HcclDataType dt, int dti)
     conf_batch_run(t->b);
 }
 
+/*
+ * Rounding: with 2 ranks every algorithm computes op(a, b) once, in fp32, then rounds
+ * to the type, to nearest even. Inputs are arbitrary representable values with
+ * magnitudes in [1/4, R) so that the fp32 sum or product is exact; the expected value
+ * is the exact result rounded here (ties occur among the 257 elements).
+ */
+static double rounding_input(HcclDataType dt, HcclReduceOp op, int rank, uint64_t i, uint64_t seed)
+{
+    double hi = op == HCCL_REDUCE_PROD ? (dt == HCCL_DATA_TYPE_FP16 || dt == HCCL_DATA_TYPE_BFP16 ? 200 : 16)
+                                       : (dt == HCCL_DATA_TYPE_FP16 || dt == HCCL_DATA_TYPE_BFP16 ? 1024 : 16);
+    size_t es = conf_dt_size(dt);
+    for (uint64_t k = 0;; k++) {
+        uint64_t h = conf_hash(seed, (uint64_t)rank * 1000003u + i, k);
+        unsigned char b[2] = {(unsigned char)h, (unsigned char)(h >> 8)};
+        double v = conf_get(dt, b);
+        (void)es;
+        if (v == v && fabs(v) >= 0.25 && fabs(v) < hi) return v;
+    }
+}
+
+static void t_rounding(T *t, HcclDataType dt, HcclReduceOp op)
+{
+    size_t es = conf_dt_size(dt);
+    uint64_t seed = ++t->seed, count = 257;
+    char label[128];
+    snprintf(label, sizeof label, "AllReduce rounding (%s, %s, 2 ranks, ties to even)", conf_dt_name(dt),
+             conf_op_name(op));
+    buf_t *sb = newbuf(t, count * es, seed), *rb = newbuf(t, count * es, seed + 1000);
+    for (uint64_t i = 0; i < count; i++) {
+        conf_put(dt, sb->init + i * es, rounding_input(dt, op, t->r, i, seed));
+        double a = rounding_input(dt, op, 0, i, seed), b = rounding_input(dt, op, 1, i, seed);
+        conf_put(dt, rb->exp + i * es, conf_round(dt, conf_apply(op, a, b)));
+    }
+    unsigned char *exp_copy = xmalloc(rb->total);
+    memcpy(exp_copy, rb->exp, rb->total);
+    upload(t, sb);
+    upload(t, rb);
+    memcpy(rb->exp, exp_copy, count * es);
+    free(exp_copy);
+    if (conf_enq(t->b, HcclAllReduce(sb->dev, rb->dev, count, dt, op, t->comm, t->stream), label))
+        expect_all(t, rb, label, "recvBuf", dt, 1);
+    freebuf(sb);
+    freebuf(rb);
+}
+
+static void rounding_batch(T *t)
+{
+    static const HcclDataType dts[] = {HCCL_DATA_TYPE_FP16, HCCL_DATA_TYPE_BFP16, HCCL_DATA_TYPE_FP8E4M3,
+                                       HCCL_DATA_TYPE_FP8E5M2};
+    t->b = conf_batch_new(t->ctx);
+    for (int i = 0; i < 4; i++) {
+        t_rounding(t, dts[i], HCCL_REDUCE_SUM);
+        t_rounding(t, dts[i], HCCL_REDUCE_PROD);
+    }
+    conf_batch_run(t->b);
+}
+
 /* ---- data movement ---------------------------------------------------------------- */
 
 /* Bytes [off, off+len) of rank q's pattern for seed (what rank q uploaded). */
@@ -387,6 +445,8 @@ static void t_scatter(T *t, HcclDataType dt, uint64_t c, int root, int inplace)
     if (!inplace) freebuf(rb);
 }
 
+/* inplace: 0 out of place, 1 sendBuf == recvBuf, 2 out of place with recvBuf NULL on
+ * non-root ranks (hccl_ext.h: "recvBuf is ignored on other ranks") */
 static void t_gather(T *t, HcclDataType dt, uint64_t c, int root, int inplace)
 {
     size_t es = conf_dt_size(dt), blk = c * es;
@@ -394,20 +454,22 @@ static void t_gather(T *t, HcclDataType dt, uint64_t c, int root, int inplace)
     int n = t->n, r = t->r;
     char label[128];
     snprintf(label, sizeof label, "HcclGather(%s, sendCount=%llu, root=%d, %s)", conf_dt_name(dt),
-             (unsigned long long)c, root, inplace ? "in-place" : "out-of-place");
+             (unsigned long long)c, root,
+             inplace == 1 ? "in-place" : inplace == 2 ? "recvBuf NULL off root" : "out-of-place");
     buf_t *rb = newbuf(t, (size_t)n * blk, seed + 1000), *sb = NULL;
-    unsigned char *send = rb->dev;
-    if (inplace) {
+    unsigned char *send = rb->dev, *recv = rb->dev;
+    if (inplace == 1) {
         rank_bytes(t, rb->init, seed, r, 0, blk);
     } else {
         sb = newbuf(t, blk, seed);
         rank_bytes(t, sb->init, seed, r, 0, blk);
         upload(t, sb);
         send = sb->dev;
+        if (inplace == 2 && r != root) recv = NULL;
     }
     upload(t, rb);
     for (int q = 0; q < n; q++) rank_bytes(t, rb->exp + (size_t)q * blk, seed, q, 0, blk);
-    if (conf_enq(t->b, HcclGather(send, rb->dev, c, dt, (uint32_t)root, t->comm, t->stream), label)) {
+    if (conf_enq(t->b, HcclGather(send, recv, c, dt, (uint32_t)root, t->comm, t->stream), label)) {
         if (r == root) expect_all(t, rb, label, "recvBuf at root", dt, 0);
         if (sb) expect_all(t, sb, label, "sendBuf (must be unchanged)", dt, 0);
     }
@@ -549,6 +611,7 @@ static void movement_batch(T *t, HcclDataType dt, int dti)
     t_allgather_v(t, dt, 1, 0);
     t_scatter(t, dt, 3, dti % n, 1);
     t_gather(t, dt, 3, (dti + 3) % n, 1);
+    t_gather(t, dt, 2, (dti + 4) % n, 2);
     t_alltoall(t, dt, 2, 1);
     t_alltoallv(t, dt, 0);
     t_alltoallv(t, dt, 1);
@@ -633,6 +696,7 @@ void conf_suite_coll(conf_ctx *ctx)
         movement_batch(&t, dt, i);
     }
     roots_batch(&t);
+    if (t.n == 2) rounding_batch(&t);
     large_batch(&t);
     null_stream(&t);
 }

@@ -146,6 +146,30 @@ static double mini_decode(uint32_t bits, const mini_fmt *f)
     return sign ? -v : v;
 }
 
+/* v rounded to the nearest value of format f, ties to even (no overflow in the tests). */
+static double mini_round(double v, const mini_fmt *f)
+{
+    if (v == 0 || v != v) return v;
+    int e;
+    frexp(fabs(v), &e);
+    int E = e - 1;
+    if (E < 1 - f->bias) E = 1 - f->bias; /* subnormal quantum */
+    double q = ldexp(1.0, E - f->mb);
+    return rint(v / q) * q; /* rint: the default mode rounds half to even */
+}
+
+double conf_round(HcclDataType dt, double v)
+{
+    switch (dt) {
+    case HCCL_DATA_TYPE_FP16: return mini_round(v, &F16);
+    case HCCL_DATA_TYPE_BFP16: return mini_round(v, &BF16);
+    case HCCL_DATA_TYPE_FP8E4M3: return mini_round(v, &E4M3);
+    case HCCL_DATA_TYPE_FP8E5M2: return mini_round(v, &E5M2);
+    case HCCL_DATA_TYPE_FP32: return (double)(float)v;
+    default: return v;
+    }
+}
+
 uint16_t conf_f32_to_f16(float f)
 {
     return (uint16_t)mini_encode((double)f, &F16);

@@ -396,7 +396,7 @@ static void usage(void)
     fprintf(stderr,
             "usage: hccl_conf [--mode procs|threads|initall] [--nranks N] [--suite NAME] [--timeout S] [-v]\n"
             "suites: ops (coll + p2p + multicomm), coll, p2p, multicomm, queries, subcomm,\n"
-            "        badinput, ranktable, env, config, twojobs\n");
+            "        badinput, ranktable, env, config, twojobs, devices\n");
     exit(2);
 }
 
@@ -460,6 +460,7 @@ int main(int argc, char **argv)
     else if (!strcmp(s, "env")) failed = conf_env_main(&o);
     else if (!strcmp(s, "config")) failed = conf_config_main(&o);
     else if (!strcmp(s, "twojobs")) failed = conf_twojobs_main(&o);
+    else if (!strcmp(s, "devices")) failed = conf_devices_main(&o);
     else usage();
 
     printf("%s: %s (%d failed rank(s)/case(s), %.2f s)\n", label, failed ? "FAIL" : "PASS", failed,
