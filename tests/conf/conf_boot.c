@@ -4,7 +4,8 @@
  * ranktable: writes a v1.0 rank table for 3 ranks on 127.0.0.1 (device_port = free
  *   ports) to a temporary file, runs 3 processes that call HcclCommInitClusterInfo(path,
  *   rank, &comm) and checks an AllReduce and an AllGather; then the same with a v1.2
- *   table of two servers in one super pod (both on 127.0.0.1).
+ *   table of two servers in one super pod (both on 127.0.0.1) through
+ *   HcclCommInitClusterInfoConfig with a configured communicator name.
  * env: 3 processes with the torchrun variables (RANK, WORLD_SIZE, LOCAL_RANK,
  *   LOCAL_WORLD_SIZE, MASTER_ADDR=127.0.0.1, MASTER_PORT=P with P+1 free) and
  *   HCCL_JOB_SECRET call HcclCommInitFromEnv(NULL, &comm); then the same with
@@ -100,17 +101,45 @@ out:
 
 /* ---- rank table ------------------------------------------------------------------------ */
 
+typedef struct {
+    char path[512];
+    int use_config; /* HcclCommInitClusterInfoConfig with a configured name */
+} table_arg;
+
+static const table_arg *g_table;
+
 static HcclResult init_cluster(conf_ctx *ctx, HcclComm *comm, void *arg)
 {
-    conf_step(ctx, "HcclCommInitClusterInfo(%s, %d)", (const char *)arg, ctx->rank);
-    return HcclCommInitClusterInfo((const char *)arg, (uint32_t)ctx->rank, comm);
+    const table_arg *t = arg;
+    if (!t->use_config) {
+        conf_step(ctx, "HcclCommInitClusterInfo(%s, %d)", t->path, ctx->rank);
+        return HcclCommInitClusterInfo(t->path, (uint32_t)ctx->rank, comm);
+    }
+    HcclCommConfig cfg;
+    HcclCommConfigInit(&cfg);
+    snprintf(cfg.hcclCommName, sizeof cfg.hcclCommName, "conf_ranktable_comm");
+    conf_step(ctx, "HcclCommInitClusterInfoConfig(%s, %d)", t->path, ctx->rank);
+    return HcclCommInitClusterInfoConfig(t->path, (uint32_t)ctx->rank, &cfg, comm);
 }
 
-static int run_table(const conf_opts *o, const char *text, const char *what)
+static void check_table_rank(conf_ctx *ctx)
 {
-    char path[512];
+    check_rank(ctx);
+    if (g_table->use_config) {
+        char name[COMM_NAME_MAX_LENGTH + 16] = "";
+        if (conf_ok(ctx, HcclGetCommName(ctx->comm, name), "HcclGetCommName") &&
+            strcmp(name, "conf_ranktable_comm") != 0)
+            conf_fail(ctx, "rank-table communicator configured as \"conf_ranktable_comm\" is named \"%s\"", name);
+    }
+}
+
+static int run_table(const conf_opts *o, const char *text, const char *what, int use_config)
+{
+    table_arg ta = {.use_config = use_config};
+    char *path = ta.path;
+    g_table = &ta;
     const char *dir = getenv("TMPDIR");
-    snprintf(path, sizeof path, "%s/hccl_conf_ranktable_XXXXXX", dir && *dir ? dir : "/tmp");
+    snprintf(path, sizeof ta.path, "%s/hccl_conf_ranktable_XXXXXX", dir && *dir ? dir : "/tmp");
     int fd = mkstemp(path);
     if (fd < 0 || write(fd, text, strlen(text)) != (ssize_t)strlen(text)) {
         fprintf(stderr, "FAIL: cannot write %s\n", path);
@@ -118,7 +147,7 @@ static int run_table(const conf_opts *o, const char *text, const char *what)
         return 1;
     }
     close(fd);
-    int failed = conf_run_ranks_custom(o, MODE_PROCS, NR, 1, init_cluster, path, check_rank);
+    int failed = conf_run_ranks_custom(o, MODE_PROCS, NR, 1, init_cluster, &ta, check_table_rank);
     if (failed) fprintf(stderr, "FAIL: rank table %s:\n%s\n", what, text);
     unlink(path);
     return failed;
@@ -142,7 +171,7 @@ int conf_ranktable_main(const conf_opts *o)
              "{\"status\":\"completed\",\"version\":\"1.0\",\"server_count\":\"1\",\"server_list\":[{\"server_id\":"
              "\"node_0\",\"host_ip\":\"127.0.0.1\",\"device\":[%s,%s,%s]}]}",
              dev[0], dev[1], dev[2]);
-    failed += run_table(o, text, "v1.0, one server");
+    failed += run_table(o, text, "v1.0, one server", 0);
 
     for (int r = 0; r < NR; r++) p[r] = free_port(0);
     for (int r = 0; r < NR; r++)
@@ -157,7 +186,7 @@ int conf_ranktable_main(const conf_opts *o)
              "\"super_pod_list\":[{\"super_pod_id\":\"0\",\"server_list\":[{\"server_id\":\"node_0\"},"
              "{\"server_id\":\"node_1\"}]}]}",
              dev[0], dev[1], dev[2]);
-    failed += run_table(o, text, "v1.2, two servers in one super pod");
+    failed += run_table(o, text, "v1.2, two servers in one super pod (HcclCommInitClusterInfoConfig)", 1);
     return failed;
 }
 
