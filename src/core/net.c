@@ -204,9 +204,10 @@ static HcclResult net_exchange(hccl_net *base, hccl_xfer *x, int cnt)
         int np = 0;
         for (int i = 0; i < cnt; i++) {
             if (n->st[i].finished) continue;
-            int fd = n->conns[x[i].peer]->ops->wait_fd(n->conns[x[i].peer]);
+            short ev = 0;
+            hccl_conn *c = n->conns[x[i].peer];
+            int fd = c->ops->wait_fd(c, x[i].dir == HCCL_XFER_SEND, &ev);
             if (fd < 0) continue;
-            short ev = x[i].dir == HCCL_XFER_SEND ? POLLOUT : POLLIN;
             int j;
             for (j = 0; j < np; j++)
                 if (n->pfds[j].fd == fd) break;
@@ -219,6 +220,7 @@ static HcclResult net_exchange(hccl_net *base, hccl_xfer *x, int cnt)
             n->pfds[j].events |= ev;
         }
         if (np) poll(n->pfds, (nfds_t)np, 100);
+        else sched_yield(); /* transports without a descriptor: keep polling */
     }
     return HCCL_SUCCESS;
 }

@@ -12,6 +12,7 @@
 
 #include <hccl/hccl_types.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/uio.h>
 
 typedef struct hccl_conn hccl_conn;
@@ -22,8 +23,9 @@ typedef struct hccl_transport {
      * transport would block). Errors: HCCL_E_TCP_TRANSFER (peer closed/reset). */
     HcclResult (*send)(hccl_conn *c, const struct iovec *iov, int iovcnt, size_t *moved);
     HcclResult (*recv)(hccl_conn *c, const struct iovec *iov, int iovcnt, size_t *moved);
-    /* Descriptor to poll for readiness, or -1. */
-    int (*wait_fd)(hccl_conn *c);
+    /* Descriptor to poll (with *events) when a send (sending = 1) or a receive
+     * (sending = 0) on c cannot move, or -1 when the transport can only be polled. */
+    int (*wait_fd)(hccl_conn *c, int sending, short *events);
     void (*close)(hccl_conn *c);
 } hccl_transport;
 
@@ -35,5 +37,11 @@ struct hccl_conn {
 /* TCP: wraps a connected socket (takes ownership). */
 HcclResult hccl_tcp_conn_create(int fd, unsigned peer, hccl_conn **out);
 extern const hccl_transport hccl_tcp_transport;
+
+/* Shared memory between ranks of one host (processes or threads): negotiated over
+ * the already connected socket tcp_fd (which the caller keeps). Both sides call it;
+ * the lower rank creates the segment. */
+HcclResult hccl_shm_conn_create(int tcp_fd, unsigned rank, unsigned peer, uint64_t deadline_ns, hccl_conn **out);
+extern const hccl_transport hccl_shm_transport;
 
 #endif

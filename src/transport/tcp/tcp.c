@@ -11,6 +11,7 @@
 #include "util/util.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -52,7 +53,11 @@ static HcclResult tcp_recv(hccl_conn *c, const struct iovec *iov, int iovcnt, si
     return HCCL_E_TCP_TRANSFER;
 }
 
-static int tcp_wait_fd(hccl_conn *c) { return ((tcp_conn *)c)->fd; }
+static int tcp_wait_fd(hccl_conn *c, int sending, short *events)
+{
+    *events = sending ? POLLOUT : POLLIN;
+    return ((tcp_conn *)c)->fd;
+}
 
 static void tcp_close(hccl_conn *c)
 {
