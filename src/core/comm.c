@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define COMM_MAGIC 0x48434f4d4d5f4f4bull /* "HCOMM_OK" */
@@ -210,6 +211,7 @@ static HcclResult setup(hccl_comm *c)
     hccl_free(fds);
     if (res != HCCL_SUCCESS) return res;
     CHECK(hccl_net_create(c->rank, c->nranks, c->conns, &c->net));
+    hccl_net_set_abort_flag(c->net, &c->aborting);
     if (posix_memalign(&c->scratch, 64, HCCL_ALGO_SCRATCH_BYTES) != 0) {
         c->scratch = NULL;
         return HCCL_E_MEMORY;
@@ -442,9 +444,20 @@ HcclResult hccl_comm_destroy(HcclComm handle)
         HCCL_WARN(INIT, "HcclCommDestroy: %p is not a live communicator", handle);
         return HCCL_E_PARA;
     }
-    /* Wait for queued operations to finish with the communicator. */
+    /* Let queued operations finish for a moment; then make any that still wait on
+     * peers give up, so destroy never hangs on a dead or frozen peer. */
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_sec += 1;
     pthread_mutex_lock(&c->ref_lock);
-    while (c->refs > 0) pthread_cond_wait(&c->ref_cond, &c->ref_lock);
+    while (c->refs > 0)
+        if (pthread_cond_timedwait(&c->ref_cond, &c->ref_lock, &ts) != 0) break;
+    if (c->refs > 0) {
+        HCCL_WARN(INIT, "comm %s rank %u: destroyed with %d operation(s) still waiting for peers; aborting them",
+                  c->name, c->rank, c->refs);
+        __atomic_store_n(&c->aborting, 1, __ATOMIC_RELEASE);
+        while (c->refs > 0) pthread_cond_wait(&c->ref_cond, &c->ref_lock);
+    }
     pthread_mutex_unlock(&c->ref_lock);
     HCCL_INFO(INIT, "comm %s: rank %u destroyed", c->name, c->rank);
     comm_free(c);

@@ -50,6 +50,7 @@ typedef struct hccl_comm {
     int refs;
     int async_error; /* HcclResult, atomic */
     int suspended;   /* atomic */
+    int aborting;    /* atomic: destroy is waiting; running operations give up */
     struct hccl_comm *next;
 } hccl_comm;
 

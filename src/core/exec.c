@@ -13,6 +13,7 @@
 #include "util/log.h"
 #include "util/util.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,8 +29,6 @@ void hccl_op_args_free(hccl_op_args *a)
     hccl_free(a);
 }
 
-static int is_p2p(hccl_op_type t) { return t == HCCL_OP_SEND || t == HCCL_OP_RECV || t == HCCL_OP_BATCH_SEND_RECV; }
-
 HcclResult hccl_comm_run(hccl_comm *c, const hccl_op_args *args)
 {
     int broken = __atomic_load_n(&c->async_error, __ATOMIC_ACQUIRE);
@@ -39,25 +38,40 @@ HcclResult hccl_comm_run(hccl_comm *c, const hccl_op_args *args)
         return (HcclResult)broken;
     }
     if (__atomic_load_n(&c->suspended, __ATOMIC_ACQUIRE)) return HCCL_E_SUSPENDING;
+    if (__atomic_load_n(&c->aborting, __ATOMIC_ACQUIRE)) {
+        HCCL_WARN(COLL, "comm %s rank %u: %s dropped: the communicator is being destroyed", c->name, c->rank,
+                  hccl_op_name(args->type));
+        return HCCL_E_INTERNAL;
+    }
 
     pthread_mutex_lock(&c->exec_lock);
-    int p2p = is_p2p(args->type);
-    uint32_t seq = p2p ? 0 : ++c->coll_seq;
-    uint64_t deadline = c->cfg.exec_timeout_ns ? hccl_now_ns() + c->cfg.exec_timeout_ns : 0;
-    hccl_net_begin_op(c->net, args->type, p2p, seq, deadline);
-    hccl_algo_ctx ctx = {c->rank, c->nranks, hccl_net_base(c->net), c->scratch, HCCL_ALGO_SCRATCH_BYTES};
+    hccl_fingerprint fp;
+    hccl_fingerprint_of(args, &fp);
+    fp.seq = fp.p2p ? 0 : ++c->coll_seq;
     uint64_t t0 = hccl_now_ns();
+    uint64_t deadline = c->cfg.exec_timeout_ns ? t0 + c->cfg.exec_timeout_ns : 0;
+    hccl_net_begin_op(c->net, &fp, deadline);
+    hccl_algo_ctx ctx = {c->rank, c->nranks, hccl_net_base(c->net), c->scratch, HCCL_ALGO_SCRATCH_BYTES};
     HcclResult res = hccl_algo_run(&ctx, args);
     if (res != HCCL_SUCCESS) {
+        char what[160];
+        hccl_fingerprint_str(&fp, what, sizeof what);
         const char *why = hccl_net_error(c->net);
-        HCCL_WARN(COLL, "comm %s rank %u: %s #%u (count %llu, %s) failed: %s", c->name, c->rank,
-                  hccl_op_name(args->type), seq, (unsigned long long)args->count, hccl_result_str(res),
-                  why[0] ? why : "see the lines above");
+        char msg[1400];
+        if (fp.p2p)
+            snprintf(msg, sizeof msg, "comm %s rank %u: %s failed (%s): %s", c->name, c->rank, what,
+                     hccl_result_str(res), why[0] ? why : "see the lines above");
+        else
+            snprintf(msg, sizeof msg, "comm %s rank %u: op #%u %s failed (%s): %s", c->name, c->rank, fp.seq, what,
+                     hccl_result_str(res), why[0] ? why : "see the lines above");
+        HCCL_WARN(COLL, "%s", msg);
         int expected = HCCL_SUCCESS;
         __atomic_compare_exchange_n(&c->async_error, &expected, (int)res, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+        /* The connections are now mid-message: tell the peers and shut them. */
+        hccl_net_abort(c->net, why[0] ? why : msg);
     } else {
         HCCL_TRACE(COLL, "comm %s rank %u: %s #%u count %llu done in %.1f us", c->name, c->rank,
-                   hccl_op_name(args->type), seq, (unsigned long long)args->count, (hccl_now_ns() - t0) / 1e3);
+                   hccl_op_name(args->type), fp.seq, (unsigned long long)args->count, (hccl_now_ns() - t0) / 1e3);
     }
     pthread_mutex_unlock(&c->exec_lock);
     return res;

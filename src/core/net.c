@@ -4,23 +4,34 @@
 #include "core/net.h"
 
 #include "algo/algo.h"
+#include "reduce/reduce.h"
 #include "util/log.h"
 #include "util/param.h"
 #include "util/util.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <poll.h>
 #include <sched.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
+#define OP_ABORT 255u
+#define FLAG_P2P 1u
+#define ABORT_TEXT_MAX 1024u
+
 typedef struct msg_hdr {
     uint32_t seq;
-    uint32_t kind;
+    uint8_t op;
+    uint8_t flags;
+    uint8_t dtype;
+    uint8_t redop;
+    uint32_t root;
+    uint32_t pad;
+    uint64_t count;
     uint64_t len;
 } msg_hdr;
-_Static_assert(sizeof(msg_hdr) == 16, "wire layout");
+_Static_assert(sizeof(msg_hdr) == 32, "wire layout");
 
 typedef struct xstate {
     msg_hdr hdr; /* sent, or received into */
@@ -34,27 +45,111 @@ struct hccl_netimpl {
     hccl_net base;
     uint32_t rank, nranks;
     hccl_conn **conns;
-    hccl_op_type op;
-    int p2p;
-    uint32_t coll_seq;
+    hccl_fingerprint fp;
     uint64_t deadline_ns;
+    const int *abort_flag;
     uint32_t *p2p_sseq, *p2p_rseq;
+    unsigned char *send_partial; /* a message to this peer is half sent */
     xstate *st;
     int st_cap;
     unsigned char *busy;
     struct pollfd *pfds;
-    int *pfd_peer;
-    char err[512];
+    char err[1024];
 };
 
 HCCL_PARAM_INT(net_spin_us, "HCCL_NET_SPIN_US", 50)
 
-static const char *kind_str(uint32_t kind, char *buf, size_t len)
+/* ---- fingerprints ------------------------------------------------------------ */
+
+void hccl_fingerprint_of(const hccl_op_args *a, hccl_fingerprint *fp)
 {
-    if (kind & 1) snprintf(buf, len, "point-to-point transfer");
-    else snprintf(buf, len, "%s", hccl_op_name((hccl_op_type)(kind >> 8)));
-    return buf;
+    memset(fp, 0, sizeof *fp);
+    fp->op = a->type;
+    fp->dtype = a->dtype;
+    fp->redop = HCCL_REDUCE_RESERVED;
+    fp->root = UINT32_MAX;
+    fp->count = a->count;
+    switch (a->type) {
+    case HCCL_OP_ALLREDUCE:
+    case HCCL_OP_REDUCE_SCATTER:
+        fp->redop = a->redop;
+        break;
+    case HCCL_OP_REDUCE:
+        fp->redop = a->redop;
+        fp->root = a->root;
+        break;
+    case HCCL_OP_REDUCE_SCATTER_V:
+        fp->redop = a->redop;
+        fp->count = UINT64_MAX;
+        break;
+    case HCCL_OP_BROADCAST:
+    case HCCL_OP_SCATTER:
+    case HCCL_OP_GATHER:
+        fp->root = a->root;
+        break;
+    case HCCL_OP_ALLGATHER_V:
+    case HCCL_OP_ALLTOALLV:
+    case HCCL_OP_ALLTOALLVC:
+        fp->count = UINT64_MAX;
+        break;
+    case HCCL_OP_BARRIER:
+        fp->count = 0;
+        break;
+    case HCCL_OP_SEND:
+    case HCCL_OP_RECV:
+    case HCCL_OP_BATCH_SEND_RECV:
+        fp->p2p = 1;
+        fp->op = HCCL_OP_BATCH_SEND_RECV; /* all point-to-point calls match each other */
+        fp->count = UINT64_MAX;
+        break;
+    default:
+        break;
+    }
 }
+
+void hccl_fingerprint_str(const hccl_fingerprint *fp, char *buf, size_t len)
+{
+    if (fp->p2p) {
+        snprintf(buf, len, "point-to-point transfer");
+        return;
+    }
+    size_t o = (size_t)snprintf(buf, len, "%s(", hccl_op_name(fp->op));
+    if (o < len && fp->op != HCCL_OP_BARRIER) {
+        if (fp->count != UINT64_MAX) o += (size_t)snprintf(buf + o, len - o, "count=%llu, ", (unsigned long long)fp->count);
+        if (o < len) o += (size_t)snprintf(buf + o, len - o, "%s", hccl_dtype_name(fp->dtype));
+        if (o < len && fp->redop != HCCL_REDUCE_RESERVED)
+            o += (size_t)snprintf(buf + o, len - o, ", %s", hccl_redop_name(fp->redop));
+        if (o < len && fp->root != UINT32_MAX) o += (size_t)snprintf(buf + o, len - o, ", root=%u", fp->root);
+    }
+    if (o < len) snprintf(buf + o, len - o, ")");
+}
+
+static void fp_to_hdr(const hccl_fingerprint *fp, uint32_t seq, uint64_t len, msg_hdr *h)
+{
+    memset(h, 0, sizeof *h);
+    h->seq = seq;
+    h->op = (uint8_t)fp->op;
+    h->flags = fp->p2p ? FLAG_P2P : 0;
+    h->dtype = (uint8_t)fp->dtype;
+    h->redop = (uint8_t)fp->redop;
+    h->root = fp->root;
+    h->count = fp->count;
+    h->len = len;
+}
+
+static void hdr_to_fp(const msg_hdr *h, hccl_fingerprint *fp)
+{
+    memset(fp, 0, sizeof *fp);
+    fp->op = (hccl_op_type)h->op;
+    fp->p2p = (h->flags & FLAG_P2P) != 0;
+    fp->seq = h->seq;
+    fp->dtype = (HcclDataType)h->dtype;
+    fp->redop = (HcclReduceOp)(h->redop == 255 ? HCCL_REDUCE_RESERVED : h->redop);
+    fp->root = h->root;
+    fp->count = h->count;
+}
+
+/* ---- errors ---------------------------------------------------------------------- */
 
 static HcclResult fail(hccl_netimpl *n, HcclResult res, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static HcclResult fail(hccl_netimpl *n, HcclResult res, const char *fmt, ...)
@@ -66,23 +161,65 @@ static HcclResult fail(hccl_netimpl *n, HcclResult res, const char *fmt, ...)
     return res;
 }
 
-static HcclResult check_header(hccl_netimpl *n, hccl_xfer *x, xstate *s)
+/* The received header disagrees with what we posted: say what each side called. */
+static HcclResult mismatch(hccl_netimpl *n, hccl_xfer *x, xstate *s)
 {
-    if (s->hdr.seq == s->want.seq && s->hdr.kind == s->want.kind && s->hdr.len == s->want.len) return HCCL_SUCCESS;
-    char a[64], b[64];
-    if (s->hdr.kind != s->want.kind || s->hdr.seq != s->want.seq)
+    char mine[160], theirs[160];
+    hccl_fingerprint f;
+    hccl_fingerprint_str(&n->fp, mine, sizeof mine);
+    hdr_to_fp(&s->hdr, &f);
+    hccl_fingerprint_str(&f, theirs, sizeof theirs);
+    if (n->fp.p2p && f.p2p)
         return fail(n, HCCL_E_PARA,
-                    "operation mismatch: this rank (%u) is in %s #%u but rank %u sent data for %s #%u", n->rank,
-                    kind_str(s->want.kind, a, sizeof a), s->want.seq, x->peer, kind_str(s->hdr.kind, b, sizeof b),
-                    s->hdr.seq);
-    return fail(n, HCCL_E_PARA,
-                "size mismatch in %s #%u: rank %u expects %llu bytes from rank %u, which sent %llu (count or "
-                "dtype differ between ranks)",
-                kind_str(s->want.kind, a, sizeof a), s->want.seq, n->rank, (unsigned long long)s->want.len, x->peer,
-                (unsigned long long)s->hdr.len);
+                    "point-to-point size mismatch: rank %u posts a receive of %llu bytes from rank %u, which sent "
+                    "%llu bytes (count or dtype differ)",
+                    n->rank, (unsigned long long)s->want.len, x->peer, (unsigned long long)s->hdr.len);
+    if (!n->fp.p2p && !f.p2p && s->hdr.seq != s->want.seq)
+        return fail(n, HCCL_E_PARA,
+                    "operation mismatch at op #%u: rank %u called %s, rank %u is at op #%u %s (a rank skipped or "
+                    "added a collective)",
+                    s->want.seq, n->rank, mine, x->peer, s->hdr.seq, theirs);
+    if (!n->fp.p2p && !f.p2p && s->hdr.len != s->want.len && memcmp(&s->hdr, &s->want, offsetof(msg_hdr, len)) == 0)
+        return fail(n, HCCL_E_PARA,
+                    "size mismatch in op #%u %s: rank %u expects %llu bytes from rank %u, which sent %llu (counts "
+                    "differ between ranks)",
+                    s->want.seq, mine, n->rank, (unsigned long long)s->want.len, x->peer,
+                    (unsigned long long)s->hdr.len);
+    return fail(n, HCCL_E_PARA, "operation mismatch at op #%u: rank %u called %s, rank %u called %s", s->want.seq,
+                n->rank, n->fp.p2p ? "a point-to-point transfer" : mine, x->peer, theirs);
 }
 
-/* Match self-transfers (peer == rank) in posting order with memcpy. */
+/* The peer sent an ABORT frame: read its text (part may already be in buf). */
+static HcclResult peer_aborted(hccl_netimpl *n, hccl_xfer *x, xstate *s)
+{
+    char text[ABORT_TEXT_MAX + 1];
+    size_t want = s->hdr.len < ABORT_TEXT_MAX ? (size_t)s->hdr.len : ABORT_TEXT_MAX;
+    size_t have = s->done - sizeof(msg_hdr);
+    if (have > want) have = want;
+    if (have) memcpy(text, x->buf, have);
+    hccl_conn *c = n->conns[x->peer];
+    uint64_t dl = hccl_now_ns() + 1000000000ull;
+    while (have < want && hccl_now_ns() < dl) {
+        struct iovec iov = {text + have, want - have};
+        size_t moved = 0;
+        if (c->ops->recv(c, &iov, 1, &moved) != HCCL_SUCCESS) break;
+        have += moved;
+        if (!moved) sched_yield();
+    }
+    text[have] = 0;
+    return fail(n, HCCL_E_REMOTE, "rank %u aborted: %s", x->peer, have ? text : "(no reason given)");
+}
+
+static HcclResult check_header(hccl_netimpl *n, hccl_xfer *x, xstate *s)
+{
+    if (s->hdr.op == OP_ABORT) return peer_aborted(n, x, s);
+    if (memcmp(&s->hdr, &s->want, sizeof s->hdr) == 0) return HCCL_SUCCESS;
+    return mismatch(n, x, s);
+}
+
+/* ---- the engine -------------------------------------------------------------------- */
+
+/* Match self-transfers (peer == rank) in posting order with memmove. */
 static HcclResult do_self(hccl_netimpl *n, hccl_xfer *x, int cnt)
 {
     int si = 0, ri = 0;
@@ -101,6 +238,27 @@ static HcclResult do_self(hccl_netimpl *n, hccl_xfer *x, int cnt)
         si++;
         ri++;
     }
+}
+
+static HcclResult timed_out(hccl_netimpl *n, hccl_xfer *x, int cnt)
+{
+    char peers[400], fps[160];
+    size_t o = 0;
+    peers[0] = 0;
+    for (int i = 0; i < cnt && o + 32 < sizeof peers; i++)
+        if (!n->st[i].finished)
+            o += (size_t)snprintf(peers + o, sizeof peers - o, "%s%s rank %u", o ? ", " : "",
+                                  x[i].dir == HCCL_XFER_SEND ? "send to" : "receive from", x[i].peer);
+    hccl_fingerprint_str(&n->fp, fps, sizeof fps);
+    if (n->fp.p2p)
+        return fail(n, HCCL_E_TIMEOUT,
+                    "%s timed out (HCCL_EXEC_TIMEOUT) on rank %u waiting for: %s (the peer did not post the "
+                    "matching call, or is stuck)",
+                    fps, n->rank, peers);
+    return fail(n, HCCL_E_TIMEOUT,
+                "op #%u %s timed out (HCCL_EXEC_TIMEOUT) on rank %u waiting for: %s (those ranks have not reached "
+                "op #%u, or are stuck)",
+                n->fp.seq, fps, n->rank, peers, n->fp.seq);
 }
 
 static HcclResult net_exchange(hccl_net *base, hccl_xfer *x, int cnt)
@@ -123,13 +281,10 @@ static HcclResult net_exchange(hccl_net *base, hccl_xfer *x, int cnt)
             has_self = 1;
             continue;
         }
-        uint32_t seq = n->p2p ? (x[i].dir == HCCL_XFER_SEND ? n->p2p_sseq[x[i].peer]++ : n->p2p_rseq[x[i].peer]++)
-                              : n->coll_seq;
-        /* Send, Recv and BatchSendRecv all match each other: one point-to-point kind. */
-        uint32_t kind = n->p2p ? ((uint32_t)HCCL_OP_BATCH_SEND_RECV << 8) | 1u : (uint32_t)n->op << 8;
-        msg_hdr h = {seq, kind, x[i].bytes};
-        if (x[i].dir == HCCL_XFER_SEND) s->hdr = h;
-        else s->want = h;
+        uint32_t seq = n->fp.p2p
+                           ? (x[i].dir == HCCL_XFER_SEND ? n->p2p_sseq[x[i].peer]++ : n->p2p_rseq[x[i].peer]++)
+                           : n->fp.seq;
+        fp_to_hdr(&n->fp, seq, x[i].bytes, x[i].dir == HCCL_XFER_SEND ? &s->hdr : &s->want);
         remaining++;
     }
     if (has_self) CHECK(do_self(n, x, cnt));
@@ -162,15 +317,19 @@ static HcclResult net_exchange(hccl_net *base, hccl_xfer *x, int cnt)
                 iov[iovcnt++].iov_len = x[i].bytes - off;
             }
             size_t moved = 0;
-            HcclResult r = x[i].dir == HCCL_XFER_SEND ? c->ops->send(c, iov, iovcnt, &moved)
-                                                       : c->ops->recv(c, iov, iovcnt, &moved);
+            int sending = x[i].dir == HCCL_XFER_SEND;
+            HcclResult r = sending ? c->ops->send(c, iov, iovcnt, &moved) : c->ops->recv(c, iov, iovcnt, &moved);
             if (r != HCCL_SUCCESS)
-                return fail(n, r, "connection to rank %u lost during %s (%s failed: peer closed or reset)",
-                            x[i].peer, hccl_op_name(n->op), x[i].dir == HCCL_XFER_SEND ? "send" : "receive");
+                return fail(n, r,
+                            "connection to rank %u lost during %s #%u (%s failed: the peer exited, was killed, or "
+                            "aborted)",
+                            x[i].peer, n->fp.p2p ? "point-to-point transfer" : hccl_op_name(n->fp.op), n->fp.seq,
+                            sending ? "send" : "receive");
             if (moved == 0) continue;
             progressed = 1;
             s->done += moved;
-            if (x[i].dir == HCCL_XFER_RECV && !s->checked && s->done >= sizeof(msg_hdr)) {
+            if (sending) n->send_partial[x[i].peer] = s->done < total;
+            if (!sending && !s->checked && s->done >= sizeof(msg_hdr)) {
                 s->checked = 1;
                 CHECK(check_header(n, &x[i], s));
             }
@@ -185,17 +344,9 @@ static HcclResult net_exchange(hccl_net *base, hccl_xfer *x, int cnt)
             last_progress = now;
             continue;
         }
-        if (n->deadline_ns && now > n->deadline_ns) {
-            char peers[256];
-            size_t o = 0;
-            peers[0] = 0;
-            for (int i = 0; i < cnt && o + 24 < sizeof peers; i++)
-                if (!n->st[i].finished)
-                    o += (size_t)snprintf(peers + o, sizeof peers - o, "%s%s rank %u", o ? ", " : "",
-                                          x[i].dir == HCCL_XFER_SEND ? "send to" : "receive from", x[i].peer);
-            return fail(n, HCCL_E_TIMEOUT, "%s timed out (HCCL_EXEC_TIMEOUT) on rank %u waiting for: %s",
-                        hccl_op_name(n->op), n->rank, peers);
-        }
+        if (n->abort_flag && __atomic_load_n(n->abort_flag, __ATOMIC_ACQUIRE))
+            return fail(n, HCCL_E_INTERNAL, "operation aborted: the communicator is being destroyed or failed");
+        if (n->deadline_ns && now > n->deadline_ns) return timed_out(n, x, cnt);
         if (now - last_progress < spin_ns) {
             sched_yield();
             continue;
@@ -225,6 +376,25 @@ static HcclResult net_exchange(hccl_net *base, hccl_xfer *x, int cnt)
     return HCCL_SUCCESS;
 }
 
+void hccl_net_abort(hccl_netimpl *n, const char *why)
+{
+    size_t len = strnlen(why, ABORT_TEXT_MAX);
+    for (uint32_t p = 0; p < n->nranks; p++) {
+        hccl_conn *c = n->conns[p];
+        if (!c) continue;
+        if (!n->send_partial[p]) { /* an ABORT frame only where it lands on a message boundary */
+            msg_hdr h;
+            memset(&h, 0, sizeof h);
+            h.op = OP_ABORT;
+            h.len = len;
+            struct iovec iov[2] = {{&h, sizeof h}, {(void *)why, len}};
+            size_t moved = 0;
+            c->ops->send(c, iov, 2, &moved); /* best effort: a full socket just misses it */
+        }
+        if (c->ops->shutdown) c->ops->shutdown(c);
+    }
+}
+
 HcclResult hccl_net_create(uint32_t rank, uint32_t nranks, hccl_conn **conns, hccl_netimpl **out)
 {
     hccl_netimpl *n = hccl_calloc(1, sizeof *n);
@@ -235,9 +405,10 @@ HcclResult hccl_net_create(uint32_t rank, uint32_t nranks, hccl_conn **conns, hc
     n->conns = conns;
     n->p2p_sseq = hccl_calloc(nranks, sizeof(uint32_t));
     n->p2p_rseq = hccl_calloc(nranks, sizeof(uint32_t));
+    n->send_partial = hccl_calloc(nranks, 1);
     n->busy = hccl_calloc(2u * nranks, 1);
     n->pfds = hccl_calloc(2u * nranks, sizeof(struct pollfd));
-    if (!n->p2p_sseq || !n->p2p_rseq || !n->busy || !n->pfds) {
+    if (!n->p2p_sseq || !n->p2p_rseq || !n->send_partial || !n->busy || !n->pfds) {
         hccl_net_destroy(n);
         return HCCL_E_MEMORY;
     }
@@ -250,6 +421,7 @@ void hccl_net_destroy(hccl_netimpl *n)
     if (!n) return;
     hccl_free(n->p2p_sseq);
     hccl_free(n->p2p_rseq);
+    hccl_free(n->send_partial);
     hccl_free(n->busy);
     hccl_free(n->pfds);
     hccl_free(n->st);
@@ -258,13 +430,13 @@ void hccl_net_destroy(hccl_netimpl *n)
 
 hccl_net *hccl_net_base(hccl_netimpl *n) { return &n->base; }
 
-void hccl_net_begin_op(hccl_netimpl *n, hccl_op_type type, int p2p, uint32_t coll_seq, uint64_t deadline_ns)
+void hccl_net_begin_op(hccl_netimpl *n, const hccl_fingerprint *fp, uint64_t deadline_ns)
 {
-    n->op = type;
-    n->p2p = p2p;
-    n->coll_seq = coll_seq;
+    n->fp = *fp;
     n->deadline_ns = deadline_ns;
     n->err[0] = 0;
 }
+
+void hccl_net_set_abort_flag(hccl_netimpl *n, const int *flag) { n->abort_flag = flag; }
 
 const char *hccl_net_error(hccl_netimpl *n) { return n->err; }

@@ -1,20 +1,23 @@
 /*
  * net.h - the communicator's network: hccl_net.exchange() over transport connections.
  *
- * Message framing (every message, both kinds of operation):
+ * Message framing (every message, both kinds of operation), 32 bytes of header:
  *
- *   +--------+--------+-----------------+---------------------+
- *   | seq u32| kind u32| length u64     | payload (length B)  |
- *   +--------+--------+-----------------+---------------------+
- *   kind = (operation type << 8) | (1 for point-to-point, 0 for collective)
+ *   +---------+----+-------+-------+-------+---------+-----+-----------+-----------+-----------+
+ *   | seq u32 | op | flags | dtype | redop | root u32| pad | count u64 | length u64| payload   |
+ *   +---------+----+-------+-------+-------+---------+-----+-----------+-----------+-----------+
  *
  * Collectives number their messages with the communicator's collective sequence
- * number (the same on every rank for matching calls); point-to-point messages with a
- * per-peer, per-direction counter. The receiver checks sequence, kind and length
- * against what it posted, so ranks that disagree fail with a message naming both
- * sides instead of corrupting data. Progress: every posted transfer advances
- * non-blockingly; when nothing moves, the engine spins briefly (HCCL_NET_SPIN_US)
- * and then sleeps in poll().
+ * number (the same on every rank for matching calls) and carry the operation's
+ * fingerprint (op, dtype, redop, root, count); point-to-point messages carry a
+ * per-peer, per-direction counter. The receiver checks everything against what it
+ * posted, so ranks that disagree fail with a message naming both calls instead of
+ * corrupting data. op = 255 is an ABORT frame: its payload is the sender's error
+ * text; a rank that fails sends one to every peer it can (best effort) and shuts its
+ * connections, so peers fail promptly too, naming the cause.
+ * Progress: every posted transfer advances non-blockingly; when nothing moves, the
+ * engine spins briefly (HCCL_NET_SPIN_US) and then sleeps in poll(), waking every
+ * 100 ms to check the execution deadline and the abort flag.
  */
 #ifndef HCCL_CORE_NET_H
 #define HCCL_CORE_NET_H
@@ -30,9 +33,31 @@ HcclResult hccl_net_create(uint32_t rank, uint32_t nranks, hccl_conn **conns, hc
 void hccl_net_destroy(hccl_netimpl *n);
 hccl_net *hccl_net_base(hccl_netimpl *n);
 
-/* Set before running an operation: its type, whether it is point-to-point, the
- * collective sequence number, and the execution deadline (0 = none). */
-void hccl_net_begin_op(hccl_netimpl *n, hccl_op_type type, int p2p, uint32_t coll_seq, uint64_t deadline_ns);
+/* What an operation looks like to its peers (compared field by field). */
+typedef struct hccl_fingerprint {
+    hccl_op_type op;
+    int p2p;
+    uint32_t seq;
+    HcclDataType dtype;
+    HcclReduceOp redop; /* HCCL_REDUCE_RESERVED when the op does not reduce */
+    uint32_t root;      /* UINT32_MAX when the op has no root */
+    uint64_t count;     /* UINT64_MAX when counts may differ between ranks */
+} hccl_fingerprint;
+
+/* Describe args as its fingerprint (seq filled by the caller). */
+void hccl_fingerprint_of(const hccl_op_args *args, hccl_fingerprint *fp);
+/* "AllReduce(count=1024, fp32, sum)" */
+void hccl_fingerprint_str(const hccl_fingerprint *fp, char *buf, size_t len);
+
+/* Set before running an operation: its fingerprint and the execution deadline
+ * (0 = none). */
+void hccl_net_begin_op(hccl_netimpl *n, const hccl_fingerprint *fp, uint64_t deadline_ns);
+
+/* Abort flag checked by the engine while it waits (set by destroy / watchdog). */
+void hccl_net_set_abort_flag(hccl_netimpl *n, const int *flag);
+
+/* After a failure: tell every peer (best effort) and shut the connections. */
+void hccl_net_abort(hccl_netimpl *n, const char *why);
 
 /* Text describing the last failure ("" when none). */
 const char *hccl_net_error(hccl_netimpl *n);

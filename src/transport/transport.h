@@ -27,6 +27,9 @@ typedef struct hccl_transport {
      * (sending = 0) on c cannot move, or -1 when the transport can only be polled. */
     int (*wait_fd)(hccl_conn *c, int sending, short *events);
     void (*close)(hccl_conn *c);
+    /* Optional (may be NULL): make the peer's send/recv fail promptly, as after our
+     * death, without freeing the connection (used when a communicator aborts). */
+    void (*shutdown)(hccl_conn *c);
 } hccl_transport;
 
 struct hccl_conn {

@@ -13,6 +13,8 @@
 #include <errno.h>
 #include <poll.h>
 #include <string.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -66,7 +68,9 @@ static void tcp_close(hccl_conn *c)
     hccl_free(t);
 }
 
-const hccl_transport hccl_tcp_transport = {"tcp", tcp_send, tcp_recv, tcp_wait_fd, tcp_close};
+static void tcp_shutdown(hccl_conn *c) { shutdown(((tcp_conn *)c)->fd, SHUT_RDWR); }
+
+const hccl_transport hccl_tcp_transport = {"tcp", tcp_send, tcp_recv, tcp_wait_fd, tcp_close, tcp_shutdown};
 
 HcclResult hccl_tcp_conn_create(int fd, unsigned peer, hccl_conn **out)
 {
@@ -76,6 +80,14 @@ HcclResult hccl_tcp_conn_create(int fd, unsigned peer, hccl_conn **out)
     t->base.peer = peer;
     t->fd = fd;
     hccl_socket_set_nonblock(fd, 1);
+    /* A peer whose host vanished (no FIN, no RST) is noticed within seconds. */
+    int one = 1, idle = 2, intvl = 1, cnt = 3;
+    unsigned user_timeout_ms = 10000;
+    setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one);
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof intvl);
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof cnt);
+    setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_timeout_ms, sizeof user_timeout_ms);
     int sz = 4 << 20;
     setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof sz);
     setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof sz);
