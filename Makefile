@@ -32,7 +32,7 @@ demo: deps
 	./scripts/demo.sh $(BUILD)
 
 install: build
-	cmake --install $(BUILD) --prefix $(PREFIX)
+	cmake --install $(BUILD) --prefix $(abspath $(PREFIX))
 
 clean:
 	rm -rf $(BUILD)
