@@ -33,6 +33,17 @@ extern HcclResult HcclGather(void *sendBuf, void *recvBuf, uint64_t sendCount, H
  */
 extern HcclResult HcclCommInitFromEnv(const HcclCommConfig *config, HcclComm *comm);
 
+#define HCCL_EXT_FLIGHT_RECORDER 1
+
+/*
+ * Write this rank's flight recorder (the last HCCL_FLIGHT_RECORDER_SIZE operations of
+ * the communicator: call, sequence number, state, times, error) as JSON to path, or,
+ * with path NULL, to HCCL_FLIGHT_RECORDER_DIR (default /tmp) under a name made of
+ * the communicator name, rank and pid. A failing operation writes one by itself.
+ * See docs/debugging.md and tools/hccl_fr_report.py.
+ */
+extern HcclResult HcclCommDumpFlightRecorder(HcclComm comm, const char *path);
+
 #ifdef __cplusplus
 }
 #endif

@@ -54,6 +54,8 @@ typedef enum {
 
 /* "AllReduce", "Broadcast", ... */
 const char *hccl_op_name(hccl_op_type type);
+/* The algorithm hccl_algo_run uses for an operation type: "ring", "tree", ... */
+const char *hccl_algo_name(hccl_op_type type);
 
 /*
  * One operation, already validated by the API layer. Field meanings follow the API:

@@ -1,5 +1,6 @@
 /*
- * op_name.c - names of the operations, as the API spells them.
+ * op_name.c - names of the operations, as the API spells them, and of the
+ * algorithms that run them.
  */
 #include "algo/algo.h"
 
@@ -10,4 +11,13 @@ const char *hccl_op_name(hccl_op_type type)
         "AllGatherV", "Scatter",   "Gather",   "AlltoAll",      "AlltoAllV",      "AlltoAllVC",
         "Barrier",   "Send",       "Recv",     "BatchSendRecv"};
     return (unsigned)type < HCCL_OP_COUNT ? names[type] : "Unknown";
+}
+
+const char *hccl_algo_name(hccl_op_type type)
+{
+    static const char *names[HCCL_OP_COUNT] = {
+        "ring",   "binomial-tree", "binomial-tree", "ring",     "ring",          "ring",
+        "ring",   "linear",        "linear",        "pairwise", "pairwise",      "pairwise",
+        "dissemination", "p2p",    "p2p",           "p2p"};
+    return (unsigned)type < HCCL_OP_COUNT ? names[type] : "none";
 }

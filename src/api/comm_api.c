@@ -286,3 +286,12 @@ HcclResult HcclCommResume(HcclComm comm)
     hccl_comm_release(c);
     return HCCL_SUCCESS;
 }
+
+HcclResult HcclCommDumpFlightRecorder(HcclComm comm, const char *path)
+{
+    hccl_comm *c;
+    CHECK(hccl_comm_acquire(comm, &c));
+    HcclResult res = hccl_comm_dump_flight(c, path, "requested by HcclCommDumpFlightRecorder");
+    hccl_comm_release(c);
+    return res;
+}

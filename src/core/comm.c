@@ -160,6 +160,7 @@ static void comm_free(hccl_comm *c)
     hccl_boot_stash_free(&c->stash);
     hccl_free(c->peers);
     free(c->scratch);
+    hccl_flight_free(&c->flight);
     pthread_mutex_destroy(&c->exec_lock);
     pthread_mutex_destroy(&c->ref_lock);
     pthread_cond_destroy(&c->ref_cond);
@@ -178,6 +179,7 @@ static hccl_comm *comm_alloc(uint32_t rank, uint32_t nranks, const hccl_comm_cfg
     c->listen_fd = -1;
     if (aclrtGetDevice(&c->device) != ACL_SUCCESS) c->device = -1;
     hccl_boot_stash_init(&c->stash);
+    hccl_flight_init(&c->flight);
     pthread_mutex_init(&c->exec_lock, NULL);
     pthread_mutex_init(&c->ref_lock, NULL);
     pthread_cond_init(&c->ref_cond, NULL);

@@ -13,6 +13,7 @@
 #include "algo/algo.h"
 #include "boot/boot.h"
 #include "boot/ranktable.h"
+#include "core/flight.h"
 #include "core/net.h"
 
 #include <acl/acl.h>
@@ -51,6 +52,7 @@ typedef struct hccl_comm {
     int async_error; /* HcclResult, atomic */
     int suspended;   /* atomic */
     int aborting;    /* atomic: destroy is waiting; running operations give up */
+    hccl_flight flight;
     struct hccl_comm *next;
 } hccl_comm;
 
@@ -75,8 +77,11 @@ void hccl_comm_release(hccl_comm *c);
 HcclResult hccl_comm_find_by_name(const char *name, hccl_comm **out);
 HcclResult hccl_comm_destroy(HcclComm handle);
 
-/* Run an operation (args owned by the caller) now, in the calling thread. */
-HcclResult hccl_comm_run(hccl_comm *c, const hccl_op_args *args);
+/* Run an operation (args owned by the caller) now, in the calling thread;
+ * fr_id is its flight-recorder entry (0: record it now). */
+HcclResult hccl_comm_run(hccl_comm *c, const hccl_op_args *args, uint64_t fr_id);
+/* Dump the flight recorder (path NULL: the default location). */
+HcclResult hccl_comm_dump_flight(hccl_comm *c, const char *path, const char *reason);
 /* Enqueue on stream (NULL stream: run now). Takes ownership of args (freed with
  * hccl_op_args_free). */
 HcclResult hccl_comm_enqueue(hccl_comm *c, hccl_op_args *args, aclrtStream stream);

@@ -29,18 +29,33 @@ void hccl_op_args_free(hccl_op_args *a)
     hccl_free(a);
 }
 
-HcclResult hccl_comm_run(hccl_comm *c, const hccl_op_args *args)
+HcclResult hccl_comm_dump_flight(hccl_comm *c, const char *path, const char *reason)
 {
+    char written[4096];
+    if (hccl_flight_dump(&c->flight, path, c->name, c->rank, c->nranks, reason, written, sizeof written) != 0)
+        return HCCL_E_OPEN_FILE_FAILURE;
+    HCCL_INFO(COLL, "comm %s rank %u: flight recorder written to %s", c->name, c->rank, written);
+    return HCCL_SUCCESS;
+}
+
+HcclResult hccl_comm_run(hccl_comm *c, const hccl_op_args *args, uint64_t fr_id)
+{
+    if (!fr_id) fr_id = hccl_flight_enqueue(&c->flight, args);
     int broken = __atomic_load_n(&c->async_error, __ATOMIC_ACQUIRE);
     if (broken != HCCL_SUCCESS) {
         HCCL_WARN(COLL, "comm %s rank %u: %s refused: the communicator failed earlier (%s)", c->name, c->rank,
                   hccl_op_name(args->type), hccl_result_str((HcclResult)broken));
+        hccl_flight_end(&c->flight, fr_id, 0, "refused: the communicator failed earlier");
         return (HcclResult)broken;
     }
-    if (__atomic_load_n(&c->suspended, __ATOMIC_ACQUIRE)) return HCCL_E_SUSPENDING;
+    if (__atomic_load_n(&c->suspended, __ATOMIC_ACQUIRE)) {
+        hccl_flight_end(&c->flight, fr_id, 0, "refused: the communicator is suspended");
+        return HCCL_E_SUSPENDING;
+    }
     if (__atomic_load_n(&c->aborting, __ATOMIC_ACQUIRE)) {
         HCCL_WARN(COLL, "comm %s rank %u: %s dropped: the communicator is being destroyed", c->name, c->rank,
                   hccl_op_name(args->type));
+        hccl_flight_end(&c->flight, fr_id, 0, "dropped: the communicator is being destroyed");
         return HCCL_E_INTERNAL;
     }
 
@@ -51,6 +66,9 @@ HcclResult hccl_comm_run(hccl_comm *c, const hccl_op_args *args)
     uint64_t t0 = hccl_now_ns();
     uint64_t deadline = c->cfg.exec_timeout_ns ? t0 + c->cfg.exec_timeout_ns : 0;
     hccl_net_begin_op(c->net, &fp, deadline);
+    char call[160];
+    hccl_fingerprint_str(&fp, call, sizeof call);
+    hccl_flight_start(&c->flight, fr_id, fp.seq, call);
     hccl_algo_ctx ctx = {c->rank, c->nranks, hccl_net_base(c->net), c->scratch, HCCL_ALGO_SCRATCH_BYTES};
     HcclResult res = hccl_algo_run(&ctx, args);
     if (res != HCCL_SUCCESS) {
@@ -64,12 +82,17 @@ HcclResult hccl_comm_run(hccl_comm *c, const hccl_op_args *args)
         else
             snprintf(msg, sizeof msg, "comm %s rank %u: op #%u %s failed (%s): %s", c->name, c->rank, fp.seq, what,
                      hccl_result_str(res), why[0] ? why : "see the lines above");
+        hccl_flight_end(&c->flight, fr_id, fp.seq, why[0] ? why : hccl_result_str(res));
+        char written[4096] = "";
+        if (hccl_flight_dump(&c->flight, NULL, c->name, c->rank, c->nranks, msg, written, sizeof written) == 0)
+            snprintf(msg + strlen(msg), sizeof msg - strlen(msg), " [flight recorder: %s]", written);
         HCCL_WARN(COLL, "%s", msg);
         int expected = HCCL_SUCCESS;
         __atomic_compare_exchange_n(&c->async_error, &expected, (int)res, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
         /* The connections are now mid-message: tell the peers and shut them. */
         hccl_net_abort(c->net, why[0] ? why : msg);
     } else {
+        hccl_flight_end(&c->flight, fr_id, fp.seq, NULL);
         HCCL_TRACE(COLL, "comm %s rank %u: %s #%u count %llu done in %.1f us", c->name, c->rank,
                    hccl_op_name(args->type), fp.seq, (unsigned long long)args->count, (hccl_now_ns() - t0) / 1e3);
     }
@@ -80,12 +103,13 @@ HcclResult hccl_comm_run(hccl_comm *c, const hccl_op_args *args)
 typedef struct op_task {
     hccl_comm *comm;
     hccl_op_args *args;
+    uint64_t fr_id;
 } op_task;
 
 static aclError run_task(void *p)
 {
     op_task *t = p;
-    HcclResult res = hccl_comm_run(t->comm, t->args);
+    HcclResult res = hccl_comm_run(t->comm, t->args, t->fr_id);
     hccl_comm_release(t->comm);
     hccl_op_args_free(t->args);
     hccl_free(t);
@@ -95,7 +119,7 @@ static aclError run_task(void *p)
 HcclResult hccl_comm_enqueue(hccl_comm *c, hccl_op_args *args, aclrtStream stream)
 {
     if (!stream) {
-        HcclResult res = hccl_comm_run(c, args);
+        HcclResult res = hccl_comm_run(c, args, 0);
         hccl_op_args_free(args);
         return res;
     }
@@ -109,6 +133,7 @@ HcclResult hccl_comm_enqueue(hccl_comm *c, hccl_op_args *args, aclrtStream strea
     pthread_mutex_unlock(&c->ref_lock);
     t->comm = c;
     t->args = args;
+    t->fr_id = hccl_flight_enqueue(&c->flight, args);
     aclError e = aclrtLaunchHostTask(stream, run_task, t);
     if (e != ACL_SUCCESS) {
         HCCL_WARN(COLL, "comm %s: cannot enqueue %s on stream %p (aclError %d: not a live stream?)", c->name,

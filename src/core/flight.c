@@ -1,0 +1,152 @@
+/*
+ * flight.c - the flight recorder (format in flight.h).
+ */
+#include "core/flight.h"
+
+#include "util/log.h"
+#include "util/param.h"
+#include "util/util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+HCCL_PARAM_INT(fr_size, "HCCL_FLIGHT_RECORDER_SIZE", 128)
+
+static uint64_t wall_us(void)
+{
+    struct timeval tv;
+    gettimeofday(&tv, NULL);
+    return (uint64_t)tv.tv_sec * 1000000ull + (uint64_t)tv.tv_usec;
+}
+
+void hccl_flight_init(hccl_flight *f)
+{
+    memset(f, 0, sizeof *f);
+    pthread_mutex_init(&f->lock, NULL);
+    int64_t n = hccl_param_fr_size();
+    f->cap = n < 0 ? 0 : n > 65536 ? 65536 : (uint32_t)n;
+    if (f->cap) f->ring = hccl_calloc(f->cap, sizeof *f->ring);
+    if (!f->ring) f->cap = 0;
+    f->next_id = 1;
+}
+
+void hccl_flight_free(hccl_flight *f)
+{
+    hccl_free(f->ring);
+    pthread_mutex_destroy(&f->lock);
+}
+
+static hccl_fr_entry *slot(hccl_flight *f, uint64_t id)
+{
+    if (!f->cap || id == 0) return NULL;
+    hccl_fr_entry *e = &f->ring[id % f->cap];
+    return e->id == id ? e : NULL;
+}
+
+uint64_t hccl_flight_enqueue(hccl_flight *f, const hccl_op_args *args)
+{
+    if (!f->cap) return 0;
+    pthread_mutex_lock(&f->lock);
+    uint64_t id = f->next_id++;
+    hccl_fr_entry *e = &f->ring[id % f->cap];
+    memset(e, 0, sizeof *e);
+    e->id = id;
+    e->op = args->type;
+    e->count = args->count;
+    e->enqueue_us = wall_us();
+    snprintf(e->call, sizeof e->call, "%s", hccl_op_name(args->type));
+    pthread_mutex_unlock(&f->lock);
+    return id;
+}
+
+void hccl_flight_start(hccl_flight *f, uint64_t id, uint32_t seq, const char *call)
+{
+    pthread_mutex_lock(&f->lock);
+    hccl_fr_entry *e = slot(f, id);
+    if (e) {
+        e->seq = seq;
+        e->state = 1;
+        e->start_us = wall_us();
+        snprintf(e->call, sizeof e->call, "%s", call);
+    }
+    pthread_mutex_unlock(&f->lock);
+}
+
+void hccl_flight_end(hccl_flight *f, uint64_t id, uint32_t seq, const char *error)
+{
+    pthread_mutex_lock(&f->lock);
+    hccl_fr_entry *e = slot(f, id);
+    if (e) {
+        e->state = error ? 3 : 2;
+        e->end_us = wall_us();
+        if (error) snprintf(e->error, sizeof e->error, "%s", error);
+    }
+    if (!error && seq) f->last_done_seq = seq;
+    pthread_mutex_unlock(&f->lock);
+}
+
+/* JSON string body with escapes. */
+static void put_str(FILE *o, const char *s)
+{
+    fputc('"', o);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') fprintf(o, "\\%c", c);
+        else if (c < 0x20) fprintf(o, "\\u%04x", c);
+        else fputc(c, o);
+    }
+    fputc('"', o);
+}
+
+int hccl_flight_dump(hccl_flight *f, const char *path, const char *comm, uint32_t rank, uint32_t nranks,
+                     const char *reason, char *written, size_t written_len)
+{
+    char buf[4096];
+    if (!path) {
+        const char *dir = hccl_param_read_str("HCCL_FLIGHT_RECORDER_DIR", "/tmp");
+        snprintf(buf, sizeof buf, "%s/hccl_fr_%s_r%u_p%d.json", dir, comm, rank, (int)getpid());
+        path = buf;
+    }
+    FILE *o = fopen(path, "w");
+    if (!o) {
+        HCCL_WARN(COLL, "flight recorder: cannot write %s", path);
+        return -1;
+    }
+    char host[64] = "?";
+    gethostname(host, sizeof host);
+    host[sizeof host - 1] = 0;
+    pthread_mutex_lock(&f->lock);
+    fprintf(o, "{\"version\":1,\"comm\":");
+    put_str(o, comm);
+    fprintf(o, ",\"rank\":%u,\"nranks\":%u,\"host\":", rank, nranks);
+    put_str(o, host);
+    fprintf(o, ",\"pid\":%d,\"reason\":", (int)getpid());
+    put_str(o, reason ? reason : "");
+    fprintf(o, ",\"dumped_us\":%llu,\"last_completed_seq\":%u,\"ops\":[", (unsigned long long)wall_us(),
+            f->last_done_seq);
+    static const char *states[] = {"queued", "running", "done", "failed"};
+    uint64_t first = f->next_id > f->cap ? f->next_id - f->cap : 1;
+    int comma = 0;
+    for (uint64_t id = first; id < f->next_id; id++) {
+        hccl_fr_entry *e = slot(f, id);
+        if (!e) continue;
+        fprintf(o, "%s\n{\"seq\":%u,\"call\":", comma ? "," : "", e->seq);
+        put_str(o, e->call);
+        fprintf(o, ",\"op\":\"%s\",\"count\":%llu,\"algo\":\"%s\",\"state\":\"%s\",\"enqueue_us\":%llu,\"start_us\":%llu,"
+                   "\"end_us\":%llu,\"error\":",
+                hccl_op_name(e->op), (unsigned long long)e->count, hccl_algo_name(e->op), states[e->state & 3],
+                (unsigned long long)e->enqueue_us, (unsigned long long)e->start_us, (unsigned long long)e->end_us);
+        put_str(o, e->error);
+        fputc('}', o);
+        comma = 1;
+    }
+    fprintf(o, "\n]}\n");
+    pthread_mutex_unlock(&f->lock);
+    int bad = ferror(o);
+    if (fclose(o) != 0 || bad) return -1;
+    if (written) snprintf(written, written_len, "%s", path);
+    return 0;
+}

@@ -1,0 +1,55 @@
+/*
+ * flight.h - the flight recorder: the last N operations of a communicator (sequence
+ * number, call, algorithm, enqueue/start/end times, state, error), dumped as JSON to
+ * a file when an operation fails and on request (HcclCommDumpFlightRecorder).
+ * tools/hccl_fr_report.py turns the dumps of all ranks into a report of who is stuck
+ * where, and into a Chrome trace.
+ *
+ * Dump format (one file per rank and communicator):
+ *   {"version":1, "comm":"...", "rank":R, "nranks":N, "host":"...", "pid":P,
+ *    "reason":"...", "dumped_us":T, "last_completed_seq":S,
+ *    "ops":[{"seq":S, "call":"AllReduce(count=..., fp32, sum)", "op":"AllReduce",
+ *            "count":C, "algo":"ring", "state":"queued|running|done|failed",
+ *            "enqueue_us":T, "start_us":T, "end_us":T, "error":"..."}, ...]}
+ * Times are wall-clock microseconds (CLOCK_REALTIME), comparable across hosts only
+ * as far as their clocks agree.
+ */
+#ifndef HCCL_CORE_FLIGHT_H
+#define HCCL_CORE_FLIGHT_H
+
+#include "algo/algo.h"
+
+#include <pthread.h>
+#include <stdint.h>
+
+typedef struct hccl_fr_entry {
+    uint64_t id; /* monotonically increasing per communicator */
+    uint32_t seq; /* collective sequence number (0 for point-to-point) */
+    char call[160];
+    hccl_op_type op;
+    uint64_t count;
+    int state; /* 0 queued, 1 running, 2 done, 3 failed */
+    uint64_t enqueue_us, start_us, end_us;
+    char error[256];
+} hccl_fr_entry;
+
+typedef struct hccl_flight {
+    pthread_mutex_t lock;
+    hccl_fr_entry *ring;
+    uint32_t cap;
+    uint64_t next_id;
+    uint32_t last_done_seq;
+} hccl_flight;
+
+void hccl_flight_init(hccl_flight *f);
+void hccl_flight_free(hccl_flight *f);
+/* Record a new operation (queued); returns its id. */
+uint64_t hccl_flight_enqueue(hccl_flight *f, const hccl_op_args *args);
+void hccl_flight_start(hccl_flight *f, uint64_t id, uint32_t seq, const char *call);
+void hccl_flight_end(hccl_flight *f, uint64_t id, uint32_t seq, const char *error /* NULL = success */);
+/* Write the JSON dump to path (NULL: HCCL_FLIGHT_RECORDER_DIR, default /tmp, with a
+ * name made of comm, rank and pid); the path written goes to *written if given. */
+int hccl_flight_dump(hccl_flight *f, const char *path, const char *comm, uint32_t rank, uint32_t nranks,
+                     const char *reason, char *written, size_t written_len);
+
+#endif
