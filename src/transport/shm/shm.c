@@ -1,0 +1,558 @@
+/*
+ * shm.c - the shared-memory transport: two ranks of one host (processes, or threads
+ * of one process) exchange byte streams through two single-producer/single-consumer
+ * rings in one shared segment, and sleep on FIFO "doorbells" when a ring is empty or
+ * full.
+ *
+ * Segment (one per connection; side 0 is the lower rank, which creates it):
+ *
+ *   0      hdr    magic, version, ring_bytes, closed[2]          (read-mostly)
+ *   128    ring 0 control: side 0 -> side 1
+ *            +0    head     bytes produced   (written by the producer only)
+ *            +128  tail     bytes consumed   (written by the consumer only)
+ *            +256  rd_wait  consumer sleeps, wants "data arrived"
+ *            +384  wr_wait  producer sleeps, wants "space freed"
+ *   640    ring 1 control: side 1 -> side 0 (same layout)
+ *   4096   ring 0 data, ring_bytes (a power of two)
+ *   4096+R ring 1 data, ring_bytes
+ *
+ * head and tail count bytes since the start (64-bit, never wrap); the data of byte i
+ * lives at i & (R-1). Each counter has its own 128-byte block (the adjacent-line
+ * prefetcher pairs 64-byte lines), so producer and consumer never write one line.
+ * The producer copies into the ring and then publishes head with a release store;
+ * the consumer reads head with acquire, copies out and publishes tail with release.
+ * Large transfers publish every CHUNK bytes, so the peer starts copying early.
+ *
+ * Doorbells: each side owns two FIFOs, "data" (its incoming ring got bytes) and
+ * "space" (its outgoing ring got room). wait_fd returns the one for the direction
+ * asked, with POLLIN, after arming it:
+ *
+ *   sleeper (wait_fd)                     peer (send or recv that changed the ring)
+ *   drain own FIFO (non-blocking read)    store head (or tail), release
+ *   store want = 1                        full fence
+ *   full fence                            if want: exchange(want, 0) == 1 ->
+ *   re-check ring; ready -> ring own FIFO     write 1 byte to the sleeper's FIFO
+ *
+ * The two fences make it impossible for both sides to miss each other (Dekker), so
+ * a sleeper is always woken; the exchange makes one arm cost at most one write(2).
+ * Arming happens only in wait_fd, i.e. only when the caller is about to sleep: while
+ * the caller spins, send/recv never make a system call. Callers must call wait_fd
+ * before every sleep (core/net.c does); the flag is not re-armed by send/recv.
+ *
+ * Handshake over the caller's connected socket (blocking, with the deadline):
+ *   side 0: create /dev/shm/hccl-shm-<pid>-<64 random bits> and four FIFOs
+ *           <name>.d0 .s0 .d1 .s1 (O_EXCL, mode 0600), map and open them all,
+ *           send {magic, version, ring_bytes, seg_bytes, name}
+ *   side 1: open and map them, check the header, send {magic, status}
+ *   side 0: on the ack (or any failure) unlink the segment and the FIFOs at once,
+ *           so a crash after the handshake leaves nothing in /dev/shm.
+ * Both sides open the FIFOs O_RDWR|O_NONBLOCK: opening never blocks, writes never
+ * raise SIGPIPE, and a dead peer never makes a FIFO permanently readable.
+ *
+ * Closing (or shutdown, on abort) sets closed[side] and rings both of the peer's
+ * doorbells; the peer's recv then returns the bytes left in the ring and after them
+ * HCCL_E_TCP_TRANSFER, its send fails at once. A peer that dies without closing is detected by the caller
+ * through the TCP connection; nothing here ever blocks.
+ */
+#include "transport/shm/shm.h"
+
+#include "boot/socket.h"
+#include "util/log.h"
+#include "util/param.h"
+#include "util/util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define SHM_MAGIC 0x4d534843u /* "CHSM" */
+#define SHM_VERSION 1u
+#define LINE 128
+#define DATA_OFFSET 4096
+#define CHUNK ((uint64_t)256 << 10) /* publish head/tail at least this often */
+#define NAME_LEN 48
+
+HCCL_PARAM_INT(shm_ring_bytes, "HCCL_SHM_RING_BYTES", 1 << 20)
+
+_Static_assert(ATOMIC_LLONG_LOCK_FREE == 2 && ATOMIC_INT_LOCK_FREE == 2,
+               "the shared segment needs address-free (lock-free) atomics");
+
+typedef struct ring_ctl {
+    _Alignas(LINE) _Atomic uint64_t head;
+    _Alignas(LINE) _Atomic uint64_t tail;
+    _Alignas(LINE) _Atomic uint32_t rd_wait;
+    _Alignas(LINE) _Atomic uint32_t wr_wait;
+} ring_ctl;
+
+typedef struct seg_hdr {
+    _Alignas(LINE) uint32_t magic;
+    uint32_t version;
+    uint64_t ring_bytes;
+    _Atomic uint32_t closed[2];
+    ring_ctl ring[2];
+} seg_hdr;
+_Static_assert(sizeof(ring_ctl) == 4 * LINE, "ring control layout");
+_Static_assert(sizeof(seg_hdr) <= DATA_OFFSET, "segment header layout");
+
+/* Handshake messages (host byte order: both ends are on one host). */
+typedef struct shm_hello {
+    uint32_t magic;
+    uint32_t version;
+    uint64_t ring_bytes;
+    uint64_t seg_bytes;
+    char name[NAME_LEN];
+} shm_hello;
+_Static_assert(sizeof(shm_hello) == 72, "wire layout");
+
+typedef struct shm_ack {
+    uint32_t magic;
+    int32_t status; /* HcclResult of the mapping side */
+} shm_ack;
+_Static_assert(sizeof(shm_ack) == 8, "wire layout");
+
+enum { BELL_DATA = 0, BELL_SPACE = 1 };
+
+typedef struct shm_conn {
+    hccl_conn base;
+    seg_hdr *hdr;
+    size_t seg_bytes;
+    int side; /* 0 = creator (lower rank) */
+    uint64_t size, mask;
+    ring_ctl *tx, *rx;
+    unsigned char *txdata, *rxdata;
+    uint64_t tx_head; /* our copy of tx->head (we are its only writer) */
+    uint64_t rx_tail; /* our copy of rx->tail */
+    int bell[2][2];   /* [side][BELL_DATA/BELL_SPACE], each opened O_RDWR */
+    _Atomic int shut; /* shutdown() was called: our own send/recv fail too */
+} shm_conn;
+
+/* ---------------------------------------------------------------- doorbells */
+
+static void bell_ring(int fd)
+{
+    char b = 1;
+    /* EAGAIN means the FIFO is full, i.e. already readable: nothing to do. */
+    while (write(fd, &b, 1) < 0 && errno == EINTR) {
+    }
+}
+
+static void bell_drain(int fd)
+{
+    char buf[64];
+    for (;;) {
+        ssize_t n = read(fd, buf, sizeof buf);
+        if (n == (ssize_t)sizeof buf || (n < 0 && errno == EINTR)) continue;
+        return;
+    }
+}
+
+/* After publishing progress: wake the peer if it armed `want`. */
+static inline void notify(_Atomic uint32_t *want, int fd)
+{
+    atomic_thread_fence(memory_order_seq_cst);
+    if (atomic_load_explicit(want, memory_order_relaxed) && atomic_exchange_explicit(want, 0, memory_order_relaxed))
+        bell_ring(fd);
+}
+
+static inline int peer_closed(const shm_conn *s)
+{
+    return atomic_load_explicit(&s->hdr->closed[1 - s->side], memory_order_acquire) != 0;
+}
+
+/* ---------------------------------------------------------------- data path */
+
+static inline void ring_put(shm_conn *s, uint64_t pos, const unsigned char *src, size_t n)
+{
+    size_t at = (size_t)(pos & s->mask);
+    size_t first = HCCL_MIN(n, (size_t)s->size - at);
+    memcpy(s->txdata + at, src, first);
+    if (n > first) memcpy(s->txdata, src + first, n - first);
+}
+
+static inline void ring_get(shm_conn *s, uint64_t pos, unsigned char *dst, size_t n)
+{
+    size_t at = (size_t)(pos & s->mask);
+    size_t first = HCCL_MIN(n, (size_t)s->size - at);
+    memcpy(dst, s->rxdata + at, first);
+    if (n > first) memcpy(dst + first, s->rxdata, n - first);
+}
+
+static HcclResult shm_send(hccl_conn *c, const struct iovec *iov, int iovcnt, size_t *moved)
+{
+    shm_conn *s = (shm_conn *)c;
+    *moved = 0;
+    if (peer_closed(s) || atomic_load_explicit(&s->shut, memory_order_relaxed)) {
+        HCCL_INFO(SHM, "send to rank %u: peer closed the connection", c->peer);
+        return HCCL_E_TCP_TRANSFER;
+    }
+    uint64_t head = s->tx_head, done = 0;
+    uint64_t tail = atomic_load_explicit(&s->tx->tail, memory_order_acquire);
+    int i = 0;
+    size_t off = 0;
+    /* One call moves at most one ring's worth, so a caller interleaving several
+     * transfers is not held up by one long stream. */
+    while (i < iovcnt && done < s->size) {
+        uint64_t space = s->size - (head - tail);
+        if (space == 0) {
+            tail = atomic_load_explicit(&s->tx->tail, memory_order_acquire);
+            space = s->size - (head - tail);
+            if (space == 0) break;
+        }
+        uint64_t want = HCCL_MIN(HCCL_MIN(space, CHUNK), s->size - done), n = 0;
+        while (n < want && i < iovcnt) {
+            size_t take = HCCL_MIN(iov[i].iov_len - off, (size_t)(want - n));
+            if (take) ring_put(s, head + n, (const unsigned char *)iov[i].iov_base + off, take);
+            n += take;
+            off += take;
+            if (off == iov[i].iov_len) {
+                i++;
+                off = 0;
+            }
+        }
+        if (n == 0) break;
+        head += n;
+        done += n;
+        atomic_store_explicit(&s->tx->head, head, memory_order_release);
+        notify(&s->tx->rd_wait, s->bell[1 - s->side][BELL_DATA]);
+    }
+    s->tx_head = head;
+    /* Moving again: a stale arm would only cost the peer a needless write(2). */
+    if (done && atomic_load_explicit(&s->tx->wr_wait, memory_order_relaxed))
+        atomic_store_explicit(&s->tx->wr_wait, 0, memory_order_relaxed);
+    *moved = (size_t)done;
+    return HCCL_SUCCESS;
+}
+
+static HcclResult shm_recv(hccl_conn *c, const struct iovec *iov, int iovcnt, size_t *moved)
+{
+    shm_conn *s = (shm_conn *)c;
+    *moved = 0;
+    if (atomic_load_explicit(&s->shut, memory_order_relaxed)) return HCCL_E_TCP_TRANSFER;
+    uint64_t tail = s->rx_tail, done = 0;
+    uint64_t head = atomic_load_explicit(&s->rx->head, memory_order_acquire);
+    int i = 0;
+    size_t off = 0;
+    while (i < iovcnt && done < s->size) {
+        uint64_t avail = head - tail;
+        if (avail == 0) {
+            head = atomic_load_explicit(&s->rx->head, memory_order_acquire);
+            avail = head - tail;
+            if (avail == 0) break;
+        }
+        uint64_t want = HCCL_MIN(HCCL_MIN(avail, CHUNK), s->size - done), n = 0;
+        while (n < want && i < iovcnt) {
+            size_t take = HCCL_MIN(iov[i].iov_len - off, (size_t)(want - n));
+            if (take) ring_get(s, tail + n, (unsigned char *)iov[i].iov_base + off, take);
+            n += take;
+            off += take;
+            if (off == iov[i].iov_len) {
+                i++;
+                off = 0;
+            }
+        }
+        if (n == 0) break;
+        tail += n;
+        done += n;
+        atomic_store_explicit(&s->rx->tail, tail, memory_order_release);
+        notify(&s->rx->wr_wait, s->bell[1 - s->side][BELL_SPACE]);
+    }
+    s->rx_tail = tail;
+    if (done) {
+        if (atomic_load_explicit(&s->rx->rd_wait, memory_order_relaxed))
+            atomic_store_explicit(&s->rx->rd_wait, 0, memory_order_relaxed);
+        *moved = (size_t)done;
+        return HCCL_SUCCESS;
+    }
+    /* Empty. A closed peer published its last head before closed (release), so
+     * re-reading head after seeing closed cannot miss data. */
+    if (iovcnt > 0 && peer_closed(s) && atomic_load_explicit(&s->rx->head, memory_order_acquire) == tail) {
+        size_t want = 0;
+        for (int k = 0; k < iovcnt; k++) want += iov[k].iov_len;
+        if (want) {
+            HCCL_INFO(SHM, "receive from rank %u: peer closed the connection", c->peer);
+            return HCCL_E_TCP_TRANSFER;
+        }
+    }
+    return HCCL_SUCCESS;
+}
+
+static int shm_wait_fd(hccl_conn *c, int sending, short *events)
+{
+    shm_conn *s = (shm_conn *)c;
+    int fd = s->bell[s->side][sending ? BELL_SPACE : BELL_DATA];
+    _Atomic uint32_t *want = sending ? &s->tx->wr_wait : &s->rx->rd_wait;
+    *events = POLLIN;
+    bell_drain(fd);
+    atomic_store_explicit(want, 1, memory_order_seq_cst);
+    atomic_thread_fence(memory_order_seq_cst);
+    int ready;
+    if (sending) ready = s->size - (s->tx_head - atomic_load_explicit(&s->tx->tail, memory_order_acquire)) != 0;
+    else ready = atomic_load_explicit(&s->rx->head, memory_order_acquire) != s->rx_tail;
+    if (ready || peer_closed(s) || atomic_load_explicit(&s->shut, memory_order_relaxed))
+        bell_ring(fd); /* the peer moved meanwhile: do not sleep */
+    return fd;
+}
+
+/* Tell the peer we are gone (its send/recv fail, a sleeper wakes up). */
+static void mark_closed(shm_conn *s)
+{
+    atomic_store_explicit(&s->hdr->closed[s->side], 1, memory_order_release);
+    atomic_thread_fence(memory_order_seq_cst);
+    bell_ring(s->bell[1 - s->side][BELL_DATA]);
+    bell_ring(s->bell[1 - s->side][BELL_SPACE]);
+}
+
+static void conn_free(shm_conn *s)
+{
+    if (s->hdr) munmap(s->hdr, s->seg_bytes);
+    for (int a = 0; a < 2; a++)
+        for (int b = 0; b < 2; b++)
+            if (s->bell[a][b] >= 0) close(s->bell[a][b]);
+    hccl_free(s);
+}
+
+/* Abort: the peer's send fails at once and its recv after the bytes already in the
+ * ring (an abort notice sent just before arrives); our own calls fail from now on
+ * and a sleeper of ours (another thread) wakes up. The connection stays mapped. */
+static void shm_shutdown(hccl_conn *c)
+{
+    shm_conn *s = (shm_conn *)c;
+    atomic_store_explicit(&s->shut, 1, memory_order_relaxed);
+    mark_closed(s);
+    bell_ring(s->bell[s->side][BELL_DATA]);
+    bell_ring(s->bell[s->side][BELL_SPACE]);
+}
+
+static void shm_close(hccl_conn *c)
+{
+    shm_conn *s = (shm_conn *)c;
+    if (!s) return;
+    mark_closed(s);
+    conn_free(s);
+}
+
+const hccl_transport hccl_shm_transport = {
+    .name = "shm",
+    .send = shm_send,
+    .recv = shm_recv,
+    .wait_fd = shm_wait_fd,
+    .close = shm_close,
+    .shutdown = shm_shutdown,
+};
+
+size_t hccl_shm_ring_bytes(const hccl_conn *c) { return (size_t)((const shm_conn *)c)->size; }
+
+/* ---------------------------------------------------------------- setup */
+
+static size_t ring_size(size_t req)
+{
+    if (req == 0) {
+        int64_t v = hccl_param_shm_ring_bytes();
+        req = v > 0 ? (size_t)v : HCCL_SHM_RING_MIN;
+    }
+    if (req < HCCL_SHM_RING_MIN) req = HCCL_SHM_RING_MIN;
+    if (req > HCCL_SHM_RING_MAX) req = HCCL_SHM_RING_MAX;
+    size_t p = HCCL_SHM_RING_MIN;
+    while (p < req) p <<= 1;
+    return p;
+}
+
+static const char bell_suffix[2][2][4] = {{".d0", ".s0"}, {".d1", ".s1"}};
+
+static void bell_path(char *out, size_t len, const char *name, int side, int kind)
+{
+    snprintf(out, len, "/dev/shm%s%s", name, bell_suffix[side][kind]);
+}
+
+/* Creator only: remove the segment and the FIFOs (idempotent). */
+static void unlink_all(const char *name)
+{
+    char path[96];
+    shm_unlink(name);
+    for (int a = 0; a < 2; a++)
+        for (int b = 0; b < 2; b++) {
+            bell_path(path, sizeof path, name, a, b);
+            unlink(path);
+        }
+}
+
+static HcclResult open_bells(shm_conn *s, const char *name)
+{
+    char path[96];
+    for (int a = 0; a < 2; a++)
+        for (int b = 0; b < 2; b++) {
+            bell_path(path, sizeof path, name, a, b);
+            s->bell[a][b] = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+            if (s->bell[a][b] < 0) {
+                HCCL_WARN(SHM, "cannot open doorbell %s: %s", path, strerror(errno));
+                return HCCL_E_SYSCALL;
+            }
+        }
+    return HCCL_SUCCESS;
+}
+
+static HcclResult map_segment(shm_conn *s, int fd)
+{
+    void *p = mmap(NULL, s->seg_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED) {
+        HCCL_WARN(SHM, "cannot map %zu bytes of shared memory: %s", s->seg_bytes, strerror(errno));
+        return HCCL_E_MEMORY;
+    }
+    s->hdr = p;
+    return HCCL_SUCCESS;
+}
+
+static void conn_init(shm_conn *s, int side, size_t ring_bytes)
+{
+    s->side = side;
+    s->size = ring_bytes;
+    s->mask = ring_bytes - 1;
+    s->tx = &s->hdr->ring[side];
+    s->rx = &s->hdr->ring[1 - side];
+    unsigned char *data = (unsigned char *)s->hdr + DATA_OFFSET;
+    s->txdata = data + (size_t)side * ring_bytes;
+    s->rxdata = data + (size_t)(1 - side) * ring_bytes;
+}
+
+static HcclResult create_side(shm_conn *s, int tcp_fd, size_t ring_bytes, uint64_t deadline_ns)
+{
+    HcclResult res = HCCL_SUCCESS;
+    shm_hello hello;
+    memset(&hello, 0, sizeof hello);
+    uint64_t rnd = 0;
+    if (hccl_random_bytes(&rnd, sizeof rnd) != 0) rnd = hccl_now_ns() ^ ((uint64_t)getpid() << 32);
+    snprintf(hello.name, sizeof hello.name, "/" HCCL_SHM_NAME_PREFIX "%ld-%016llx", (long)getpid(),
+             (unsigned long long)rnd);
+    s->seg_bytes = DATA_OFFSET + 2 * ring_bytes;
+
+    int fd = shm_open(hello.name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        HCCL_WARN(SHM, "cannot create shared memory %s: %s", hello.name, strerror(errno));
+        return HCCL_E_SYSCALL;
+    }
+    /* Reserve the pages now: a full /dev/shm fails here, not with SIGBUS later. */
+    int err = posix_fallocate(fd, 0, (off_t)s->seg_bytes);
+    if (err) {
+        HCCL_WARN(SHM, "cannot allocate %zu bytes in /dev/shm: %s", s->seg_bytes, strerror(err));
+        close(fd);
+        unlink_all(hello.name);
+        return HCCL_E_MEMORY;
+    }
+    res = map_segment(s, fd);
+    close(fd);
+    if (res != HCCL_SUCCESS) goto out;
+    char path[96];
+    for (int a = 0; a < 2; a++)
+        for (int b = 0; b < 2; b++) {
+            bell_path(path, sizeof path, hello.name, a, b);
+            if (mkfifo(path, 0600) != 0) {
+                HCCL_WARN(SHM, "cannot create doorbell %s: %s", path, strerror(errno));
+                res = HCCL_E_SYSCALL;
+                goto out;
+            }
+        }
+    CHECK_GOTO(open_bells(s, hello.name), res, out);
+    s->hdr->magic = SHM_MAGIC;
+    s->hdr->version = SHM_VERSION;
+    s->hdr->ring_bytes = ring_bytes;
+    conn_init(s, 0, ring_bytes);
+
+    hello.magic = SHM_MAGIC;
+    hello.version = SHM_VERSION;
+    hello.ring_bytes = ring_bytes;
+    hello.seg_bytes = s->seg_bytes;
+    CHECK_GOTO(hccl_socket_send_all(tcp_fd, &hello, sizeof hello, deadline_ns), res, out);
+    shm_ack ack;
+    CHECK_GOTO(hccl_socket_recv_all(tcp_fd, &ack, sizeof ack, deadline_ns), res, out);
+    if (ack.magic != SHM_MAGIC) {
+        HCCL_WARN(SHM, "rank %u answered the shared-memory handshake with garbage", s->base.peer);
+        res = HCCL_E_INTERNAL;
+    } else if (ack.status != HCCL_SUCCESS) {
+        HCCL_INFO(SHM, "rank %u could not map the shared memory (error %d)", s->base.peer, (int)ack.status);
+        res = (HcclResult)ack.status;
+    }
+out:
+    unlink_all(hello.name); /* mapped and opened by both sides (or failed): gone now */
+    return res;
+}
+
+static HcclResult map_side(shm_conn *s, int tcp_fd, uint64_t deadline_ns)
+{
+    HcclResult res;
+    shm_hello hello;
+    CHECK(hccl_socket_recv_all(tcp_fd, &hello, sizeof hello, deadline_ns));
+    hello.name[NAME_LEN - 1] = 0;
+    if (hello.magic != SHM_MAGIC || hello.version != SHM_VERSION ||
+        strncmp(hello.name, "/" HCCL_SHM_NAME_PREFIX, strlen(HCCL_SHM_NAME_PREFIX) + 1) != 0 ||
+        strchr(hello.name + 1, '/') || hello.ring_bytes < HCCL_SHM_RING_MIN || hello.ring_bytes > HCCL_SHM_RING_MAX ||
+        (hello.ring_bytes & (hello.ring_bytes - 1)) || hello.seg_bytes != DATA_OFFSET + 2 * hello.ring_bytes) {
+        HCCL_WARN(SHM, "rank %u sent an invalid shared-memory handshake", s->base.peer);
+        res = HCCL_E_INTERNAL;
+        goto answer;
+    }
+    s->seg_bytes = (size_t)hello.seg_bytes;
+    int fd = shm_open(hello.name, O_RDWR | O_CLOEXEC, 0);
+    if (fd < 0) {
+        /* Typically: the peer is on another host (or in another IPC namespace). */
+        HCCL_INFO(SHM, "cannot open shared memory %s of rank %u: %s", hello.name, s->base.peer, strerror(errno));
+        res = HCCL_E_UNAVAIL;
+        goto answer;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0 || (uint64_t)st.st_size != hello.seg_bytes) {
+        HCCL_WARN(SHM, "shared memory %s of rank %u has the wrong size", hello.name, s->base.peer);
+        close(fd);
+        res = HCCL_E_INTERNAL;
+        goto answer;
+    }
+    res = map_segment(s, fd);
+    close(fd);
+    if (res != HCCL_SUCCESS) goto answer;
+    if (s->hdr->magic != SHM_MAGIC || s->hdr->ring_bytes != hello.ring_bytes) {
+        HCCL_WARN(SHM, "shared memory %s of rank %u has a bad header", hello.name, s->base.peer);
+        res = HCCL_E_INTERNAL;
+        goto answer;
+    }
+    res = open_bells(s, hello.name);
+    if (res == HCCL_SUCCESS) conn_init(s, 1, (size_t)hello.ring_bytes);
+answer:;
+    shm_ack ack = {SHM_MAGIC, (int32_t)res};
+    HcclResult sres = hccl_socket_send_all(tcp_fd, &ack, sizeof ack, deadline_ns);
+    return res != HCCL_SUCCESS ? res : sres;
+}
+
+HcclResult hccl_shm_conn_create_sized(int tcp_fd, unsigned rank, unsigned peer, uint64_t deadline_ns,
+                                      size_t ring_bytes, hccl_conn **out)
+{
+    if (!out || tcp_fd < 0 || rank == peer) return HCCL_E_PARA;
+    *out = NULL;
+    shm_conn *s = hccl_calloc(1, sizeof *s);
+    if (!s) return HCCL_E_MEMORY;
+    s->base.ops = &hccl_shm_transport;
+    s->base.peer = peer;
+    for (int a = 0; a < 2; a++)
+        for (int b = 0; b < 2; b++) s->bell[a][b] = -1;
+    if (deadline_ns == 0) deadline_ns = hccl_now_ns() + 60ull * 1000000000ull;
+    HcclResult res = rank < peer ? create_side(s, tcp_fd, ring_size(ring_bytes), deadline_ns)
+                                 : map_side(s, tcp_fd, deadline_ns);
+    if (res != HCCL_SUCCESS) {
+        HCCL_INFO(SHM, "shared memory with rank %u not set up (error %d)", peer, (int)res);
+        conn_free(s);
+        return res;
+    }
+    HCCL_INFO(SHM, "rank %u <-> rank %u: shared memory, %llu-byte rings", rank, peer,
+              (unsigned long long)s->size);
+    *out = &s->base;
+    return HCCL_SUCCESS;
+}
+
+HcclResult hccl_shm_conn_create(int tcp_fd, unsigned rank, unsigned peer, uint64_t deadline_ns, hccl_conn **out)
+{
+    return hccl_shm_conn_create_sized(tcp_fd, rank, peer, deadline_ns, 0, out);
+}

@@ -1,0 +1,32 @@
+/*
+ * shm.h - internals of the shared-memory transport shared with its unit test.
+ *
+ * The public entry points (hccl_shm_conn_create, hccl_shm_transport) are declared in
+ * transport/transport.h; this header adds the ring-size override used by tests and
+ * the name prefix of the /dev/shm entries (which exist only during the handshake).
+ */
+#ifndef HCCL_TRANSPORT_SHM_H
+#define HCCL_TRANSPORT_SHM_H
+
+#include "transport/transport.h"
+
+#include <stddef.h>
+
+/* Every /dev/shm entry of this transport starts with this (segment and doorbells). */
+#define HCCL_SHM_NAME_PREFIX "hccl-shm-"
+
+/* Smallest and largest ring accepted (HCCL_SHM_RING_BYTES is rounded up to a power
+ * of two and clamped into this range). */
+#define HCCL_SHM_RING_MIN ((size_t)4096)
+#define HCCL_SHM_RING_MAX ((size_t)1 << 30)
+
+/* hccl_shm_conn_create with an explicit ring size (bytes per direction) chosen by the
+ * creating (lower) rank; 0 means HCCL_SHM_RING_BYTES. The other side adopts the
+ * creator's size whatever it passes. */
+HcclResult hccl_shm_conn_create_sized(int tcp_fd, unsigned rank, unsigned peer, uint64_t deadline_ns,
+                                      size_t ring_bytes, hccl_conn **out);
+
+/* The ring size (bytes per direction) of an shm connection. */
+size_t hccl_shm_ring_bytes(const hccl_conn *c);
+
+#endif
