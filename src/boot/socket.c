@@ -9,6 +9,7 @@
 #include "util/util.h"
 
 #include <arpa/inet.h>
+#include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ifaddrs.h>
@@ -17,6 +18,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -283,6 +285,85 @@ HcclResult hccl_socket_connect(const hccl_addr *addr, uint64_t deadline_ns, int 
     return last_err == ETIMEDOUT || hccl_now_ns() >= deadline_ns ? HCCL_E_TIMEOUT : HCCL_E_TCP_CONNECT;
 }
 
+/* HCCL_WHITELIST_DISABLE=0 with HCCL_WHITELIST_FILE={"host_ip": ["198.18.0.1", ...]}:
+ * only listed peers may connect (loopback always may). Read once. */
+#define WHITELIST_MAX 4096
+static pthread_once_t wl_once = PTHREAD_ONCE_INIT;
+static int wl_enabled;
+static hccl_addr *wl_addrs;
+static int wl_n;
+
+static void whitelist_load(void)
+{
+    if (hccl_param_read_int("HCCL_WHITELIST_DISABLE", 1) != 0) return;
+    wl_enabled = 1; /* enabled: a missing or bad file admits nobody but loopback */
+    const char *path = hccl_param_read_str("HCCL_WHITELIST_FILE", NULL);
+    if (!path) {
+        HCCL_WARN(BOOT, "HCCL_WHITELIST_DISABLE=0 but HCCL_WHITELIST_FILE is not set: only loopback peers admitted");
+        return;
+    }
+    FILE *f = fopen(path, "r");
+    char *text = NULL;
+    long len = 0;
+    if (f && fseek(f, 0, SEEK_END) == 0 && (len = ftell(f)) >= 0 && len < (1 << 20) && fseek(f, 0, SEEK_SET) == 0) {
+        text = hccl_malloc((size_t)len + 1);
+        if (text && fread(text, 1, (size_t)len, f) == (size_t)len) text[len] = 0;
+        else {
+            hccl_free(text);
+            text = NULL;
+        }
+    }
+    if (f) fclose(f);
+    cJSON *root = text ? cJSON_Parse(text) : NULL;
+    hccl_free(text);
+    cJSON *list = root ? cJSON_GetObjectItemCaseSensitive(root, "host_ip") : NULL;
+    if (!cJSON_IsArray(list)) {
+        HCCL_WARN(BOOT, "HCCL_WHITELIST_FILE %s: cannot read a {\"host_ip\": [...]} list; only loopback admitted", path);
+        cJSON_Delete(root);
+        return;
+    }
+    int n = cJSON_GetArraySize(list);
+    wl_addrs = hccl_calloc(n > 0 ? (size_t)n : 1, sizeof *wl_addrs);
+    for (int i = 0; wl_addrs && i < n && wl_n < WHITELIST_MAX; i++) {
+        cJSON *it = cJSON_GetArrayItem(list, i);
+        hccl_addr a;
+        memset(&a, 0, sizeof a);
+        if (cJSON_IsString(it) && inet_pton(AF_INET, it->valuestring, &((struct sockaddr_in *)&a)->sin_addr) == 1)
+            a.ss_family = AF_INET;
+        else if (cJSON_IsString(it) && inet_pton(AF_INET6, it->valuestring, &((struct sockaddr_in6 *)&a)->sin6_addr) == 1)
+            a.ss_family = AF_INET6;
+        else {
+            HCCL_WARN(BOOT, "HCCL_WHITELIST_FILE %s: host_ip[%d] is not an IP address; ignored", path, i);
+            continue;
+        }
+        wl_addrs[wl_n++] = a;
+    }
+    cJSON_Delete(root);
+    HCCL_INFO(BOOT, "whitelist: %d peer address(es) from %s", wl_n, path);
+}
+
+static int whitelisted(const hccl_addr *a)
+{
+    pthread_once(&wl_once, whitelist_load);
+    if (!wl_enabled) return 1;
+    if (a->ss_family == AF_INET) {
+        const struct sockaddr_in *v4 = (const struct sockaddr_in *)a;
+        if ((ntohl(v4->sin_addr.s_addr) >> 24) == 127) return 1;
+        for (int i = 0; i < wl_n; i++)
+            if (wl_addrs[i].ss_family == AF_INET &&
+                ((struct sockaddr_in *)&wl_addrs[i])->sin_addr.s_addr == v4->sin_addr.s_addr)
+                return 1;
+    } else if (a->ss_family == AF_INET6) {
+        const struct sockaddr_in6 *v6 = (const struct sockaddr_in6 *)a;
+        if (IN6_IS_ADDR_LOOPBACK(&v6->sin6_addr)) return 1;
+        for (int i = 0; i < wl_n; i++)
+            if (wl_addrs[i].ss_family == AF_INET6 &&
+                memcmp(&((struct sockaddr_in6 *)&wl_addrs[i])->sin6_addr, &v6->sin6_addr, sizeof v6->sin6_addr) == 0)
+                return 1;
+    }
+    return 0;
+}
+
 HcclResult hccl_socket_accept(int listen_fd, uint64_t deadline_ns, int *fd_out, hccl_addr *peer)
 {
     for (;;) {
@@ -294,6 +375,11 @@ HcclResult hccl_socket_accept(int listen_fd, uint64_t deadline_ns, int *fd_out, 
             hccl_addr a;
             socklen_t len = sizeof a;
             int fd = accept4(listen_fd, (struct sockaddr *)&a, &len, SOCK_CLOEXEC);
+            if (fd >= 0 && !whitelisted(&a)) {
+                HCCL_WARN(BOOT, "refused a connection from %s: not in HCCL_WHITELIST_FILE", hccl_addr_str(&a));
+                close(fd);
+                continue;
+            }
             if (fd >= 0) {
                 hccl_socket_tune(fd);
                 if (peer) *peer = a;
