@@ -66,9 +66,7 @@ HcclResult hccl_comm_run(hccl_comm *c, const hccl_op_args *args, uint64_t fr_id)
     uint64_t t0 = hccl_now_ns();
     uint64_t deadline = c->cfg.exec_timeout_ns ? t0 + c->cfg.exec_timeout_ns : 0;
     hccl_net_begin_op(c->net, &fp, deadline);
-    char call[160];
-    hccl_fingerprint_str(&fp, call, sizeof call);
-    hccl_flight_start(&c->flight, fr_id, fp.seq, call);
+    hccl_flight_start(&c->flight, fr_id, &fp);
     hccl_algo_ctx ctx = {c->rank, c->nranks, hccl_net_base(c->net), c->scratch, HCCL_ALGO_SCRATCH_BYTES};
     HcclResult res = hccl_algo_run(&ctx, args);
     if (res != HCCL_SUCCESS) {

@@ -57,20 +57,19 @@ uint64_t hccl_flight_enqueue(hccl_flight *f, const hccl_op_args *args)
     e->op = args->type;
     e->count = args->count;
     e->enqueue_us = wall_us();
-    snprintf(e->call, sizeof e->call, "%s", hccl_op_name(args->type));
+    hccl_fingerprint_of(args, &e->fp);
     pthread_mutex_unlock(&f->lock);
     return id;
 }
 
-void hccl_flight_start(hccl_flight *f, uint64_t id, uint32_t seq, const char *call)
+void hccl_flight_start(hccl_flight *f, uint64_t id, const hccl_fingerprint *fp)
 {
     pthread_mutex_lock(&f->lock);
     hccl_fr_entry *e = slot(f, id);
     if (e) {
-        e->seq = seq;
+        e->fp = *fp;
         e->state = 1;
         e->start_us = wall_us();
-        snprintf(e->call, sizeof e->call, "%s", call);
     }
     pthread_mutex_unlock(&f->lock);
 }
@@ -133,8 +132,10 @@ int hccl_flight_dump(hccl_flight *f, const char *path, const char *comm, uint32_
     for (uint64_t id = first; id < f->next_id; id++) {
         hccl_fr_entry *e = slot(f, id);
         if (!e) continue;
-        fprintf(o, "%s\n{\"seq\":%u,\"call\":", comma ? "," : "", e->seq);
-        put_str(o, e->call);
+        char call[160];
+        hccl_fingerprint_str(&e->fp, call, sizeof call);
+        fprintf(o, "%s\n{\"seq\":%u,\"call\":", comma ? "," : "", e->fp.seq);
+        put_str(o, call);
         fprintf(o, ",\"op\":\"%s\",\"count\":%llu,\"algo\":\"%s\",\"state\":\"%s\",\"enqueue_us\":%llu,\"start_us\":%llu,"
                    "\"end_us\":%llu,\"error\":",
                 hccl_op_name(e->op), (unsigned long long)e->count, hccl_algo_name(e->op), states[e->state & 3],
