@@ -1,6 +1,14 @@
 /*
- * algo.c - hccl_algo_run: dispatch of an operation to its reference algorithm.
+ * algo.c - algorithm selection (hccl_algo_select) and dispatch.
  *
+ * Selection is a pure function of the operation, its size and the context, so every
+ * rank makes the same choice:
+ *   AllReduce, n > 1:  bytes <= 16 KiB and n <= 64             -> oneshot
+ *                      ctx->direct (all ranks on one host)      -> direct
+ *                      otherwise                                -> ring (reference)
+ *   ctx->reference forces the reference algorithms.
+ *
+ * The reference algorithms:
  *   AllReduce -> ring             ReduceScatter(V) -> ring      AllGather(V) -> ring
  *   Broadcast, Reduce -> binomial tree                          Scatter, Gather -> linear
  *   AlltoAll(V, VC) -> pairwise   Barrier -> dissemination      Send, Recv, Batch -> p2p
@@ -9,9 +17,49 @@
  * inside the communicator); the API layer has validated the rest.
  */
 #include "algo/algo.h"
+#include "reduce/reduce.h"
 #include "util/log.h"
 
+#define ONESHOT_MAX_BYTES (16u << 10)
+
+hccl_algo_id hccl_algo_select(const hccl_algo_ctx *ctx, const hccl_op_args *a)
+{
+    if (ctx->reference || ctx->nranks == 1) return HCCL_ALGO_REFERENCE;
+    size_t es = hccl_dtype_size(a->dtype);
+    uint64_t bytes = a->count * es;
+    switch (a->type) {
+    case HCCL_OP_ALLREDUCE:
+        if (ctx->nranks <= 64 && bytes <= ONESHOT_MAX_BYTES &&
+            (((bytes + 63) & ~63ull) * ctx->nranks) <= ctx->scratch_bytes)
+            return HCCL_ALGO_ONESHOT;
+        if (ctx->direct && ctx->nranks <= 64 && ctx->net->peer_copy) return HCCL_ALGO_DIRECT;
+        return HCCL_ALGO_REFERENCE;
+    default:
+        return HCCL_ALGO_REFERENCE;
+    }
+}
+
+const char *hccl_algo_id_name(hccl_algo_id id, hccl_op_type type)
+{
+    switch (id) {
+    case HCCL_ALGO_ONESHOT: return "oneshot";
+    case HCCL_ALGO_DIRECT: return "direct";
+    default: return hccl_algo_name(type);
+    }
+}
+
 HcclResult hccl_algo_run(hccl_algo_ctx *ctx, const hccl_op_args *args)
+{
+    if (!ctx || !args || !ctx->net || !ctx->net->exchange || ctx->nranks == 0 || ctx->rank >= ctx->nranks)
+        return HCCL_E_PARA;
+    switch (hccl_algo_select(ctx, args)) {
+    case HCCL_ALGO_ONESHOT: return hccl_algo_oneshot_allreduce(ctx, args);
+    case HCCL_ALGO_DIRECT: return hccl_algo_direct_allreduce(ctx, args);
+    default: return hccl_algo_run_reference(ctx, args);
+    }
+}
+
+HcclResult hccl_algo_run_reference(hccl_algo_ctx *ctx, const hccl_op_args *args)
 {
     if (!ctx || !args || !ctx->net || !ctx->net->exchange || ctx->nranks == 0 || ctx->rank >= ctx->nranks)
         return HCCL_E_PARA;

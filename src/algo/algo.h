@@ -30,6 +30,14 @@ struct hccl_net {
     /* Post n transfers and wait until all have completed (or one failed). The
      * receiver must post exactly the byte count the sender posts. */
     HcclResult (*exchange)(hccl_net *net, hccl_xfer *xfers, int n);
+    /* Optional (NULL when unavailable): copy `bytes` between local memory and the
+     * address `remote` of a peer on the same host (valid in the peer's process);
+     * write = 0 reads from the peer. Only while the peer is inside the same
+     * operation, between synchronising exchanges. */
+    HcclResult (*peer_copy)(hccl_net *net, uint32_t peer, int write, void *local, uint64_t remote, size_t bytes);
+    /* Optional: a pointer through which this rank reaches the peer's address
+     * directly (peers that are threads of this process), or NULL. */
+    void *(*peer_ptr)(hccl_net *net, uint32_t peer, uint64_t remote);
 };
 
 typedef enum {
@@ -98,11 +106,25 @@ typedef struct hccl_algo_ctx {
     hccl_net *net;
     void *scratch; /* HCCL_ALGO_SCRATCH_BYTES, 64-byte aligned, private to this op */
     size_t scratch_bytes;
+    int direct;    /* every peer is reachable with net->peer_copy (same on all ranks) */
+    int reference; /* use the reference algorithms only (same on all ranks) */
 } hccl_algo_ctx;
 
-/* Run one operation with the reference algorithms; every rank of the communicator
- * calls it with matching arguments. */
+/* Run one operation; every rank of the communicator calls it with matching
+ * arguments (and the same ctx->direct / ctx->reference). hccl_algo_select picks
+ * the algorithm from the operation, its size and the context; it is a pure
+ * function, so every rank picks the same one. */
+typedef enum {
+    HCCL_ALGO_REFERENCE = 0, /* the per-op reference below */
+    HCCL_ALGO_ONESHOT,       /* allreduce: everyone sends everything to everyone, reduce locally */
+    HCCL_ALGO_DIRECT,        /* same host: read peers' buffers directly, reduce owned slices */
+    HCCL_ALGO_COUNT
+} hccl_algo_id;
+hccl_algo_id hccl_algo_select(const hccl_algo_ctx *ctx, const hccl_op_args *args);
+const char *hccl_algo_id_name(hccl_algo_id id, hccl_op_type type);
 HcclResult hccl_algo_run(hccl_algo_ctx *ctx, const hccl_op_args *args);
+/* The reference algorithm of each operation (the oracle of the fast ones). */
+HcclResult hccl_algo_run_reference(hccl_algo_ctx *ctx, const hccl_op_args *args);
 
 /* The reference algorithms, one per file. */
 HcclResult hccl_algo_ring_allreduce(hccl_algo_ctx *ctx, const hccl_op_args *a);
@@ -115,5 +137,9 @@ HcclResult hccl_algo_linear_gather(hccl_algo_ctx *ctx, const hccl_op_args *a);
 HcclResult hccl_algo_pairwise_alltoall(hccl_algo_ctx *ctx, const hccl_op_args *a); /* all three forms */
 HcclResult hccl_algo_dissemination_barrier(hccl_algo_ctx *ctx, const hccl_op_args *a);
 HcclResult hccl_algo_p2p(hccl_algo_ctx *ctx, const hccl_op_args *a); /* SEND, RECV, BATCH */
+
+/* The fast algorithms. */
+HcclResult hccl_algo_oneshot_allreduce(hccl_algo_ctx *ctx, const hccl_op_args *a);
+HcclResult hccl_algo_direct_allreduce(hccl_algo_ctx *ctx, const hccl_op_args *a);
 
 #endif

@@ -94,9 +94,19 @@ void hccl_boot_peer_self(hccl_boot_peer *p, const hccl_addr *addr, uint32_t rank
     p->host[sizeof p->host - 1] = 0;
     p->pid = (uint32_t)getpid();
     p->rank = rank;
+    p->host_hash = hccl_boot_host_hash();
+}
+
+uint64_t hccl_boot_host_hash(void)
+{
     const char *hid = getenv("HCCL_HOST_ID"); /* override for tests of multi-host logic */
-    p->host_hash = hid && *hid ? fnv1a(hid, strlen(hid), 14695981039346656037ull)
-                               : fnv1a(p->host, strlen(p->host), 14695981039346656037ull);
+    char host[256] = "unknown";
+    if (!hid || !*hid) {
+        gethostname(host, sizeof host);
+        host[sizeof host - 1] = 0;
+        hid = host;
+    }
+    return fnv1a(hid, strlen(hid), 14695981039346656037ull);
 }
 
 /* Read the opening header (and the hello's peer record) of a new connection. */

@@ -61,6 +61,9 @@ typedef struct hccl_boot_stash {
 void hccl_boot_stash_init(hccl_boot_stash *s);
 void hccl_boot_stash_free(hccl_boot_stash *s);
 
+/* This host's identity: a hash of HCCL_HOST_ID when set, else of the host name. */
+uint64_t hccl_boot_host_hash(void);
+
 /* Fill a peer record for this process (host name, pid, host hash). */
 void hccl_boot_peer_self(hccl_boot_peer *p, const hccl_addr *addr, uint32_t rank);
 

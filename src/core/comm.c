@@ -159,6 +159,8 @@ static void comm_free(hccl_comm *c)
     if (c->listen_fd >= 0) close(c->listen_fd);
     hccl_boot_stash_free(&c->stash);
     hccl_free(c->peers);
+    hccl_free(c->pids);
+    hccl_free(c->hosts);
     free(c->scratch);
     hccl_flight_free(&c->flight);
     pthread_mutex_destroy(&c->exec_lock);
@@ -191,6 +193,65 @@ static hccl_comm *comm_alloc(uint32_t rank, uint32_t nranks, const hccl_comm_cfg
     return c;
 }
 
+/* ---- setup exchange: who shares this host, and may we copy directly? ---------------- */
+
+typedef struct setup_rec {
+    uint32_t pid;
+    uint32_t pad;
+    uint64_t host;
+    uint64_t probe_addr;
+} setup_rec;
+static const uint64_t probe_word = 0x424f52504c434348ull; /* "HCCLPROB" */
+
+HCCL_PARAM_INT(shm_disable, "HCCL_SHM_DISABLE", 0)
+
+/* Run one reference operation of the setup (sequence number 0, not recorded). */
+static HcclResult setup_op(hccl_comm *c, const hccl_op_args *a)
+{
+    hccl_fingerprint fp;
+    hccl_fingerprint_of(a, &fp);
+    fp.seq = 0;
+    hccl_net_begin_op(c->net, &fp, hccl_now_ns() + hccl_boot_connect_timeout_ns());
+    hccl_algo_ctx ctx = {c->rank, c->nranks, hccl_net_base(c->net), c->scratch, HCCL_ALGO_SCRATCH_BYTES, 0, 1};
+    HcclResult res = hccl_algo_run_reference(&ctx, a);
+    if (res != HCCL_SUCCESS)
+        HCCL_WARN(INIT, "comm setup on rank %u failed: %s", c->rank, hccl_net_error(c->net));
+    return res;
+}
+
+static HcclResult setup_direct(hccl_comm *c)
+{
+    uint32_t n = c->nranks;
+    setup_rec *recs = hccl_calloc(n, sizeof *recs);
+    c->pids = hccl_calloc(n, sizeof *c->pids);
+    c->hosts = hccl_calloc(n, sizeof *c->hosts);
+    if (!recs || !c->pids || !c->hosts) {
+        hccl_free(recs);
+        return HCCL_E_MEMORY;
+    }
+    recs[c->rank] = (setup_rec){(uint32_t)getpid(), 0, hccl_boot_host_hash(), (uint64_t)(uintptr_t)&probe_word};
+    hccl_op_args ag = {.type = HCCL_OP_ALLGATHER, .sendbuf = &recs[c->rank], .recvbuf = recs,
+                       .count = sizeof(setup_rec), .dtype = HCCL_DATA_TYPE_UINT8};
+    HcclResult res = setup_op(c, &ag);
+    int32_t ok = hccl_param_shm_disable() ? 0 : 1, all = 0;
+    for (uint32_t p = 0; res == HCCL_SUCCESS && p < n; p++) {
+        c->pids[p] = recs[p].pid;
+        c->hosts[p] = recs[p].host;
+        if (p == c->rank) continue;
+        if (recs[p].host != recs[c->rank].host || hccl_net_probe_direct(recs[p].pid, recs[p].probe_addr, probe_word))
+            ok = 0;
+    }
+    hccl_free(recs);
+    if (res != HCCL_SUCCESS) return res;
+    hccl_op_args ar = {.type = HCCL_OP_ALLREDUCE, .sendbuf = &ok, .recvbuf = &all, .count = 1,
+                       .dtype = HCCL_DATA_TYPE_INT32, .redop = HCCL_REDUCE_MIN};
+    CHECK(setup_op(c, &ar));
+    c->direct = all;
+    if (all) CHECK(hccl_net_enable_direct(c->net, c->pids));
+    HCCL_INFO(INIT, "comm rank %u: direct intra-host copies %s", c->rank, all ? "on" : "off");
+    return HCCL_SUCCESS;
+}
+
 /* Connect the mesh, build the network and register. c->listen_fd, ident and peers set. */
 static HcclResult setup(hccl_comm *c)
 {
@@ -218,6 +279,7 @@ static HcclResult setup(hccl_comm *c)
         c->scratch = NULL;
         return HCCL_E_MEMORY;
     }
+    CHECK(setup_direct(c));
     if (!c->name[0]) {
         if (c->cfg.name[0]) snprintf(c->name, sizeof c->name, "%s", c->cfg.name);
         else snprintf(c->name, sizeof c->name, "hccl_%016llx", (unsigned long long)c->ident.id);

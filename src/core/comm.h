@@ -41,6 +41,9 @@ typedef struct hccl_comm {
     hccl_boot_peer *peers; /* nranks */
 
     hccl_conn **conns; /* nranks, NULL for self */
+    uint32_t *pids;     /* nranks: each rank's pid (from the setup exchange) */
+    uint64_t *hosts;    /* nranks: each rank's host identity */
+    int direct;         /* every peer reachable by direct copy (agreed by all ranks) */
     hccl_netimpl *net;
     void *scratch;
     pthread_mutex_t exec_lock;

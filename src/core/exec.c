@@ -11,11 +11,14 @@
 
 #include "util/errors.h"
 #include "util/log.h"
+#include "util/param.h"
 #include "util/util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+HCCL_PARAM_INT(reference_algos, "HCCL_REFERENCE_ALGOS", 0)
 
 void hccl_op_args_free(hccl_op_args *a)
 {
@@ -67,7 +70,8 @@ HcclResult hccl_comm_run(hccl_comm *c, const hccl_op_args *args, uint64_t fr_id)
     uint64_t deadline = c->cfg.exec_timeout_ns ? t0 + c->cfg.exec_timeout_ns : 0;
     hccl_net_begin_op(c->net, &fp, deadline);
     hccl_flight_start(&c->flight, fr_id, &fp);
-    hccl_algo_ctx ctx = {c->rank, c->nranks, hccl_net_base(c->net), c->scratch, HCCL_ALGO_SCRATCH_BYTES};
+    hccl_algo_ctx ctx = {c->rank, c->nranks, hccl_net_base(c->net), c->scratch, HCCL_ALGO_SCRATCH_BYTES,
+                         c->direct, (int)hccl_param_reference_algos()};
     HcclResult res = hccl_algo_run(&ctx, args);
     if (res != HCCL_SUCCESS) {
         char what[160];

@@ -15,6 +15,8 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
 #define OP_ABORT 255u
 #define FLAG_P2P 1u
@@ -54,6 +56,7 @@ struct hccl_netimpl {
     int st_cap;
     unsigned char *busy;
     struct pollfd *pfds;
+    uint32_t *pids; /* direct access: pid per peer, 0 = none */
     char err[1024];
 };
 
@@ -376,6 +379,59 @@ static HcclResult net_exchange(hccl_net *base, hccl_xfer *x, int cnt)
     return HCCL_SUCCESS;
 }
 
+/* ---- direct access between ranks of one host ------------------------------------ */
+
+static HcclResult net_peer_copy(hccl_net *base, uint32_t peer, int write, void *local, uint64_t remote, size_t bytes)
+{
+    hccl_netimpl *n = (hccl_netimpl *)base;
+    uint32_t pid = peer < n->nranks && n->pids ? n->pids[peer] : 0;
+    if (!pid) return fail(n, HCCL_E_INTERNAL, "no direct access to rank %u", peer);
+    if (pid == (uint32_t)getpid()) {
+        if (write) memcpy((void *)(uintptr_t)remote, local, bytes);
+        else memcpy(local, (const void *)(uintptr_t)remote, bytes);
+        return HCCL_SUCCESS;
+    }
+    size_t done = 0;
+    while (done < bytes) {
+        struct iovec l = {(char *)local + done, bytes - done};
+        struct iovec r = {(void *)(uintptr_t)(remote + done), bytes - done};
+        ssize_t k = write ? process_vm_writev((pid_t)pid, &l, 1, &r, 1, 0) : process_vm_readv((pid_t)pid, &l, 1, &r, 1, 0);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0)
+            return fail(n, errno == ESRCH ? HCCL_E_TCP_TRANSFER : HCCL_E_SYSCALL,
+                        "direct %s rank %u (pid %u) failed: %s", write ? "write to" : "read from", peer, pid,
+                        k < 0 ? strerror(errno) : "no progress");
+        done += (size_t)k;
+    }
+    return HCCL_SUCCESS;
+}
+
+static void *net_peer_ptr(hccl_net *base, uint32_t peer, uint64_t remote)
+{
+    hccl_netimpl *n = (hccl_netimpl *)base;
+    if (peer < n->nranks && n->pids && n->pids[peer] == (uint32_t)getpid()) return (void *)(uintptr_t)remote;
+    return NULL;
+}
+
+HcclResult hccl_net_enable_direct(hccl_netimpl *n, const uint32_t *pids)
+{
+    if (!n->pids) n->pids = hccl_calloc(n->nranks, sizeof *n->pids);
+    if (!n->pids) return HCCL_E_MEMORY;
+    memcpy(n->pids, pids, sizeof *n->pids * n->nranks);
+    n->base.peer_copy = net_peer_copy;
+    n->base.peer_ptr = net_peer_ptr;
+    return HCCL_SUCCESS;
+}
+
+int hccl_net_probe_direct(uint32_t pid, uint64_t addr, uint64_t expect)
+{
+    uint64_t v = 0;
+    if (pid == (uint32_t)getpid()) return 0;
+    struct iovec l = {&v, sizeof v}, r = {(void *)(uintptr_t)addr, sizeof v};
+    ssize_t k = process_vm_readv((pid_t)pid, &l, 1, &r, 1, 0);
+    return k == (ssize_t)sizeof v && v == expect ? 0 : -1;
+}
+
 void hccl_net_abort(hccl_netimpl *n, const char *why)
 {
     size_t len = strnlen(why, ABORT_TEXT_MAX);
@@ -425,6 +481,7 @@ void hccl_net_destroy(hccl_netimpl *n)
     hccl_free(n->busy);
     hccl_free(n->pfds);
     hccl_free(n->st);
+    hccl_free(n->pids);
     hccl_free(n);
 }
 

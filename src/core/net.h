@@ -56,6 +56,13 @@ void hccl_net_begin_op(hccl_netimpl *n, const hccl_fingerprint *fp, uint64_t dea
 /* Abort flag checked by the engine while it waits (set by destroy / watchdog). */
 void hccl_net_set_abort_flag(hccl_netimpl *n, const int *flag);
 
+/* Give the algorithms direct access (hccl_net.peer_copy / peer_ptr) to the peers
+ * whose pid is listed (0 = not reachable): same process -> memcpy, another process
+ * on this host -> cross-memory attach (process_vm_readv / writev). */
+HcclResult hccl_net_enable_direct(hccl_netimpl *n, const uint32_t *pids);
+/* Try one cross-memory-attach read of 8 bytes from pid at addr; 0 when it works. */
+int hccl_net_probe_direct(uint32_t pid, uint64_t addr, uint64_t expect);
+
 /* After a failure: tell every peer (best effort) and shut the connections. */
 void hccl_net_abort(hccl_netimpl *n, const char *why);
 

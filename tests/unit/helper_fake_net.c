@@ -234,6 +234,26 @@ static void *scratch_for(uint32_t rank)
     return scratch_pool[rank];
 }
 
+static int direct_mode;
+
+void fake_net_set_direct(int mode) { direct_mode = mode; }
+
+static HcclResult fake_peer_copy(hccl_net *net, uint32_t peer, int write, void *local, uint64_t remote, size_t bytes)
+{
+    (void)net;
+    (void)peer;
+    if (write) memcpy((void *)(uintptr_t)remote, local, bytes);
+    else memcpy(local, (const void *)(uintptr_t)remote, bytes);
+    return HCCL_SUCCESS;
+}
+
+static void *fake_peer_ptr(hccl_net *net, uint32_t peer, uint64_t remote)
+{
+    (void)net;
+    (void)peer;
+    return (void *)(uintptr_t)remote;
+}
+
 static void *rank_main(void *p)
 {
     fake_rank *me = p;
@@ -275,6 +295,9 @@ HcclResult fake_net_run(uint32_t nranks, fake_rank_fn fn, void *arg, fake_net_st
     for (uint32_t r = 0; r < nranks; r++) {
         fake_rank *k = &ranks[r];
         k->net.exchange = fake_exchange;
+        if (direct_mode) k->net.peer_copy = fake_peer_copy;
+        if (direct_mode == 1) k->net.peer_ptr = fake_peer_ptr;
+        k->ctx.direct = direct_mode != 0;
         k->w = &w;
         k->rank = r;
         k->fn = fn;

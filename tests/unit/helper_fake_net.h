@@ -32,4 +32,9 @@ HcclResult fake_net_run(uint32_t nranks, fake_rank_fn fn, void *arg, fake_net_st
 /* Seconds an exchange may wait before it is declared a deadlock (default 10). */
 void fake_net_set_timeout(double seconds);
 
+/* Direct access between the rank threads for the next runs: 0 none (default);
+ * 1 peer_ptr and peer_copy (like threads of one process); 2 peer_copy only (like
+ * cross-memory attach between processes). Sets ctx->direct accordingly. */
+void fake_net_set_direct(int mode);
+
 #endif

@@ -494,6 +494,28 @@ static void test_large(void)
     run_case(HCCL_OP_BROADCAST, 3, mi + 23, HCCL_DATA_TYPE_FP32, 0, 2, 0);
 }
 
+/* The direct (same-host) allreduce, with pointers and with staged copies, against
+ * the serial result: sizes above the oneshot limit, and one spanning many windows. */
+static void test_direct(void)
+{
+    static const struct {
+        HcclDataType dt;
+        HcclReduceOp op;
+        uint64_t count;
+    } cases[] = {{HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, 5003},  {HCCL_DATA_TYPE_INT8, HCCL_REDUCE_MAX, 20011},
+                 {HCCL_DATA_TYPE_FP16, HCCL_REDUCE_SUM, 9001},  {HCCL_DATA_TYPE_INT128, HCCL_REDUCE_PROD, 1503},
+                 {HCCL_DATA_TYPE_INT32, HCCL_REDUCE_MIN, 70001}};
+    for (int dmode = 1; dmode <= 2; dmode++) {
+        fake_net_set_direct(dmode);
+        for (uint32_t n = 1; n <= MAXR; n++)
+            for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+                for (int mode = 0; mode < 2; mode++)
+                    run_case(HCCL_OP_ALLREDUCE, n, cases[i].count, cases[i].dt, cases[i].op, 0, mode);
+        run_case(HCCL_OP_ALLREDUCE, 3, (3u << 20) + 1, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, 0, dmode - 1);
+    }
+    fake_net_set_direct(0);
+}
+
 /* ---------- barrier, p2p, batch, failure modes ---------- */
 
 static atomic_int barrier_arrived, barrier_bad;
@@ -729,6 +751,7 @@ int main(void)
         }
     }
     test_large();
+    test_direct();
     test_barrier();
     test_p2p();
     test_batch();

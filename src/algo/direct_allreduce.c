@@ -1,0 +1,98 @@
+/*
+ * direct_allreduce.c - allreduce between ranks of one host, reading and writing
+ * the peers' buffers directly (net->peer_copy: threads of one process, or
+ * cross-memory attach between processes). Each rank moves about 2 x the data
+ * through memory instead of the ring's copies through socket or ring buffers.
+ *
+ *   1. every rank sends (sendbuf, recvbuf) addresses to every peer   [all enter]
+ *   2. the data is cut in windows of n x C elements; in each window rank r owns
+ *      slice r (block split of the window):
+ *         acc  = x_0[slice] op x_1[slice] op ... op x_{n-1}[slice]   (rank order)
+ *         recvbuf_j[slice] = acc  for every rank j
+ *      x_j is read from rank j's sendbuf (pointer, or a copy into a cache-sized
+ *      staging chunk). Slice r of every buffer is touched by rank r only, so
+ *      in-place (sendbuf == recvbuf) is safe.
+ *   3. every rank sends an empty message to every peer              [all leave]
+ *
+ * Reduction order is fixed, so results are bitwise reproducible.
+ */
+#include "algo/algo.h"
+#include "algo/pattern/pattern.h"
+#include "reduce/reduce.h"
+
+#include <string.h>
+
+#define CHUNK_BYTES (256u << 10)
+
+typedef struct addrs {
+    uint64_t send, recv;
+} addrs;
+
+static HcclResult all_to_all(hccl_algo_ctx *ctx, void *mine, size_t bytes, char *theirs)
+{
+    uint32_t n = ctx->nranks, r = ctx->rank;
+    hccl_xfer x[2 * 64];
+    int k = 0;
+    for (uint32_t j = 0; j < n; j++) {
+        if (j == r) continue;
+        x[k++] = (hccl_xfer){HCCL_XFER_SEND, j, mine, bytes};
+        x[k++] = (hccl_xfer){HCCL_XFER_RECV, j, theirs ? theirs + bytes * j : NULL, bytes};
+    }
+    return ctx->net->exchange(ctx->net, x, k);
+}
+
+HcclResult hccl_algo_direct_allreduce(hccl_algo_ctx *ctx, const hccl_op_args *a)
+{
+    uint32_t n = ctx->nranks, r = ctx->rank;
+    size_t es = hccl_dtype_size(a->dtype);
+    hccl_reduce_fn fn = hccl_reduce_get(a->dtype, a->redop);
+    hccl_net *net = ctx->net;
+    if (!fn || !es || n > 64 || !net->peer_copy) return HCCL_E_PARA;
+    if (a->count == 0) return HCCL_SUCCESS;
+
+    char *s = ctx->scratch;
+    addrs *peer = (addrs *)s; /* n entries */
+    size_t hdr = ((sizeof(addrs) * n) + 63) & ~(size_t)63;
+    char *acc = s + hdr;
+    char *stage = acc + CHUNK_BYTES;
+    if (hdr + 2 * (size_t)CHUNK_BYTES > ctx->scratch_bytes) return HCCL_E_INTERNAL;
+    uint64_t chunk = CHUNK_BYTES / es; /* elements per slice */
+
+    addrs me = {(uint64_t)(uintptr_t)a->sendbuf, (uint64_t)(uintptr_t)a->recvbuf};
+    peer[r] = me;
+    HcclResult res = all_to_all(ctx, &me, sizeof me, (char *)peer);
+    if (res != HCCL_SUCCESS) return res;
+
+    for (uint64_t base = 0; base < a->count; base += chunk * n) {
+        uint64_t wlen = a->count - base < chunk * n ? a->count - base : chunk * n;
+        uint64_t off, len;
+        hccl_pattern_block(wlen, n, r, &off, &len);
+        if (len == 0) continue;
+        uint64_t byte_off = (base + off) * es;
+        size_t bytes = (size_t)len * es;
+        for (uint32_t j = 0; j < n; j++) {
+            const void *xj;
+            if (j == r) {
+                xj = (const char *)a->sendbuf + byte_off;
+            } else if (net->peer_ptr && (xj = net->peer_ptr(net, j, peer[j].send + byte_off)) != NULL) {
+            } else {
+                res = net->peer_copy(net, j, 0, stage, peer[j].send + byte_off, bytes);
+                if (res != HCCL_SUCCESS) return res;
+                xj = stage;
+            }
+            if (j == 0) memcpy(acc, xj, bytes);
+            else fn(acc, acc, xj, len);
+        }
+        for (uint32_t j = 0; j < n; j++) {
+            if (j == r) {
+                memcpy((char *)a->recvbuf + byte_off, acc, bytes);
+                continue;
+            }
+            void *dst = net->peer_ptr ? net->peer_ptr(net, j, peer[j].recv + byte_off) : NULL;
+            if (dst) memcpy(dst, acc, bytes);
+            else if ((res = net->peer_copy(net, j, 1, acc, peer[j].recv + byte_off, bytes)) != HCCL_SUCCESS)
+                return res;
+        }
+    }
+    return all_to_all(ctx, NULL, 0, NULL);
+}
