@@ -6,6 +6,9 @@
  *   AllReduce, n > 1:  bytes <= 16 KiB and n <= 64             -> oneshot
  *                      ctx->direct (all ranks on one host)      -> direct
  *                      otherwise                                -> ring (reference)
+ *   AllGather(V), ReduceScatter(V), Broadcast:
+ *                      ctx->direct and (n > 2 or >= 4 KiB)      -> direct
+ *                      otherwise                                -> reference
  *   ctx->reference forces the reference algorithms.
  *
  * The reference algorithms:
@@ -21,18 +24,37 @@
 #include "util/log.h"
 
 #define ONESHOT_MAX_BYTES (16u << 10)
+#define DIRECT_MIN_BYTES (4u << 10)
 
 hccl_algo_id hccl_algo_select(const hccl_algo_ctx *ctx, const hccl_op_args *a)
 {
     if (ctx->reference || ctx->nranks == 1) return HCCL_ALGO_REFERENCE;
     size_t es = hccl_dtype_size(a->dtype);
     uint64_t bytes = a->count * es;
+    /* V forms: a->count is this rank's own count; decide on the average block,
+     * which every rank computes the same from the shared counts array. */
+    const uint64_t *counts = a->type == HCCL_OP_ALLGATHER_V      ? a->recv_counts
+                             : a->type == HCCL_OP_REDUCE_SCATTER_V ? a->send_counts
+                                                                   : NULL;
+    if (counts) {
+        uint64_t total = 0;
+        for (uint32_t j = 0; j < ctx->nranks; j++) total += counts[j];
+        bytes = total / ctx->nranks * es;
+    }
     switch (a->type) {
     case HCCL_OP_ALLREDUCE:
         if (ctx->nranks <= 64 && bytes <= ONESHOT_MAX_BYTES &&
             (((bytes + 63) & ~63ull) * ctx->nranks) <= ctx->scratch_bytes)
             return HCCL_ALGO_ONESHOT;
         if (ctx->direct && ctx->nranks <= 64 && ctx->net->peer_copy) return HCCL_ALGO_DIRECT;
+        return HCCL_ALGO_REFERENCE;
+    case HCCL_OP_ALLGATHER:
+    case HCCL_OP_ALLGATHER_V:
+    case HCCL_OP_REDUCE_SCATTER:
+    case HCCL_OP_REDUCE_SCATTER_V:
+    case HCCL_OP_BROADCAST:
+        if (ctx->direct && ctx->nranks <= 64 && ctx->net->peer_copy && (ctx->nranks > 2 || bytes >= DIRECT_MIN_BYTES))
+            return HCCL_ALGO_DIRECT;
         return HCCL_ALGO_REFERENCE;
     default:
         return HCCL_ALGO_REFERENCE;
@@ -54,7 +76,16 @@ HcclResult hccl_algo_run(hccl_algo_ctx *ctx, const hccl_op_args *args)
         return HCCL_E_PARA;
     switch (hccl_algo_select(ctx, args)) {
     case HCCL_ALGO_ONESHOT: return hccl_algo_oneshot_allreduce(ctx, args);
-    case HCCL_ALGO_DIRECT: return hccl_algo_direct_allreduce(ctx, args);
+    case HCCL_ALGO_DIRECT:
+        switch (args->type) {
+        case HCCL_OP_ALLREDUCE: return hccl_algo_direct_allreduce(ctx, args);
+        case HCCL_OP_ALLGATHER:
+        case HCCL_OP_ALLGATHER_V: return hccl_algo_direct_allgather(ctx, args);
+        case HCCL_OP_REDUCE_SCATTER:
+        case HCCL_OP_REDUCE_SCATTER_V: return hccl_algo_direct_reduce_scatter(ctx, args);
+        case HCCL_OP_BROADCAST: return hccl_algo_direct_broadcast(ctx, args);
+        default: return hccl_algo_run_reference(ctx, args);
+        }
     default: return hccl_algo_run_reference(ctx, args);
     }
 }

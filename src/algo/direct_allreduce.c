@@ -17,6 +17,7 @@
  * Reduction order is fixed, so results are bitwise reproducible.
  */
 #include "algo/algo.h"
+#include "algo/direct_common.h"
 #include "algo/pattern/pattern.h"
 #include "reduce/reduce.h"
 
@@ -24,43 +25,25 @@
 
 #define CHUNK_BYTES (256u << 10)
 
-typedef struct addrs {
-    uint64_t send, recv;
-} addrs;
-
-static HcclResult all_to_all(hccl_algo_ctx *ctx, void *mine, size_t bytes, char *theirs)
-{
-    uint32_t n = ctx->nranks, r = ctx->rank;
-    hccl_xfer x[2 * 64];
-    int k = 0;
-    for (uint32_t j = 0; j < n; j++) {
-        if (j == r) continue;
-        x[k++] = (hccl_xfer){HCCL_XFER_SEND, j, mine, bytes};
-        x[k++] = (hccl_xfer){HCCL_XFER_RECV, j, theirs ? theirs + bytes * j : NULL, bytes};
-    }
-    return ctx->net->exchange(ctx->net, x, k);
-}
-
 HcclResult hccl_algo_direct_allreduce(hccl_algo_ctx *ctx, const hccl_op_args *a)
 {
     uint32_t n = ctx->nranks, r = ctx->rank;
     size_t es = hccl_dtype_size(a->dtype);
     hccl_reduce_fn fn = hccl_reduce_get(a->dtype, a->redop);
     hccl_net *net = ctx->net;
-    if (!fn || !es || n > 64 || !net->peer_copy) return HCCL_E_PARA;
+    if (!fn || !es || n > HCCL_DIRECT_MAX_RANKS || !net->peer_copy) return HCCL_E_PARA;
     if (a->count == 0) return HCCL_SUCCESS;
 
     char *s = ctx->scratch;
-    addrs *peer = (addrs *)s; /* n entries */
-    size_t hdr = ((sizeof(addrs) * n) + 63) & ~(size_t)63;
+    hccl_direct_addrs *peer = (hccl_direct_addrs *)s; /* n entries */
+    size_t hdr = ((sizeof(hccl_direct_addrs) * n) + 63) & ~(size_t)63;
     char *acc = s + hdr;
     char *stage = acc + CHUNK_BYTES;
     if (hdr + 2 * (size_t)CHUNK_BYTES > ctx->scratch_bytes) return HCCL_E_INTERNAL;
     uint64_t chunk = CHUNK_BYTES / es; /* elements per slice */
 
-    addrs me = {(uint64_t)(uintptr_t)a->sendbuf, (uint64_t)(uintptr_t)a->recvbuf};
-    peer[r] = me;
-    HcclResult res = all_to_all(ctx, &me, sizeof me, (char *)peer);
+    hccl_direct_addrs me = {(uint64_t)(uintptr_t)a->sendbuf, (uint64_t)(uintptr_t)a->recvbuf};
+    HcclResult res = hccl_direct_open(ctx, me, peer);
     if (res != HCCL_SUCCESS) return res;
 
     for (uint64_t base = 0; base < a->count; base += chunk * n) {
@@ -94,5 +77,5 @@ HcclResult hccl_algo_direct_allreduce(hccl_algo_ctx *ctx, const hccl_op_args *a)
                 return res;
         }
     }
-    return all_to_all(ctx, NULL, 0, NULL);
+    return hccl_direct_close(ctx);
 }

@@ -512,6 +512,20 @@ static void test_direct(void)
                 for (int mode = 0; mode < 2; mode++)
                     run_case(HCCL_OP_ALLREDUCE, n, cases[i].count, cases[i].dt, cases[i].op, 0, mode);
         run_case(HCCL_OP_ALLREDUCE, 3, (3u << 20) + 1, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, 0, dmode - 1);
+        for (uint32_t n = 1; n <= MAXR; n++) {
+            uint64_t counts[3] = {1, n + 1, 3001};
+            for (int ci = 0; ci < 3; ci++)
+                for (int mode = 0; mode < 3; mode++) {
+                    run_case(HCCL_OP_ALLGATHER, n, counts[ci], HCCL_DATA_TYPE_FP32, 0, 0, mode);
+                    run_case(HCCL_OP_ALLGATHER_V, n, counts[ci], HCCL_DATA_TYPE_INT8, 0, 0, mode);
+                    run_case(HCCL_OP_REDUCE_SCATTER, n, counts[ci], HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, 0, mode);
+                    run_case(HCCL_OP_REDUCE_SCATTER_V, n, counts[ci], HCCL_DATA_TYPE_FP16, HCCL_REDUCE_MAX, 0, mode);
+                }
+            for (uint32_t root = 0; root < n; root++)
+                run_case(HCCL_OP_BROADCAST, n, 5001, HCCL_DATA_TYPE_INT32, 0, root, 0);
+        }
+        run_case(HCCL_OP_REDUCE_SCATTER, 3, (1u << 20) + 5, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, 0, 1);
+        run_case(HCCL_OP_ALLGATHER, 3, (1u << 20) + 7, HCCL_DATA_TYPE_FP32, 0, 0, 1);
     }
     fake_net_set_direct(0);
 }

@@ -1,0 +1,42 @@
+/*
+ * direct_allgather.c - allgather (and V) between ranks of one host by pulling each
+ * peer's block straight into our receive buffer (one copy per byte).
+ *
+ *   1. copy (memmove) our input to our own slot of recvbuf        (handles in-place)
+ *   2. all-to-all of recvbuf addresses                            [all have step 1 done]
+ *   3. for every peer j: copy peer j's slot j of its recvbuf into our slot j
+ *   4. empty all-to-all                                           [nobody leaves early]
+ *
+ * Slot j of any rank's buffer is written only by that rank, in step 1, before the
+ * entry exchange; afterwards it is only read, so the copies never race.
+ */
+#include "algo/algo.h"
+#include "algo/direct_common.h"
+#include "reduce/reduce.h"
+
+#include <string.h>
+
+HcclResult hccl_algo_direct_allgather(hccl_algo_ctx *ctx, const hccl_op_args *a)
+{
+    uint32_t n = ctx->nranks, r = ctx->rank;
+    size_t es = hccl_dtype_size(a->dtype);
+    if (!es || n > HCCL_DIRECT_MAX_RANKS || !ctx->net->peer_copy) return HCCL_E_PARA;
+    int v = a->type == HCCL_OP_ALLGATHER_V;
+#define SLOT_OFF(j) ((v ? a->recv_displs[j] : (uint64_t)(j) * a->count) * es)
+#define SLOT_LEN(j) ((v ? a->recv_counts[j] : a->count) * es)
+    char *recv = a->recvbuf;
+    size_t own_len = SLOT_LEN(r);
+    if (own_len && a->sendbuf != recv + SLOT_OFF(r)) memmove(recv + SLOT_OFF(r), a->sendbuf, own_len);
+    hccl_direct_addrs *peer = ctx->scratch;
+    hccl_direct_addrs me = {0, (uint64_t)(uintptr_t)recv};
+    HcclResult res = hccl_direct_open(ctx, me, peer);
+    if (res != HCCL_SUCCESS) return res;
+    for (uint32_t k = 1; k < n; k++) {
+        uint32_t j = (r + k) % n; /* spread the readers over the sources */
+        res = hccl_direct_copy(ctx, j, 0, recv + SLOT_OFF(j), peer[j].recv + SLOT_OFF(j), SLOT_LEN(j));
+        if (res != HCCL_SUCCESS) return res;
+    }
+#undef SLOT_OFF
+#undef SLOT_LEN
+    return hccl_direct_close(ctx);
+}

@@ -1,0 +1,56 @@
+/*
+ * direct_common.c - entry/exit exchanges and copies of the direct algorithms.
+ */
+#include "algo/direct_common.h"
+
+#include <string.h>
+
+static HcclResult all_to_all(hccl_algo_ctx *ctx, void *mine, size_t bytes, char *theirs)
+{
+    uint32_t n = ctx->nranks, r = ctx->rank;
+    hccl_xfer x[2 * HCCL_DIRECT_MAX_RANKS];
+    int k = 0;
+    if (n > HCCL_DIRECT_MAX_RANKS) return HCCL_E_INTERNAL;
+    for (uint32_t j = 0; j < n; j++) {
+        if (j == r) continue;
+        x[k++] = (hccl_xfer){HCCL_XFER_SEND, j, mine, bytes};
+        x[k++] = (hccl_xfer){HCCL_XFER_RECV, j, theirs ? theirs + bytes * j : NULL, bytes};
+    }
+    return ctx->net->exchange(ctx->net, x, k);
+}
+
+HcclResult hccl_direct_open(hccl_algo_ctx *ctx, hccl_direct_addrs mine, hccl_direct_addrs *theirs)
+{
+    theirs[ctx->rank] = mine;
+    return all_to_all(ctx, &mine, sizeof mine, (char *)theirs);
+}
+
+HcclResult hccl_direct_open_v(hccl_algo_ctx *ctx, const hccl_direct_addrs *mine, hccl_direct_addrs *theirs)
+{
+    uint32_t n = ctx->nranks, r = ctx->rank;
+    hccl_xfer x[2 * HCCL_DIRECT_MAX_RANKS];
+    int k = 0;
+    if (n > HCCL_DIRECT_MAX_RANKS) return HCCL_E_INTERNAL;
+    theirs[r] = mine[r];
+    for (uint32_t j = 0; j < n; j++) {
+        if (j == r) continue;
+        x[k++] = (hccl_xfer){HCCL_XFER_SEND, j, (void *)&mine[j], sizeof mine[j]};
+        x[k++] = (hccl_xfer){HCCL_XFER_RECV, j, &theirs[j], sizeof theirs[j]};
+    }
+    return ctx->net->exchange(ctx->net, x, k);
+}
+
+HcclResult hccl_direct_close(hccl_algo_ctx *ctx) { return all_to_all(ctx, NULL, 0, NULL); }
+
+HcclResult hccl_direct_copy(hccl_algo_ctx *ctx, uint32_t peer, int write, void *local, uint64_t remote, size_t bytes)
+{
+    if (bytes == 0) return HCCL_SUCCESS;
+    hccl_net *net = ctx->net;
+    void *p = net->peer_ptr ? net->peer_ptr(net, peer, remote) : NULL;
+    if (p) {
+        if (write) memcpy(p, local, bytes);
+        else memcpy(local, p, bytes);
+        return HCCL_SUCCESS;
+    }
+    return net->peer_copy(net, peer, write, local, remote, bytes);
+}

@@ -1,0 +1,29 @@
+/*
+ * direct_common.h - shared steps of the direct (same-host) algorithms: the
+ * all-to-all of buffer addresses that opens them and the empty all-to-all that
+ * closes them, and a copy that uses the peer pointer when there is one.
+ */
+#ifndef HCCL_ALGO_DIRECT_COMMON_H
+#define HCCL_ALGO_DIRECT_COMMON_H
+
+#include "algo/algo.h"
+
+#include <stdint.h>
+
+#define HCCL_DIRECT_MAX_RANKS 64
+
+typedef struct hccl_direct_addrs {
+    uint64_t send, recv;
+} hccl_direct_addrs;
+
+/* Send `mine` to every peer and receive every peer's into theirs[j] (theirs[rank] =
+ * mine). Every rank must call it (it doubles as the entry barrier). */
+HcclResult hccl_direct_open(hccl_algo_ctx *ctx, hccl_direct_addrs mine, hccl_direct_addrs *theirs);
+/* Personalised variant: send mine[j] to peer j, receive theirs[j] from peer j. */
+HcclResult hccl_direct_open_v(hccl_algo_ctx *ctx, const hccl_direct_addrs *mine, hccl_direct_addrs *theirs);
+/* Empty message to and from every peer: nobody leaves while others use its buffers. */
+HcclResult hccl_direct_close(hccl_algo_ctx *ctx);
+/* Copy between local memory and peer j's address (pointer when possible). */
+HcclResult hccl_direct_copy(hccl_algo_ctx *ctx, uint32_t peer, int write, void *local, uint64_t remote, size_t bytes);
+
+#endif
