@@ -18,8 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-HCCL_PARAM_INT(reference_algos, "HCCL_REFERENCE_ALGOS", 0)
-
 void hccl_op_args_free(hccl_op_args *a)
 {
     if (!a) return;
@@ -69,9 +67,9 @@ HcclResult hccl_comm_run(hccl_comm *c, const hccl_op_args *args, uint64_t fr_id)
     uint64_t t0 = hccl_now_ns();
     uint64_t deadline = c->cfg.exec_timeout_ns ? t0 + c->cfg.exec_timeout_ns : 0;
     hccl_net_begin_op(c->net, &fp, deadline);
-    hccl_flight_start(&c->flight, fr_id, &fp);
     hccl_algo_ctx ctx = {c->rank, c->nranks, hccl_net_base(c->net), c->scratch, HCCL_ALGO_SCRATCH_BYTES,
-                         c->direct, (int)hccl_param_reference_algos()};
+                         c->direct, hccl_algo_env_reference(args->type)};
+    hccl_flight_start(&c->flight, fr_id, &fp, hccl_algo_id_name(hccl_algo_select(&ctx, args), args->type));
     HcclResult res = hccl_algo_run(&ctx, args);
     if (res != HCCL_SUCCESS) {
         char what[160];

@@ -62,12 +62,13 @@ uint64_t hccl_flight_enqueue(hccl_flight *f, const hccl_op_args *args)
     return id;
 }
 
-void hccl_flight_start(hccl_flight *f, uint64_t id, const hccl_fingerprint *fp)
+void hccl_flight_start(hccl_flight *f, uint64_t id, const hccl_fingerprint *fp, const char *algo)
 {
     pthread_mutex_lock(&f->lock);
     hccl_fr_entry *e = slot(f, id);
     if (e) {
         e->fp = *fp;
+        e->algo = algo;
         e->state = 1;
         e->start_us = wall_us();
     }
@@ -138,7 +139,7 @@ int hccl_flight_dump(hccl_flight *f, const char *path, const char *comm, uint32_
         put_str(o, call);
         fprintf(o, ",\"op\":\"%s\",\"count\":%llu,\"algo\":\"%s\",\"state\":\"%s\",\"enqueue_us\":%llu,\"start_us\":%llu,"
                    "\"end_us\":%llu,\"error\":",
-                hccl_op_name(e->op), (unsigned long long)e->count, hccl_algo_name(e->op), states[e->state & 3],
+                hccl_op_name(e->op), (unsigned long long)e->count, e->algo ? e->algo : "-", states[e->state & 3],
                 (unsigned long long)e->enqueue_us, (unsigned long long)e->start_us, (unsigned long long)e->end_us);
         put_str(o, e->error);
         fputc('}', o);

@@ -26,7 +26,7 @@
 typedef struct hccl_fr_entry {
     uint64_t id; /* monotonically increasing per communicator */
     hccl_fingerprint fp; /* the call, formatted only when dumped */
-    int started;
+    const char *algo; /* static name of the algorithm chosen */
     hccl_op_type op;
     uint64_t count;
     int state; /* 0 queued, 1 running, 2 done, 3 failed */
@@ -46,7 +46,7 @@ void hccl_flight_init(hccl_flight *f);
 void hccl_flight_free(hccl_flight *f);
 /* Record a new operation (queued); returns its id. */
 uint64_t hccl_flight_enqueue(hccl_flight *f, const hccl_op_args *args);
-void hccl_flight_start(hccl_flight *f, uint64_t id, const hccl_fingerprint *fp);
+void hccl_flight_start(hccl_flight *f, uint64_t id, const hccl_fingerprint *fp, const char *algo);
 void hccl_flight_end(hccl_flight *f, uint64_t id, uint32_t seq, const char *error /* NULL = success */);
 /* Write the JSON dump to path (NULL: HCCL_FLIGHT_RECORDER_DIR, default /tmp, with a
  * name made of comm, rank and pid); the path written goes to *written if given. */
