@@ -1,0 +1,771 @@
+"""The torch.distributed-style functions of the ``hccl`` package.
+
+Every function takes torch CPU tensors or NumPy arrays (anything with the buffer
+protocol or ``__array_interface__``), works in place like torch.distributed, and takes
+``group=`` as a torch ProcessGroup of the "hccl" backend, an :class:`hccl.Comm`, or
+None (the default group: torch's default process group when it uses this backend,
+otherwise the communicator made by :func:`init`).
+
+Ranks given as ``src``/``dst``/``peer`` are global ranks when ``group`` is a torch
+process group (torch's convention) and communicator ranks when it is an hccl.Comm.
+
+Failures raise :class:`HcclError` (a RuntimeError) with ``code`` (the HcclResult),
+``op``, ``rank`` and a message naming the ranks the operation waited for.
+"""
+
+import enum
+import os
+import threading
+from datetime import timedelta
+
+from . import _hccl
+
+Comm = _hccl.Comm
+Handle = _hccl.Handle
+
+# ---------------------------------------------------------------- errors
+
+_CODE_NAMES = {
+    0: "HCCL_SUCCESS", 1: "HCCL_E_PARA", 2: "HCCL_E_PTR", 3: "HCCL_E_MEMORY", 4: "HCCL_E_INTERNAL",
+    5: "HCCL_E_NOT_SUPPORT", 6: "HCCL_E_NOT_FOUND", 7: "HCCL_E_UNAVAIL", 8: "HCCL_E_SYSCALL",
+    9: "HCCL_E_TIMEOUT", 10: "HCCL_E_OPEN_FILE_FAILURE", 11: "HCCL_E_TCP_CONNECT", 12: "HCCL_E_ROCE_CONNECT",
+    13: "HCCL_E_TCP_TRANSFER", 14: "HCCL_E_ROCE_TRANSFER", 15: "HCCL_E_RUNTIME", 16: "HCCL_E_DRV",
+    17: "HCCL_E_PROFILING", 18: "HCCL_E_CCE", 19: "HCCL_E_NETWORK", 20: "HCCL_E_AGAIN", 21: "HCCL_E_REMOTE",
+    22: "HCCL_E_SUSPENDING", 23: "HCCL_E_OPRETRY_FAIL", 24: "HCCL_E_OOM",
+}
+E_TIMEOUT = 9
+
+
+class HcclError(RuntimeError):
+    """An HCCL operation failed.
+
+    Attributes: ``code`` (HcclResult int), ``code_name`` ("HCCL_E_TIMEOUT"), ``op``
+    ("all_reduce"), ``rank`` (this process's rank, global when known), ``peers`` (the
+    global ranks the operation waited for, when known).
+    """
+
+    def __init__(self, message, code=4, op=None, rank=None, peers=None):
+        super().__init__(message)
+        self.code = code
+        self.code_name = _CODE_NAMES.get(code, "HcclResult %d" % code)
+        self.op = op
+        self.rank = rank
+        self.peers = peers
+
+
+def _global_ranks(comm):
+    """comm rank -> global rank list (torch subgroups), or None."""
+    ranks = getattr(comm, "global_ranks", None)
+    if ranks is not None:
+        return ranks
+    ref = getattr(comm, "_pg_ref", None)
+    pg = ref() if ref is not None else None
+    if pg is None:
+        return None
+    try:
+        from torch.distributed import distributed_c10d as c10d
+        m = c10d._pg_group_ranks.get(pg)
+        if m:
+            ranks = [g for g, _ in sorted(m.items(), key=lambda kv: kv[1])]
+            comm.global_ranks = ranks
+            return ranks
+    except Exception:
+        pass
+    return None
+
+
+def _exec_timeout_of(comm):
+    t = getattr(comm, "exec_timeout", None)
+    if t is None or t < 0:
+        t = os.environ.get("HCCL_EXEC_TIMEOUT", "1836")
+    return t
+
+
+def _make_error(code, opname, comm, peer, detail):
+    """Called by the C extension to build the exception of a failed call."""
+    name = _CODE_NAMES.get(code, "HcclResult %d" % code)
+    text = _hccl.error_string(code)
+    if comm is None:
+        msg = "hccl %s failed: %s (%s)" % (opname, text, name)
+        if detail:
+            msg += ": " + detail
+        return HcclError(msg, code, opname)
+    ranks = _global_ranks(comm)
+    g = (lambda r: ranks[r] if ranks is not None and 0 <= r < len(ranks) else r)
+    me, n = comm.rank, comm.size
+    where = "rank %d (of %d%s)" % (g(me), n, "" if ranks is None else ", group ranks %s" % list(ranks))
+    if peer is not None and 0 <= peer < n and peer != me and opname in ("send", "recv"):
+        peers = [g(peer)]
+    else:
+        peers = [g(r) for r in range(n) if r != me]
+    if detail:
+        msg = "hccl %s on %s: %s" % (opname, where, detail)
+        return HcclError(msg, code, opname, g(me), peers)
+    if code == E_TIMEOUT:
+        who = ("rank %d" % peers[0]) if len(peers) == 1 else ("one or more of ranks %s" % peers)
+        msg = ("hccl %s timed out on %s after HCCL_EXEC_TIMEOUT=%s s waiting for %s, which did not join "
+               "this %s (it skipped it, or is stuck in another call); the library's WARN line on stderr "
+               "names the exact peers (%s)" % (opname, where, _exec_timeout_of(comm), who,
+                                               "transfer" if opname in ("send", "recv") else "collective", name))
+    else:
+        msg = ("hccl %s failed on %s: %s (%s); peers involved: %s; the library's WARN line on stderr "
+               "gives the cause" % (opname, where, text, name, peers))
+    return HcclError(msg, code, opname, g(me), peers)
+
+
+_hccl._set_error_factory(_make_error)
+
+# ---------------------------------------------------------------- dtypes and torch
+
+
+def _torch_provider():
+    import sys
+    torch = sys.modules.get("torch")
+    if torch is None:
+        try:
+            import torch
+        except ImportError:
+            return None
+    m = {torch.int8: _hccl.DT_INT8, torch.int16: _hccl.DT_INT16, torch.int32: _hccl.DT_INT32,
+         torch.int64: _hccl.DT_INT64, torch.uint8: _hccl.DT_UINT8, torch.float16: _hccl.DT_FP16,
+         torch.bfloat16: _hccl.DT_BF16, torch.float32: _hccl.DT_FP32, torch.float64: _hccl.DT_FP64,
+         torch.bool: _hccl.DT_BOOL}
+    for name, code in (("uint16", _hccl.DT_UINT16), ("uint32", _hccl.DT_UINT32), ("uint64", _hccl.DT_UINT64)):
+        if hasattr(torch, name):
+            m[getattr(torch, name)] = code
+    return torch.Tensor, m
+
+
+_hccl._set_torch_provider(_torch_provider)
+
+
+def _is_torch(t):
+    return type(t).__module__.startswith("torch")
+
+
+# ---------------------------------------------------------------- ReduceOp
+
+
+class ReduceOp(enum.IntEnum):
+    """Reduction operations. SUM/PROD/MAX/MIN are HCCL's own (same values); AVG is
+    SUM followed by a division by the group size in the tensor's dtype (integer types
+    floor-divide, bool is rejected)."""
+    SUM = 0
+    PROD = 1
+    MAX = 2
+    MIN = 3
+    AVG = 4
+
+    # torch-style aliases
+    PRODUCT = 1
+
+
+_OP_BY_NAME = {"SUM": 0, "PROD": 1, "PRODUCT": 1, "MAX": 2, "MIN": 3, "AVG": 4}
+
+
+def _op_code(op):
+    if isinstance(op, int):  # ReduceOp, plain int
+        if 0 <= op <= 4:
+            return int(op)
+        raise ValueError("hccl: unknown reduce op %r" % (op,))
+    if isinstance(op, str):
+        name = op.upper()
+    else:  # torch.distributed.ReduceOp / RedOpType (matched by name: values differ)
+        name = getattr(getattr(op, "op", op), "name", None) or str(op).rsplit(".", 1)[-1]
+    code = _OP_BY_NAME.get(name)
+    if code is None:
+        raise ValueError("hccl: reduce op %s is not supported (SUM, PROD, MAX, MIN, AVG)" % (name or op))
+    return code
+
+
+def _divide(t, n):
+    """In-place t /= n in t's dtype (floor division for integers)."""
+    if _is_torch(t):
+        if t.dtype == _torch_bool():
+            raise TypeError("hccl: ReduceOp.AVG is not defined for bool tensors")
+        if t.is_floating_point():
+            t.div_(n)
+        else:
+            t.div_(n, rounding_mode="floor")
+        return
+    import numpy as np
+    a = t if isinstance(t, np.ndarray) else np.asarray(t)
+    if a.dtype == np.bool_:
+        raise TypeError("hccl: ReduceOp.AVG is not defined for bool arrays")
+    if a.dtype.kind == "f":
+        np.divide(a, a.dtype.type(n), out=a)
+    else:
+        np.floor_divide(a, a.dtype.type(n), out=a)
+
+
+def _torch_bool():
+    import torch
+    return torch.bool
+
+
+def _check_avg_dtype(t):
+    if _is_torch(t):
+        if t.dtype == _torch_bool():
+            raise TypeError("hccl: ReduceOp.AVG is not defined for bool tensors")
+    else:
+        dt = getattr(t, "dtype", None)
+        if dt is not None and str(dt) == "bool":
+            raise TypeError("hccl: ReduceOp.AVG is not defined for bool arrays")
+
+
+# ---------------------------------------------------------------- Work
+
+
+class Work:
+    """Handle of an asynchronous operation (async_op=True).
+
+    wait(timeout=None) blocks with the GIL released until the operation finished and
+    returns True; it raises HcclError if the operation failed, or if ``timeout``
+    (seconds or a timedelta) passes first. is_completed() and exception() poll.
+    """
+
+    __slots__ = ("_h", "_post", "_outputs", "_finished", "_error", "__weakref__")
+
+    def __init__(self, handle, post=None, outputs=None):
+        self._h = handle
+        self._post = post
+        self._outputs = outputs
+        self._finished = False
+        self._error = None
+
+    def wait(self, timeout=None):
+        if self._finished:
+            if self._error is not None:
+                raise self._error
+            return True
+        if isinstance(timeout, timedelta):
+            timeout = timeout.total_seconds()
+            if timeout <= 0:
+                timeout = None
+        if self._h is not None:
+            try:
+                self._h.wait(timeout)
+            except HcclError as e:
+                if self._h.is_completed():  # failed (not merely timed out): final
+                    self._finished, self._error = True, e
+                raise
+        self._finished = True
+        post, self._post = self._post, None
+        if post is not None:
+            try:
+                post()
+            except BaseException as e:
+                self._error = e
+                raise
+        return True
+
+    def is_completed(self):
+        return self._finished or self._h is None or self._h.is_completed()
+
+    def is_success(self):
+        return self.is_completed() and self.exception() is None
+
+    def exception(self):
+        if self._error is not None:
+            return self._error
+        if self._h is None:
+            return None
+        return self._h.exception()
+
+    def result(self):
+        return list(self._outputs or [])
+
+    def __repr__(self):
+        return "<hccl.Work %s %s>" % (self._h.op if self._h is not None else "local",
+                                      "completed" if self.is_completed() else "pending")
+
+
+def _finish(h, async_op, post=None, outputs=None):
+    """h: a Handle (async_op) or None (already done). Runs post now when synchronous."""
+    if async_op:
+        return Work(h, post, outputs)
+    if post is not None:
+        post()
+    return None
+
+
+# ---------------------------------------------------------------- groups
+
+_world = None  # the communicator made by init()
+_world_lock = threading.Lock()
+_sub_ids = [0]
+
+
+def _dist_default_comm():
+    import sys
+    if "torch.distributed" not in sys.modules:
+        return None
+    dist = sys.modules["torch.distributed"]
+    try:
+        if not dist.is_available() or not dist.is_initialized():
+            return None
+        pg = dist.distributed_c10d._get_default_group()
+    except Exception:
+        return None
+    return getattr(pg, "comm", None) if getattr(pg, "_is_hccl_pg", False) else None
+
+
+def _resolve(group):
+    """-> (Comm, rank translator or None); (None, None) when this rank is not a member."""
+    if group is None:
+        c = _world if _world is not None and not _world.destroyed else None
+        if c is None:
+            c = _dist_default_comm()
+        if c is None:
+            raise RuntimeError("hccl: no default group: call hccl.init() or "
+                               "torch.distributed.init_process_group('hccl') first, or pass group=")
+        return c, None
+    if isinstance(group, Comm):
+        return group, None
+    if getattr(group, "_is_hccl_pg", False):
+        return group.comm, group._group_rank
+    try:
+        from torch.distributed import GroupMember
+        if group is GroupMember.NON_GROUP_MEMBER or group == GroupMember.NON_GROUP_MEMBER:
+            return None, None
+    except Exception:
+        pass
+    backend = None
+    try:
+        from torch.distributed import get_backend
+        backend = get_backend(group)
+    except Exception:
+        pass
+    raise TypeError("hccl: group must be a process group of the 'hccl' backend or an hccl.Comm, not %r%s"
+                    % (group, " (backend %s)" % backend if backend else ""))
+
+
+def _rank(tr, r, what):
+    if r is None:
+        raise ValueError("hccl: %s is required" % what)
+    return tr(r) if tr is not None else r
+
+
+def init(exec_timeout=None):
+    """Create (once) the world communicator from the launcher's environment: torchrun,
+    hcclrun (RANK/WORLD_SIZE/MASTER_ADDR/MASTER_PORT), Slurm, Open MPI or MPICH
+    (see docs/launchers.md); the root listens on MASTER_PORT + 1. When
+    torch.distributed is already initialised with the hccl backend, its world
+    communicator is reused. exec_timeout: seconds an operation may wait for its peers
+    (default HCCL_EXEC_TIMEOUT). Returns the Comm."""
+    global _world
+    with _world_lock:
+        if _world is not None and not _world.destroyed:
+            return _world
+        c = _dist_default_comm()
+        if c is None:
+            c = _hccl.comm_init_from_env(-1 if exec_timeout is None else int(exec_timeout))
+            if exec_timeout is not None:
+                c.exec_timeout = int(exec_timeout)
+        _world = c
+        return c
+
+
+def is_initialized():
+    return (_world is not None and not _world.destroyed) or _dist_default_comm() is not None
+
+
+def get_rank(group=None):
+    c, _ = _resolve(group)
+    return -1 if c is None else c.rank
+
+
+def get_world_size(group=None):
+    c, _ = _resolve(group)
+    return -1 if c is None else c.size
+
+
+def new_group(ranks, group=None):
+    """A sub-communicator of `ranks` (ranks of `group`, default the world). Every rank
+    of the parent calls it with the same list (like torch's new_group); ranks not in
+    the list get None."""
+    c, _ = _resolve(group)
+    _sub_ids[0] += 1
+    ranks = [int(r) for r in ranks]
+    if c.rank not in ranks:
+        return None
+    sub = c.create_sub(ranks, (_sub_ids[0] << 8) | 0x5C)
+    parent = _global_ranks(c)
+    sub.global_ranks = [parent[r] if parent else r for r in ranks]
+    if getattr(c, "exec_timeout", None) is not None:
+        sub.exec_timeout = c.exec_timeout
+    return sub
+
+
+def destroy(group=None):
+    """Destroy a communicator (default: the one made by init())."""
+    global _world
+    if group is None:
+        if _world is not None:
+            _world.destroy()
+            _world = None
+        return
+    c, _ = _resolve(group)
+    if c is not None:
+        c.destroy()
+
+
+# ---------------------------------------------------------------- buffers
+
+
+def _flat_empty(like, n):
+    """A new contiguous 1-D buffer of n elements of like's dtype."""
+    if _is_torch(like):
+        return like.new_empty((n,))
+    import numpy as np
+    return np.empty(n, dtype=np.asarray(like).dtype)
+
+
+def _numel(t):
+    if _is_torch(t):
+        return t.numel()
+    return int(getattr(t, "size", 0)) if hasattr(t, "dtype") else len(memoryview(t).cast("B")) // memoryview(t).itemsize
+
+
+def _flatten_into(dst_flat, parts):
+    """Copies parts one after the other into dst_flat."""
+    off = 0
+    for p in parts:
+        k = _numel(p)
+        if _is_torch(dst_flat):
+            dst_flat[off:off + k].copy_(p.reshape(-1))
+        else:
+            import numpy as np
+            dst_flat[off:off + k] = np.asarray(p).reshape(-1)
+        off += k
+
+
+def _unflatten_from(src_flat, parts):
+    off = 0
+    for p in parts:
+        k = _numel(p)
+        if _is_torch(p):
+            p.copy_(src_flat[off:off + k].view(p.shape))
+        else:
+            import numpy as np
+            np.copyto(p, np.asarray(src_flat[off:off + k]).reshape(np.shape(p)))
+        off += k
+
+
+def _rows(t):
+    """Elements per index of dimension 0 (torch-style split sizes)."""
+    shape = tuple(t.shape)
+    if not shape:
+        return 1
+    n = _numel(t)
+    return n // shape[0] if shape[0] else 0
+
+
+def _offsets(counts):
+    out, off = [], 0
+    for c in counts:
+        out.append(off)
+        off += c
+    return out
+
+
+# ---------------------------------------------------------------- collectives
+
+
+def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
+    """Reduce `tensor` across the group, in place, on every rank."""
+    c, _ = _resolve(group)
+    if c is None:
+        return None
+    code = _op_code(op)
+    if code == 4:
+        _check_avg_dtype(tensor)
+        h = c.all_reduce(tensor, tensor, 0, async_op)
+        return _finish(h, async_op, lambda: _divide(tensor, c.size), [tensor])
+    h = c.all_reduce(tensor, tensor, code, async_op)
+    return Work(h, None, [tensor]) if async_op else None
+
+
+def broadcast(tensor, src=0, group=None, async_op=False):
+    c, tr = _resolve(group)
+    if c is None:
+        return None
+    h = c.broadcast(tensor, _rank(tr, src, "src"), async_op)
+    return Work(h, None, [tensor]) if async_op else None
+
+
+def reduce(tensor, dst=0, op=ReduceOp.SUM, group=None, async_op=False):
+    """Reduce into `tensor` on rank dst (other ranks' tensors are left unchanged)."""
+    c, tr = _resolve(group)
+    if c is None:
+        return None
+    root = _rank(tr, dst, "dst")
+    code = _op_code(op)
+    post = None
+    if code == 4:
+        _check_avg_dtype(tensor)
+        code = 0
+        if root == c.rank:
+            post = (lambda: _divide(tensor, c.size))
+    out = tensor if root == c.rank else None
+    h = c.reduce(tensor, out, code, root, async_op)
+    return _finish(h, async_op, post, [tensor])
+
+
+def all_gather(tensor_list, tensor, group=None, async_op=False):
+    """Gather `tensor` from every rank: into a list of group-size tensors (torch style)
+    or into one tensor of group-size x tensor's elements (rank order)."""
+    c, _ = _resolve(group)
+    if c is None:
+        return None
+    if isinstance(tensor_list, (list, tuple)):
+        if len(tensor_list) != c.size:
+            raise ValueError("hccl all_gather: tensor_list has %d entries for %d ranks" % (len(tensor_list), c.size))
+        flat = _flat_empty(tensor, _numel(tensor) * c.size)
+        h = c.all_gather(tensor, flat, async_op)
+        return _finish(h, async_op, lambda: _unflatten_from(flat, tensor_list), list(tensor_list))
+    h = c.all_gather(tensor, tensor_list, async_op)
+    return Work(h, None, [tensor_list]) if async_op else None
+
+
+def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=False):
+    return all_gather(output_tensor, input_tensor, group, async_op)
+
+
+def reduce_scatter(output, input, op=ReduceOp.SUM, group=None, async_op=False):
+    """Reduce `input` (a list of group-size tensors, torch style, or one tensor of
+    group-size x output's elements) and leave block `rank` in `output`."""
+    c, _ = _resolve(group)
+    if c is None:
+        return None
+    code = _op_code(op)
+    if isinstance(input, (list, tuple)):
+        if len(input) != c.size:
+            raise ValueError("hccl reduce_scatter: input list has %d entries for %d ranks" % (len(input), c.size))
+        flat = _flat_empty(output, _numel(output) * c.size)
+        _flatten_into(flat, input)
+        input = flat
+    post = None
+    if code == 4:
+        _check_avg_dtype(output)
+        code = 0
+        post = (lambda: _divide(output, c.size))
+    h = c.reduce_scatter(input, output, code, async_op)
+    return _finish(h, async_op, post, [output])
+
+
+def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=False):
+    return reduce_scatter(output, input, op, group, async_op)
+
+
+def gather(tensor, gather_list=None, dst=0, group=None, async_op=False):
+    """Gather `tensor` from every rank on dst: into gather_list (a list of group-size
+    tensors, or one tensor of group-size x tensor's elements); None elsewhere."""
+    c, tr = _resolve(group)
+    if c is None:
+        return None
+    root = _rank(tr, dst, "dst")
+    post, out = None, None
+    if root == c.rank:
+        if gather_list is None:
+            raise ValueError("hccl gather: the destination rank needs gather_list")
+        if isinstance(gather_list, (list, tuple)):
+            if len(gather_list) != c.size:
+                raise ValueError("hccl gather: gather_list has %d entries for %d ranks" % (len(gather_list), c.size))
+            out = _flat_empty(tensor, _numel(tensor) * c.size)
+            lst = gather_list
+            post = (lambda: _unflatten_from(out, lst))
+        else:
+            out = gather_list
+    h = c.gather(tensor, out, root, async_op)
+    return _finish(h, async_op, post, [gather_list] if gather_list is not None else [])
+
+
+def scatter(tensor, scatter_list=None, src=0, group=None, async_op=False):
+    """Scatter scatter_list (on src: a list of group-size tensors or one tensor of
+    group-size blocks) so that rank r receives block r into `tensor`."""
+    c, tr = _resolve(group)
+    if c is None:
+        return None
+    root = _rank(tr, src, "src")
+    inp = None
+    if root == c.rank:
+        if scatter_list is None:
+            raise ValueError("hccl scatter: the source rank needs scatter_list")
+        if isinstance(scatter_list, (list, tuple)):
+            if len(scatter_list) != c.size:
+                raise ValueError("hccl scatter: scatter_list has %d entries for %d ranks" % (len(scatter_list), c.size))
+            inp = _flat_empty(tensor, _numel(tensor) * c.size)
+            _flatten_into(inp, scatter_list)
+        else:
+            inp = scatter_list
+    h = c.scatter(inp, tensor, root, async_op)
+    return Work(h, None, [tensor]) if async_op else None
+
+
+def all_to_all_single(output, input, output_split_sizes=None, input_split_sizes=None, group=None,
+                      async_op=False):
+    """Rank r sends block j of input to rank j and receives block r of every rank into
+    output. Split sizes count indices of dimension 0 (torch's convention); None means
+    equal blocks."""
+    c, _ = _resolve(group)
+    if c is None:
+        return None
+    if output_split_sizes is None and input_split_sizes is None:
+        h = c.all_to_all(input, output, async_op)
+        return Work(h, None, [output]) if async_op else None
+    n = c.size
+    ri, ro = _rows(input), _rows(output)
+    if input_split_sizes is None:
+        input_split_sizes = [tuple(input.shape)[0] // n] * n
+    if output_split_sizes is None:
+        output_split_sizes = [tuple(output.shape)[0] // n] * n
+    sc = [int(s) * ri for s in input_split_sizes]
+    rc = [int(s) * ro for s in output_split_sizes]
+    h = c.all_to_all_v(input, sc, _offsets(sc), output, rc, _offsets(rc), async_op)
+    return Work(h, None, [output]) if async_op else None
+
+
+def all_to_all_v(output, input, output_counts, input_counts, output_displs=None, input_displs=None,
+                 group=None, async_op=False):
+    """HcclAlltoAllV on flat buffers: counts and displacements in elements."""
+    c, _ = _resolve(group)
+    if c is None:
+        return None
+    sd = list(input_displs) if input_displs is not None else _offsets(input_counts)
+    rd = list(output_displs) if output_displs is not None else _offsets(output_counts)
+    h = c.all_to_all_v(input, list(input_counts), sd, output, list(output_counts), rd, async_op)
+    return Work(h, None, [output]) if async_op else None
+
+
+def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op=False):
+    """torch's all_to_all: input_tensor_list[j] goes to rank j; output_tensor_list[j]
+    receives from rank j. Sizes may differ (AlltoAllV)."""
+    c, _ = _resolve(group)
+    if c is None:
+        return None
+    n = c.size
+    if len(input_tensor_list) != n or len(output_tensor_list) != n:
+        raise ValueError("hccl all_to_all: the lists need one tensor per rank (%d)" % n)
+    sc = [_numel(t) for t in input_tensor_list]
+    rc = [_numel(t) for t in output_tensor_list]
+    sbuf = _flat_empty(input_tensor_list[0], sum(sc))
+    rbuf = _flat_empty(output_tensor_list[0], sum(rc))
+    _flatten_into(sbuf, input_tensor_list)
+    if len(set(sc)) == 1 and sc == rc:
+        h = c.all_to_all(sbuf, rbuf, async_op)
+    else:
+        h = c.all_to_all_v(sbuf, sc, _offsets(sc), rbuf, rc, _offsets(rc), async_op)
+    return _finish(h, async_op, lambda: _unflatten_from(rbuf, output_tensor_list), list(output_tensor_list))
+
+
+def all_gather_v(output, input, output_split_sizes, group=None, async_op=False):
+    """Rank r contributes input (output_split_sizes[r] indices of dimension 0); output
+    receives every rank's block in rank order."""
+    c, _ = _resolve(group)
+    if c is None:
+        return None
+    ro = _rows(output)
+    rc = [int(s) * ro for s in output_split_sizes]
+    h = c.all_gather_v(input, output, rc, _offsets(rc), async_op)
+    return Work(h, None, [output]) if async_op else None
+
+
+def reduce_scatter_v(output, input, input_split_sizes, op=ReduceOp.SUM, group=None, async_op=False):
+    """Reduce input across ranks; rank r keeps block r (input_split_sizes[r] indices of
+    dimension 0) in output."""
+    c, _ = _resolve(group)
+    if c is None:
+        return None
+    ri = _rows(input)
+    sc = [int(s) * ri for s in input_split_sizes]
+    code = _op_code(op)
+    post = None
+    if code == 4:
+        _check_avg_dtype(output)
+        code = 0
+        post = (lambda: _divide(output, c.size))
+    h = c.reduce_scatter_v(input, sc, _offsets(sc), output, code, async_op)
+    return _finish(h, async_op, post, [output])
+
+
+def barrier(group=None, async_op=False):
+    c, _ = _resolve(group)
+    if c is None:
+        return None
+    h = c.barrier(async_op)
+    return Work(h) if async_op else None
+
+
+# ---------------------------------------------------------------- point to point
+
+
+def send(tensor, dst, group=None, tag=0):
+    c, tr = _resolve(group)
+    if c is None:
+        return None
+    c.send(tensor, _rank(tr, dst, "dst"), False)
+
+
+def recv(tensor, src=None, group=None, tag=0):
+    """Receive into tensor from src (receiving from any source is not supported).
+    Returns src like torch."""
+    c, tr = _resolve(group)
+    if c is None:
+        return -1
+    if src is None:
+        raise ValueError("hccl recv: src is required (receiving from any rank is not supported)")
+    c.recv(tensor, _rank(tr, src, "src"), False)
+    return src
+
+
+def isend(tensor, dst, group=None, tag=0):
+    c, tr = _resolve(group)
+    if c is None:
+        return None
+    return Work(c.send(tensor, _rank(tr, dst, "dst"), True), None, [tensor])
+
+
+def irecv(tensor, src=None, group=None, tag=0):
+    c, tr = _resolve(group)
+    if c is None:
+        return None
+    if src is None:
+        raise ValueError("hccl irecv: src is required (receiving from any rank is not supported)")
+    return Work(c.recv(tensor, _rank(tr, src, "src"), True), None, [tensor])
+
+
+class P2POp:
+    """One send or receive of batch_isend_irecv: P2POp(hccl.isend or hccl.irecv (or
+    torch's dist.isend / dist.irecv), tensor, peer, group=None, tag=0)."""
+
+    def __init__(self, op, tensor, peer, group=None, tag=0):
+        self.op, self.tensor, self.peer, self.group, self.tag = op, tensor, peer, group, tag
+
+
+def _is_recv_op(op):
+    name = getattr(op, "__name__", str(op))
+    if name in ("irecv", "recv"):
+        return True
+    if name in ("isend", "send"):
+        return False
+    raise ValueError("hccl batch_isend_irecv: op must be isend or irecv, not %r" % (op,))
+
+
+def batch_isend_irecv(p2p_op_list):
+    """Post all sends and receives as one HcclBatchSendRecv (no ordering deadlock
+    between peers). Returns one Work per item (all complete together)."""
+    if not p2p_op_list:
+        return []
+    group = p2p_op_list[0].group
+    c, tr = _resolve(group)
+    if c is None:
+        return []
+    items = []
+    for p in p2p_op_list:
+        if p.group is not group:
+            raise ValueError("hccl batch_isend_irecv: all operations must use the same group")
+        items.append((_is_recv_op(p.op), p.tensor, _rank(tr, p.peer, "peer")))
+    h = c.batch_send_recv(items, True)
+    w = Work(h, None, [p.tensor for p in p2p_op_list])
+    return [w] * len(p2p_op_list)

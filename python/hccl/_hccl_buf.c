@@ -1,0 +1,322 @@
+/*
+ * _hccl_buf.c - from a Python object to (pointer, element count, data type).
+ *
+ * Three kinds of objects are accepted, tried in this order:
+ *
+ *   1. torch tensors (torch.Tensor and subclasses such as nn.Parameter): CPU only,
+ *      contiguous; data_ptr(), numel() and dtype are read through the tensor's own
+ *      methods, so torch is never linked. The tensor type and the dtype table come
+ *      from a provider function registered by hccl/_api.py, called the first time an
+ *      object with a data_ptr attribute is seen (so `import hccl` never imports torch);
+ *   2. objects with the buffer protocol (NumPy arrays, bytearray, memoryview, array):
+ *      C-contiguous, writable when written to; the format character gives the type;
+ *   3. objects with __array_interface__ (version 3): data pointer, typestr, shape, and
+ *      strides that must be None (C order).
+ *
+ * Data types: int8/16/32/64, uint8/16/32/64, float16, bfloat16 (torch only: NumPy has
+ * none), float32, float64, and bool (moved as uint8; see PYHCCL_DT_BOOL).
+ */
+#include "_hccl.h"
+
+#include <string.h>
+
+static PyObject *torch_provider;   /* callable, or NULL */
+static PyObject *torch_tensor_type; /* torch.Tensor once the provider ran */
+static PyObject *torch_dtypes;      /* {torch.dtype: int code} */
+static int torch_loaded;
+
+static PyObject *s_data_ptr, *s_numel, *s_dtype, *s_is_contiguous, *s_is_cpu, *s_is_sparse;
+
+PyObject *pyhccl_set_torch_provider(PyObject *self, PyObject *fn)
+{
+    (void)self;
+    if (!PyCallable_Check(fn)) {
+        PyErr_SetString(PyExc_TypeError, "torch provider must be callable");
+        return NULL;
+    }
+    Py_INCREF(fn);
+    Py_XSETREF(torch_provider, fn);
+    torch_loaded = 0;
+    Py_RETURN_NONE;
+}
+
+static int load_torch(void)
+{
+    if (torch_loaded) return torch_tensor_type != NULL;
+    torch_loaded = 1;
+    if (!s_data_ptr) {
+        s_data_ptr = PyUnicode_InternFromString("data_ptr");
+        s_numel = PyUnicode_InternFromString("numel");
+        s_dtype = PyUnicode_InternFromString("dtype");
+        s_is_contiguous = PyUnicode_InternFromString("is_contiguous");
+        s_is_cpu = PyUnicode_InternFromString("is_cpu");
+        s_is_sparse = PyUnicode_InternFromString("is_sparse");
+        if (!s_data_ptr || !s_numel || !s_dtype || !s_is_contiguous || !s_is_cpu || !s_is_sparse) return -1;
+    }
+    if (!torch_provider) return 0;
+    PyObject *r = PyObject_CallNoArgs(torch_provider);
+    if (!r) return -1;
+    if (r == Py_None) {
+        Py_DECREF(r);
+        return 0;
+    }
+    if (!PyTuple_Check(r) || PyTuple_GET_SIZE(r) != 2 || !PyType_Check(PyTuple_GET_ITEM(r, 0)) ||
+        !PyDict_Check(PyTuple_GET_ITEM(r, 1))) {
+        Py_DECREF(r);
+        PyErr_SetString(PyExc_TypeError, "torch provider must return (Tensor type, dtype dict)");
+        return -1;
+    }
+    torch_tensor_type = Py_NewRef(PyTuple_GET_ITEM(r, 0));
+    torch_dtypes = Py_NewRef(PyTuple_GET_ITEM(r, 1));
+    Py_DECREF(r);
+    return 1;
+}
+
+const char *pyhccl_dtype_name(int dt)
+{
+    switch (dt) {
+    case HCCL_DATA_TYPE_INT8: return "int8";
+    case HCCL_DATA_TYPE_INT16: return "int16";
+    case HCCL_DATA_TYPE_INT32: return "int32";
+    case HCCL_DATA_TYPE_INT64: return "int64";
+    case HCCL_DATA_TYPE_UINT8: return "uint8";
+    case HCCL_DATA_TYPE_UINT16: return "uint16";
+    case HCCL_DATA_TYPE_UINT32: return "uint32";
+    case HCCL_DATA_TYPE_UINT64: return "uint64";
+    case HCCL_DATA_TYPE_FP16: return "float16";
+    case HCCL_DATA_TYPE_BFP16: return "bfloat16";
+    case HCCL_DATA_TYPE_FP32: return "float32";
+    case HCCL_DATA_TYPE_FP64: return "float64";
+    case PYHCCL_DT_BOOL: return "bool";
+    default: return "unknown";
+    }
+}
+
+static size_t dtype_size(int dt)
+{
+    switch (dt) {
+    case HCCL_DATA_TYPE_INT8: case HCCL_DATA_TYPE_UINT8: case PYHCCL_DT_BOOL: return 1;
+    case HCCL_DATA_TYPE_INT16: case HCCL_DATA_TYPE_UINT16: case HCCL_DATA_TYPE_FP16: case HCCL_DATA_TYPE_BFP16:
+        return 2;
+    case HCCL_DATA_TYPE_INT32: case HCCL_DATA_TYPE_UINT32: case HCCL_DATA_TYPE_FP32: return 4;
+    case HCCL_DATA_TYPE_INT64: case HCCL_DATA_TYPE_UINT64: case HCCL_DATA_TYPE_FP64: return 8;
+    default: return 0;
+    }
+}
+
+/* Kind letter ('i' signed, 'u' unsigned, 'f' float, 'b' bool) and size -> code, or -1. */
+static int dtype_of(char kind, size_t size)
+{
+    switch (kind) {
+    case 'b': return size == 1 ? PYHCCL_DT_BOOL : -1;
+    case 'i':
+        return size == 1 ? HCCL_DATA_TYPE_INT8 : size == 2 ? HCCL_DATA_TYPE_INT16 : size == 4 ? HCCL_DATA_TYPE_INT32
+             : size == 8 ? HCCL_DATA_TYPE_INT64 : -1;
+    case 'u':
+        return size == 1 ? HCCL_DATA_TYPE_UINT8 : size == 2 ? HCCL_DATA_TYPE_UINT16 : size == 4 ? HCCL_DATA_TYPE_UINT32
+             : size == 8 ? HCCL_DATA_TYPE_UINT64 : -1;
+    case 'f':
+        return size == 2 ? HCCL_DATA_TYPE_FP16 : size == 4 ? HCCL_DATA_TYPE_FP32 : size == 8 ? HCCL_DATA_TYPE_FP64 : -1;
+    default: return -1;
+    }
+}
+
+/* struct-module format of a buffer -> code (native or little-endian only). */
+static int dtype_of_format(const char *fmt, Py_ssize_t itemsize)
+{
+    if (!fmt) return dtype_of('u', 1);
+    if (*fmt == '@' || *fmt == '=' || *fmt == '<') fmt++;
+    if (!fmt[0] || fmt[1]) return -1;
+    switch (fmt[0]) {
+    case '?': return PYHCCL_DT_BOOL;
+    case 'b': return dtype_of('i', 1);
+    case 'B': case 'c': return dtype_of('u', 1);
+    case 'h': case 'i': case 'l': case 'q': case 'n': return dtype_of('i', (size_t)itemsize);
+    case 'H': case 'I': case 'L': case 'Q': case 'N': return dtype_of('u', (size_t)itemsize);
+    case 'e': case 'f': case 'd': return dtype_of('f', (size_t)itemsize);
+    default: return -1;
+    }
+}
+
+static int get_torch(PyObject *obj, hbuf *b, const char *what)
+{
+    PyObject *v = PyObject_GetAttr(obj, s_is_cpu);
+    if (!v) {
+        PyErr_Clear(); /* older torch: no is_cpu; data_ptr below still works on CPU */
+    } else {
+        int cpu = PyObject_IsTrue(v);
+        Py_DECREF(v);
+        if (cpu < 0) return -1;
+        if (!cpu) {
+            PyErr_Format(PyExc_TypeError, "hccl: %s is not a CPU tensor (this HCCL works on host memory); "
+                                          "move it with .cpu()", what);
+            return -1;
+        }
+    }
+    v = PyObject_GetAttr(obj, s_is_sparse);
+    if (v) {
+        int sp = PyObject_IsTrue(v);
+        Py_DECREF(v);
+        if (sp) {
+            PyErr_Format(PyExc_TypeError, "hccl: %s is a sparse tensor; only dense tensors are supported", what);
+            return -1;
+        }
+    } else {
+        PyErr_Clear();
+    }
+    v = PyObject_CallMethodNoArgs(obj, s_is_contiguous);
+    if (!v) return -1;
+    int contig = PyObject_IsTrue(v);
+    Py_DECREF(v);
+    if (contig < 0) return -1;
+    if (!contig) {
+        PyErr_Format(PyExc_ValueError, "hccl: %s is not contiguous; pass t.contiguous() (and copy the result back "
+                                       "for in-place operations)", what);
+        return -1;
+    }
+    PyObject *dt = PyObject_GetAttr(obj, s_dtype);
+    if (!dt) return -1;
+    PyObject *code = PyDict_GetItemWithError(torch_dtypes, dt);
+    if (!code) {
+        if (!PyErr_Occurred())
+            PyErr_Format(PyExc_TypeError, "hccl: %s has dtype %R, which HCCL does not support", what, dt);
+        Py_DECREF(dt);
+        return -1;
+    }
+    Py_DECREF(dt);
+    b->dtype = (int)PyLong_AsLong(code);
+    b->itemsize = dtype_size(b->dtype);
+    v = PyObject_CallMethodNoArgs(obj, s_numel);
+    if (!v) return -1;
+    b->count = PyLong_AsUnsignedLongLong(v);
+    Py_DECREF(v);
+    if (PyErr_Occurred()) return -1;
+    v = PyObject_CallMethodNoArgs(obj, s_data_ptr);
+    if (!v) return -1;
+    b->ptr = PyLong_AsVoidPtr(v);
+    Py_DECREF(v);
+    if (PyErr_Occurred()) return -1;
+    return 0;
+}
+
+static int get_buffer(PyObject *obj, hbuf *b, int writable, const char *what)
+{
+    int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (writable ? PyBUF_WRITABLE : 0);
+    if (PyObject_GetBuffer(obj, &b->view, flags) != 0) {
+        PyObject *t, *v, *tb;
+        PyErr_Fetch(&t, &v, &tb);
+        /* Tell apart read-only from non-contiguous for the message. */
+        Py_buffer probe;
+        int ro = 0;
+        if (writable && PyObject_GetBuffer(obj, &probe, PyBUF_C_CONTIGUOUS) == 0) {
+            ro = probe.readonly;
+            PyBuffer_Release(&probe);
+        } else {
+            PyErr_Clear();
+        }
+        Py_XDECREF(t);
+        Py_XDECREF(v);
+        Py_XDECREF(tb);
+        if (ro)
+            PyErr_Format(PyExc_ValueError, "hccl: %s (%.80s) is read-only, but the operation writes into it", what,
+                         Py_TYPE(obj)->tp_name);
+        else
+            PyErr_Format(PyExc_ValueError, "hccl: %s (%.80s) is not C-contiguous; pass a contiguous copy "
+                                           "(numpy.ascontiguousarray / t.contiguous())", what, Py_TYPE(obj)->tp_name);
+        return -1;
+    }
+    b->has_view = 1;
+    int dt = dtype_of_format(b->view.format, b->view.itemsize);
+    if (dt < 0 || dtype_size(dt) != (size_t)b->view.itemsize) {
+        PyErr_Format(PyExc_TypeError, "hccl: %s has element format '%s' (%zd bytes), which HCCL does not support",
+                     what, b->view.format ? b->view.format : "B", b->view.itemsize);
+        PyBuffer_Release(&b->view);
+        b->has_view = 0;
+        return -1;
+    }
+    b->dtype = dt;
+    b->itemsize = (size_t)b->view.itemsize;
+    b->ptr = b->view.buf;
+    b->count = (uint64_t)(b->view.len / b->view.itemsize);
+    return 0;
+}
+
+static int get_array_interface(PyObject *obj, PyObject *ai, hbuf *b, int writable, const char *what)
+{
+    if (!PyDict_Check(ai)) goto bad;
+    PyObject *strides = PyDict_GetItemString(ai, "strides");
+    if (strides && strides != Py_None) {
+        PyErr_Format(PyExc_ValueError, "hccl: %s (%.80s) is not C-contiguous (__array_interface__ has strides)",
+                     what, Py_TYPE(obj)->tp_name);
+        return -1;
+    }
+    PyObject *data = PyDict_GetItemString(ai, "data");
+    PyObject *typestr = PyDict_GetItemString(ai, "typestr");
+    PyObject *shape = PyDict_GetItemString(ai, "shape");
+    if (!data || !PyTuple_Check(data) || PyTuple_GET_SIZE(data) != 2 || !typestr || !PyUnicode_Check(typestr) ||
+        !shape || !PyTuple_Check(shape))
+        goto bad;
+    const char *ts = PyUnicode_AsUTF8(typestr);
+    if (!ts) return -1;
+    if (strlen(ts) < 3 || (ts[0] != '<' && ts[0] != '|' && ts[0] != '=')) goto badtype;
+    int dt = dtype_of(ts[1], (size_t)atoi(ts + 2));
+    if (dt < 0) goto badtype;
+    int ro = PyObject_IsTrue(PyTuple_GET_ITEM(data, 1));
+    if (ro < 0) return -1;
+    if (ro && writable) {
+        PyErr_Format(PyExc_ValueError, "hccl: %s (%.80s) is read-only, but the operation writes into it", what,
+                     Py_TYPE(obj)->tp_name);
+        return -1;
+    }
+    uint64_t n = 1;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(shape); i++) {
+        unsigned long long d = PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(shape, i));
+        if (PyErr_Occurred()) return -1;
+        n *= d;
+    }
+    b->ptr = PyLong_AsVoidPtr(PyTuple_GET_ITEM(data, 0));
+    if (PyErr_Occurred()) return -1;
+    b->dtype = dt;
+    b->itemsize = dtype_size(dt);
+    b->count = n;
+    return 0;
+badtype:
+    PyErr_Format(PyExc_TypeError, "hccl: %s has typestr '%s', which HCCL does not support", what, ts);
+    return -1;
+bad:
+    PyErr_Format(PyExc_TypeError, "hccl: %s has a malformed __array_interface__", what);
+    return -1;
+}
+
+int pyhccl_buf_get(PyObject *obj, hbuf *b, int writable, const char *what)
+{
+    memset(b, 0, sizeof *b);
+    b->obj = obj;
+    if (torch_tensor_type && PyObject_TypeCheck(obj, (PyTypeObject *)torch_tensor_type))
+        return get_torch(obj, b, what);
+    if (PyObject_CheckBuffer(obj)) return get_buffer(obj, b, writable, what);
+    if (!torch_loaded && PyObject_HasAttrString(obj, "data_ptr")) {
+        int r = load_torch();
+        if (r < 0) return -1;
+        if (r > 0 && PyObject_TypeCheck(obj, (PyTypeObject *)torch_tensor_type)) return get_torch(obj, b, what);
+    }
+    PyObject *ai = PyObject_GetAttrString(obj, "__array_interface__");
+    if (ai) {
+        int r = get_array_interface(obj, ai, b, writable, what);
+        Py_DECREF(ai);
+        return r;
+    }
+    PyErr_Clear();
+    PyErr_Format(PyExc_TypeError,
+                 "hccl: %s must be a torch CPU tensor, a NumPy array or another object with the buffer protocol "
+                 "or __array_interface__, not %.80s", what, Py_TYPE(obj)->tp_name);
+    return -1;
+}
+
+void pyhccl_buf_release(hbuf *b)
+{
+    if (b->has_view) {
+        PyBuffer_Release(&b->view);
+        b->has_view = 0;
+    }
+}

@@ -1,0 +1,483 @@
+"""The torch.distributed backend "hccl": a ProcessGroup subclass written in Python.
+
+torch (1.13 and later) lets Python subclass torch._C._distributed_c10d.ProcessGroup
+and Work: calls from Python (dist.all_reduce, ...) find the Python methods directly,
+and calls from C++ (DistributedDataParallel's reducer: allreduce, broadcast,
+allgather; Work.wait and Work.get_future) go through torch's pybind trampolines
+(PyProcessGroup / PyWork). Backend.register_backend("hccl", creator) makes
+init_process_group("hccl") and new_group() call the creator with a per-group
+PrefixStore: rank 0 of the group calls HcclGetRootInfo and store.set()s the blob, the
+others store.get() it, and everyone calls HcclCommInitRootInfo.
+
+Every operation is queued on the communicator's stream and returns a WorkHCCL (torch
+waits on it at once when async_op=False). get_future() completes a
+torch.futures.Future from a per-group completion thread. Timeouts: the group's timeout
+(init_process_group(timeout=...)) becomes the communicator's execution timeout unless
+HCCL_EXEC_TIMEOUT is set, and is the default limit of Work.wait().
+
+Newer torch releases register backends per device and expect a c10d Backend object;
+register() adapts where the API shows it (guarded with hasattr), but only torch 1.13
+is tested here.
+"""
+
+import atexit
+import collections
+import os
+import queue
+import sys
+import threading
+import weakref
+from datetime import timedelta
+
+import torch
+import torch.distributed as dist
+from torch._C import _distributed_c10d as _c10d
+
+from . import _api, _hccl
+from ._api import HcclError
+
+_BaseWork = _c10d.Work
+# torch >= 2.0 splits ProcessGroup (frontend) from Backend (the implementation) and
+# registers backends per device; a Python subclass of _c10d.Backend is what it expects.
+_NEW_API = hasattr(_c10d, "Backend") and hasattr(_c10d.ProcessGroup, "_register_backend")
+_BasePG = _c10d.Backend if _NEW_API else _c10d.ProcessGroup
+
+BACKEND_NAME = "hccl"
+
+
+def _seconds(timeout):
+    if timeout is None:
+        return None
+    if isinstance(timeout, timedelta):
+        s = timeout.total_seconds()
+    else:
+        s = float(timeout)
+    return None if s <= 0 else s
+
+
+class WorkHCCL(_BaseWork):
+    """torch Work over an hccl.Work: wait(timeout) raises on failure or timeout;
+    get_future() returns a torch.futures.Future of the output tensors."""
+
+    def __init__(self, pg, work, outputs):
+        super().__init__()
+        self._pg = pg
+        self._work = work  # hccl.Work, or None when there is nothing to wait for
+        self._outputs = outputs
+        self._fut = None
+        self._consumed = False
+
+    def _bind(self, work):
+        """Coalesced point-to-point: the batch's handle arrives at _end_coalescing."""
+        self._work = work
+
+    def wait(self, timeout=None):
+        self._consumed = True
+        t = _seconds(timeout)
+        if t is None:
+            t = self._pg._timeout_s
+        if self._work is None:
+            if getattr(self, "_pending_batch", False):
+                raise RuntimeError("hccl: wait() on an operation queued inside a coalescing block that was never ended")
+            return True
+        return self._work.wait(t)
+
+    def is_completed(self):
+        return self._work is None or self._work.is_completed()
+
+    def is_success(self):
+        if not self.is_completed():
+            raise RuntimeError("hccl: is_success() on an operation that is still running")
+        return self.exception() is None
+
+    def exception(self):
+        return None if self._work is None else self._work.exception()
+
+    def result(self):
+        return list(self._outputs)
+
+    def source_rank(self):
+        raise RuntimeError("hccl: source_rank() is only defined for recv from any source, which hccl does not support")
+
+    def synchronize(self):
+        self.wait()
+
+    def get_future(self):
+        self._consumed = True
+        if self._fut is None:
+            fut = torch.futures.Future()
+            self._fut = fut
+            if self.is_completed():
+                _complete(self, fut)
+            else:
+                self._pg._completion_queue().put((self, fut))
+        return self._fut
+
+
+def _complete(work, fut):
+    try:
+        work.wait()
+    except BaseException as e:  # noqa: B902 - the future carries any failure
+        fut.set_exception(e)
+        return
+    fut.set_result(list(work._outputs))
+
+
+_completion_threads = []
+
+
+@atexit.register
+def _stop_completion_threads():
+    # A daemon thread still inside torch's C++ (a future's callbacks) when the
+    # interpreter finalizes is unwound by pthread_exit through noexcept frames, which
+    # aborts the process: stop them while Python still runs.
+    while _completion_threads:
+        q, t = _completion_threads.pop()
+        q.put(None)
+        t.join(timeout=10)
+
+
+def _completion_loop(q):
+    while True:
+        item = q.get()
+        if item is None:
+            return
+        _complete(*item)
+
+
+_C10D_FILE = getattr(sys.modules.get("torch.distributed.distributed_c10d"), "__file__", None)
+
+
+def _caller_locals():
+    """The locals of torch.distributed's own function that called the method calling
+    this (None for any other caller: user code, C++ such as DDP's reducer)."""
+    try:
+        f = sys._getframe(2)
+    except ValueError:
+        return None
+    return f.f_locals if f.f_code.co_filename == _C10D_FILE else None
+
+
+def _caller_waits(loc):
+    """True when torch.distributed's function was called with async_op=False: it waits
+    at once, so the operation runs inline (GIL released) instead of through the
+    stream, which saves a thread hand-off per call."""
+    return loc is not None and loc.get("async_op", True) is False
+
+
+# torch ReduceOp objects -> hccl op code. Reading opts.reduceOp through pybind costs
+# several microseconds, so the hot path takes the `op` argument from the caller's
+# frame and caches codes by object identity (the ReduceOp.SUM etc. singletons).
+_op_cache = {}
+
+
+def _op_from(loc, opts):
+    op = loc.get("op") if loc is not None else None
+    if op is None:
+        if opts is None:
+            return 0
+        op = opts if not hasattr(opts, "reduceOp") else opts.reduceOp
+    e = _op_cache.get(id(op))
+    if e is not None and e[0] is op:
+        return e[1]
+    code = _api._op_code(op)
+    if len(_op_cache) < 64:
+        _op_cache[id(op)] = (op, code)
+    return code
+
+
+def _tensors(x):
+    return [x] if isinstance(x, torch.Tensor) else list(x)
+
+
+def _one(tensors, what):
+    t = _tensors(tensors)
+    if len(t) != 1:
+        raise ValueError("hccl: %s takes one tensor per process (got %d)" % (what, len(t)))
+    return t[0]
+
+
+def _opt(opts, attr, default):
+    if opts is None:
+        return default
+    return getattr(opts, attr, default)
+
+
+class ProcessGroupHCCL(_BasePG):
+    """A torch.distributed process group over one HCCL communicator."""
+
+    _is_hccl_pg = True
+
+    def __init__(self, store, rank, size, timeout=timedelta(minutes=30), comm=None):
+        super().__init__(rank, size)
+        self._rank, self._size = rank, size
+        self._timeout_s = _seconds(timeout)
+        self._cq = None
+        self._coalesced = None
+        self._live = collections.deque()
+        self._done = WorkHCCL(self, None, [])  # returned by operations that ran inline
+        if comm is None:
+            exec_timeout = -1
+            if "HCCL_EXEC_TIMEOUT" not in os.environ and self._timeout_s:
+                exec_timeout = max(1, int(self._timeout_s + 0.999))
+            key = "hccl_root_info"
+            if rank == 0:
+                info = _hccl.get_root_info()
+                store.set(key, info)
+            else:
+                info = store.get(key)
+            comm = _hccl.comm_init_root_info(size, bytes(info), rank, exec_timeout)
+            if exec_timeout > 0:
+                comm.exec_timeout = exec_timeout
+        self.comm = comm
+        comm._pg_ref = weakref.ref(self)
+
+    # -- names
+    def getBackendName(self):
+        return BACKEND_NAME
+
+    def name(self):
+        return BACKEND_NAME
+
+    def _group_rank(self, global_rank):
+        """global rank -> rank in this group (torch's convention for src/dst)."""
+        ranks = _api._global_ranks(self.comm)
+        if ranks is None:
+            return global_rank
+        try:
+            return ranks.index(global_rank)
+        except ValueError:
+            raise ValueError("hccl: rank %d is not in this group (ranks %s)" % (global_rank, ranks)) from None
+
+    def _completion_queue(self):
+        if self._cq is None:
+            self._cq = queue.SimpleQueue()
+            t = threading.Thread(target=_completion_loop, args=(self._cq,), daemon=True, name="hccl-completion")
+            t.start()
+            _completion_threads.append((self._cq, t))
+        return self._cq
+
+    def _work(self, work, outputs):
+        if work is None:  # ran inline: torch only waits on it
+            return self._done
+        # Keep each Work's Python object alive while C++ may still call it: a Work
+        # returned to C++ (DDP's reducer) loses its Python overrides (wait,
+        # get_future) once the Python object dies. Dropped from the front once
+        # completed and either waited on / turned into a future, or referenced by
+        # nobody else.
+        live = self._live
+        while live:
+            w = live[0]
+            if not w.is_completed() or (not w._consumed and sys.getrefcount(w) > 3):
+                break
+            live.popleft()
+        w = WorkHCCL(self, work, outputs)
+        live.append(w)
+        return w
+
+    # -- collectives
+    def allreduce(self, tensors, opts=None):
+        loc = _caller_locals()
+        t = tensors[0] if type(tensors) is list and len(tensors) == 1 else _one(tensors, "allreduce")
+        code = _op_from(loc, opts)
+        if _caller_waits(loc):
+            if code == 4:
+                _api.all_reduce(t, 4, self.comm, False)
+            else:
+                self.comm.all_reduce(t, t, code, False)
+            return self._done
+        return self._work(_api.all_reduce(t, code, self.comm, True), [t])
+
+    def allreduce_coalesced(self, tensors, opts=None):
+        a = True
+        op = _op_from(None, opts)
+        works = [_api.all_reduce(t, op, self.comm, a) for t in tensors]
+        return self._work(_Chain(works), list(tensors))
+
+    def broadcast(self, tensors, opts=None):
+        a = not _caller_waits(_caller_locals())
+        t = _one(tensors, "broadcast")
+        root = opts if isinstance(opts, int) else _opt(opts, "rootRank", 0)
+        return self._work(_api.broadcast(t, root, self.comm, a), [t])
+
+    def reduce(self, tensors, opts=None):
+        a = not _caller_waits(_caller_locals())
+        t = _one(tensors, "reduce")
+        root = opts if isinstance(opts, int) else _opt(opts, "rootRank", 0)
+        op = _op_from(None, opts) if not isinstance(opts, int) else 0
+        return self._work(_api.reduce(t, root, op, self.comm, a), [t])
+
+    def allgather(self, output_tensors, input_tensors, opts=None):
+        a = not _caller_waits(_caller_locals())
+        t = _one(input_tensors, "allgather")
+        outs = output_tensors[0] if output_tensors and isinstance(output_tensors[0], (list, tuple)) else output_tensors
+        return self._work(_api.all_gather(list(outs), t, self.comm, a), list(outs))
+
+    def _allgather_base(self, output, input, opts=None):
+        a = not _caller_waits(_caller_locals())
+        return self._work(_api.all_gather(output, input, self.comm, a), [output])
+
+    def allgather_into_tensor_coalesced(self, outputs, inputs, opts=None):
+        a = True
+        works = [_api.all_gather(o, i, self.comm, a) for o, i in zip(outputs, inputs)]
+        return self._work(_Chain(works), list(outputs))
+
+    def allgather_coalesced(self, output_lists, input_list, opts=None):
+        a = True
+        works = [_api.all_gather(list(o), i, self.comm, a) for o, i in zip(output_lists, input_list)]
+        return self._work(_Chain(works), [t for o in output_lists for t in o])
+
+    def gather(self, output_tensors, input_tensors, opts=None):
+        a = not _caller_waits(_caller_locals())
+        t = _one(input_tensors, "gather")
+        root = opts if isinstance(opts, int) else _opt(opts, "rootRank", 0)
+        outs = None
+        if self.comm.rank == root:
+            outs = output_tensors[0] if output_tensors and isinstance(output_tensors[0], (list, tuple)) \
+                else output_tensors
+            outs = list(outs)
+        return self._work(_api.gather(t, outs, root, self.comm, a), outs or [])
+
+    def scatter(self, output_tensors, input_tensors, opts=None):
+        a = not _caller_waits(_caller_locals())
+        t = _one(output_tensors, "scatter")
+        root = opts if isinstance(opts, int) else _opt(opts, "rootRank", 0)
+        ins = None
+        if self.comm.rank == root:
+            ins = input_tensors[0] if input_tensors and isinstance(input_tensors[0], (list, tuple)) else input_tensors
+            ins = list(ins)
+        return self._work(_api.scatter(t, ins, root, self.comm, a), [t])
+
+    def reduce_scatter(self, output_tensors, input_tensors, opts=None):
+        a = not _caller_waits(_caller_locals())
+        t = _one(output_tensors, "reduce_scatter")
+        ins = input_tensors[0] if input_tensors and isinstance(input_tensors[0], (list, tuple)) else input_tensors
+        op = _op_from(None, opts)
+        return self._work(_api.reduce_scatter(t, list(ins), op, self.comm, a), [t])
+
+    def _reduce_scatter_base(self, output, input, opts=None):
+        a = not _caller_waits(_caller_locals())
+        op = _op_from(None, opts)
+        return self._work(_api.reduce_scatter(output, input, op, self.comm, a), [output])
+
+    def reduce_scatter_tensor_coalesced(self, outputs, inputs, opts=None):
+        a = True
+        op = _op_from(None, opts)
+        works = [_api.reduce_scatter(o, i, op, self.comm, a) for o, i in zip(outputs, inputs)]
+        return self._work(_Chain(works), list(outputs))
+
+    def alltoall_base(self, output, input, output_split_sizes, input_split_sizes, opts=None):
+        a = not _caller_waits(_caller_locals())
+        osz = list(output_split_sizes) or None
+        isz = list(input_split_sizes) or None
+        return self._work(_api.all_to_all_single(output, input, osz, isz, self.comm, a), [output])
+
+    def alltoall(self, output_tensors, input_tensors, opts=None):
+        a = not _caller_waits(_caller_locals())
+        return self._work(_api.all_to_all(list(output_tensors), list(input_tensors), self.comm, a),
+                          list(output_tensors))
+
+    def barrier(self, opts=None):
+        a = not _caller_waits(_caller_locals())
+        return self._work(_api.barrier(self.comm, a), [])
+
+    def monitored_barrier(self, timeout=None, wait_all_ranks=False):
+        a = True
+        w = _api.barrier(self.comm, a)
+        w.wait(_seconds(timeout) or self._timeout_s)
+
+    # -- point to point (coalesced into one HcclBatchSendRecv inside batch_isend_irecv)
+    def _p2p(self, tensors, peer, is_recv):
+        t = _one(tensors, "recv" if is_recv else "send")
+        if self._coalesced is not None:
+            w = self._work(None, [t])
+            w._pending_batch = True
+            self._coalesced.append((is_recv, t, peer, w))
+            return w
+        if is_recv:
+            return self._work(_api.Work(self.comm.recv(t, peer, True), None, [t]), [t])
+        return self._work(_api.Work(self.comm.send(t, peer, True), None, [t]), [t])
+
+    def send(self, tensors, dstRank, tag=0):
+        return self._p2p(tensors, dstRank, False)
+
+    def recv(self, tensors, srcRank, tag=0):
+        return self._p2p(tensors, srcRank, True)
+
+    def recv_anysource(self, tensors, tag=0):
+        raise RuntimeError("hccl: recv from any source is not supported; pass src=")
+
+    def _start_coalescing(self, *args):
+        if self._coalesced is not None:
+            raise RuntimeError("hccl: coalescing blocks cannot nest")
+        self._coalesced = []
+
+    def _end_coalescing(self, *args):
+        items, self._coalesced = self._coalesced or [], None
+        if not items:
+            return None
+        h = self.comm.batch_send_recv([(r, t, p) for r, t, p, _ in items], True)
+        work = _api.Work(h, None, [t for _, t, _, _ in items])
+        for _, _, _, w in items:
+            w._pending_batch = False
+            w._bind(work)
+        return self._work(work, [t for _, t, _, _ in items])
+
+    def __repr__(self):
+        return "<ProcessGroupHCCL rank %d of %d>" % (self._rank, self._size)
+
+
+class _Chain:
+    """Several hccl.Work waited for in order (coalesced collectives)."""
+
+    def __init__(self, works):
+        self._works = [w for w in works if w is not None]
+
+    def wait(self, timeout=None):
+        for w in self._works:
+            w.wait(timeout)
+        return True
+
+    def is_completed(self):
+        return all(w.is_completed() for w in self._works)
+
+    def exception(self):
+        for w in self._works:
+            e = w.exception()
+            if e is not None:
+                return e
+        return None
+
+
+def _create(store, rank, size, timeout):
+    return ProcessGroupHCCL(store, rank, size, timeout)
+
+
+def _create_extended(opts, pg_options=None):
+    return ProcessGroupHCCL(opts.store, opts.group_rank, opts.group_size, opts.timeout)
+
+
+_registered = False
+
+
+def register():
+    """Registers "hccl" with torch.distributed.Backend (done by `import hccl`)."""
+    global _registered
+    if _registered:
+        return
+    if not dist.is_available():
+        return
+    B = dist.Backend
+    if getattr(B, "HCCL", None) is not None and "HCCL" in getattr(B, "_plugins", {}):
+        _registered = True
+        return
+    import inspect
+    params = inspect.signature(B.register_backend).parameters
+    if "devices" in params:  # torch >= 2.1: per-device registration
+        B.register_backend(BACKEND_NAME, _create, extended_api=False, devices=["cpu"])
+    else:
+        B.register_backend(BACKEND_NAME, _create)
+    _registered = True
+
+
+__all__ = ["ProcessGroupHCCL", "WorkHCCL", "register", "HcclError"]
