@@ -166,7 +166,7 @@ launch_ranks() {
     [ "${NETNS_VERBOSE:-0}" = 1 ] && v=(-v)
     for ((r = 0; r < n; r++)); do
         local h=$((r / per + 1)) extra=()
-        [ -n "${RANK_ENV:-}" ] && extra=($($RANK_ENV $r $h))
+        [ -n "${RANK_ENV:-}" ] && read -r -a extra <<<"$($RANK_ENV $r $h)"
         start_on $h "rank$r" env "${extra[@]}" "$NETNS_RANK" --rank $r --nranks $n --shared "$TMP/shared" \
             --timeout $RANK_TIMEOUT "${v[@]}" "$@"
     done
@@ -227,18 +227,23 @@ reset_procs() {
 
 stat_of() { ip netns exec "$PFX-h$1" cat "/sys/class/net/$2/statistics/$3_bytes" 2>/dev/null || echo 0; }
 
+declare -A CNT # CNT[TAG,host,name]: counters saved by snapshot and ip_counts
+
 snapshot() { # snapshot TAG
     for ((i = 1; i <= NHOSTS; i++)); do
-        eval "S_$1_${i}_etx=$(stat_of $i eth0 tx) S_$1_${i}_erx=$(stat_of $i eth0 rx) S_$1_${i}_lo=$(stat_of $i lo tx)"
+        CNT[$1,$i,etx]=$(stat_of $i eth0 tx)
+        CNT[$1,$i,erx]=$(stat_of $i eth0 rx)
+        CNT[$1,$i,lo]=$(stat_of $i lo tx)
     done
 }
 
 # check_traffic BEFORE AFTER: eth0 of every host sent and received at least MIN bytes.
 check_traffic() {
-    local min=${NETNS_MIN_BYTES:-262144}
+    local min=${NETNS_MIN_BYTES:-262144} etx erx lo
     for ((i = 1; i <= NHOSTS; i++)); do
-        local etx=$((S_$2_${i}_etx - S_$1_${i}_etx)) erx=$((S_$2_${i}_erx - S_$1_${i}_erx))
-        local lo=$((S_$2_${i}_lo - S_$1_${i}_lo))
+        etx=$((CNT[$2,$i,etx] - CNT[$1,$i,etx]))
+        erx=$((CNT[$2,$i,erx] - CNT[$1,$i,erx]))
+        lo=$((CNT[$2,$i,lo] - CNT[$1,$i,lo]))
         echo "netns: traffic host$i: eth0 tx $etx B, rx $erx B; lo (within host$i) $lo B"
         if ((etx < min || erx < min)); then
             fail "host$i's eth0 moved only $etx B out / $erx B in (at least $min B each way expected): the ranks' traffic did not cross the veth"
@@ -306,7 +311,7 @@ sc_ranktable_v12_3x1() {
 
 sc_rootinfo_ifname_2x2() {
     setup_hosts 2
-    export HCCL_SOCKET_IFNAME==eth0
+    export HCCL_SOCKET_IFNAME='=eth0'
     run_conf 2 2 "root info, HCCL_SOCKET_IFNAME==eth0, 2 hosts x 2 ranks" --init rootinfo --root "$TMP/root.bin" \
         --suite $SUITES_FULL
     unset HCCL_SOCKET_IFNAME
@@ -414,7 +419,7 @@ EOF
 sc_ipv6_2x2() {
     setup_hosts 2 v6
     export HCCL_SOCKET_FAMILY=AF_INET6
-    export HCCL_SOCKET_IFNAME==eth0
+    export HCCL_SOCKET_IFNAME='=eth0'
     ip_counts a
     run_conf 2 2 "IPv6 root info, HCCL_SOCKET_FAMILY=AF_INET6 HCCL_SOCKET_IFNAME==eth0, 2 x 2" --init rootinfo \
         --root "$TMP/root.bin" --suite coll,p2p,multicomm
@@ -426,8 +431,10 @@ sc_ipv6_2x2() {
     unset HCCL_SOCKET_FAMILY
     ip_counts b
     # Every connection must have been IPv6: (almost) no IPv4 packets sent in any host.
+    local v4 v6
     for ((i = 1; i <= NHOSTS; i++)); do
-        local v4=$((P_b_${i}_v4 - P_a_${i}_v4)) v6=$((P_b_${i}_v6 - P_a_${i}_v6))
+        v4=$((CNT[b,$i,v4] - CNT[a,$i,v4]))
+        v6=$((CNT[b,$i,v6] - CNT[a,$i,v6]))
         echo "netns: host$i sent $v6 IPv6 and $v4 IPv4 packets"
         ((v4 <= 20)) || fail "host$i sent $v4 IPv4 packets with HCCL_SOCKET_FAMILY=AF_INET6"
         ((v6 >= 1000)) || fail "host$i sent only $v6 IPv6 packets"
@@ -437,10 +444,8 @@ sc_ipv6_2x2() {
 # ip_counts TAG: IPv4 and IPv6 packets sent by each host (all interfaces, lo included).
 ip_counts() {
     for ((i = 1; i <= NHOSTS; i++)); do
-        local v4 v6
-        v4=$(ip netns exec "$PFX-h$i" awk '/^Ip: [0-9]/ { print $11 }' /proc/net/snmp)
-        v6=$(ip netns exec "$PFX-h$i" awk '$1 == "Ip6OutRequests" { print $2 }' /proc/net/snmp6)
-        eval "P_$1_${i}_v4=${v4:-0} P_$1_${i}_v6=${v6:-0}"
+        CNT[$1,$i,v4]=$(ip netns exec "$PFX-h$i" awk '/^Ip: [0-9]/ { print $11 }' /proc/net/snmp)
+        CNT[$1,$i,v6]=$(ip netns exec "$PFX-h$i" awk '$1 == "Ip6OutRequests" { print $2 }' /proc/net/snmp6)
     done
 }
 
@@ -448,7 +453,7 @@ sc_linkdown_2x2() {
     local exec_to=5 slack=${NETNS_LINKDOWN_SLACK:-4}
     setup_hosts 2
     reset_procs
-    export HCCL_SOCKET_IFNAME==eth0 HCCL_EXEC_TIMEOUT=$exec_to
+    export HCCL_SOCKET_IFNAME='=eth0' HCCL_EXEC_TIMEOUT=$exec_to
     launch_ranks 2 2 --init rootinfo --root "$TMP/root.bin" --suite loop --loop-max 40
     # wait until every rank is in its loop
     local t0=$SECONDS
