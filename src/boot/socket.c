@@ -133,6 +133,18 @@ static HcclResult addr_from_ifname(const char *spec, int family, hccl_addr *out)
     return res;
 }
 
+int hccl_addr_is_loopback(const hccl_addr *a)
+{
+    if (a->ss_family == AF_INET) return (ntohl(((const struct sockaddr_in *)a)->sin_addr.s_addr) >> 24) == 127;
+    if (a->ss_family == AF_INET6) return IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)a)->sin6_addr);
+    return 0;
+}
+
+HcclResult hccl_socket_nonloopback_addr(int family, hccl_addr *out)
+{
+    return addr_from_ifname("^lo,docker,virbr", family, out);
+}
+
 HcclResult hccl_socket_local_addr(const hccl_addr *toward, hccl_addr *out)
 {
     const char *ip = hccl_param_read_str("HCCL_IF_IP", NULL);

@@ -30,6 +30,12 @@ HcclResult hccl_addr_parse(const char *host, uint16_t port, hccl_addr *out);
  * is given (and no variable chooses), the local address that routes to it. */
 HcclResult hccl_socket_local_addr(const hccl_addr *toward, hccl_addr *out);
 
+/* 1 when a is a loopback address. */
+int hccl_addr_is_loopback(const hccl_addr *a);
+/* The first address of an interface that is up and not loopback (docker and virbr
+ * bridges skipped), of the family of `like`. HCCL_E_NOT_FOUND when there is none. */
+HcclResult hccl_socket_nonloopback_addr(int family, hccl_addr *out);
+
 /* Listen on addr (port 0 = ephemeral, or the HCCL_IF_BASE_PORT range when
  * use_base_port); the bound address is written back into addr. */
 HcclResult hccl_socket_listen(hccl_addr *addr, int use_base_port, int *fd_out);

@@ -14,6 +14,8 @@
 #include "util/param.h"
 #include "util/util.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -292,11 +294,18 @@ static HcclResult setup(hccl_comm *c)
     return HCCL_SUCCESS;
 }
 
-/* Open this rank's listener on the address that reaches `toward`. */
-static HcclResult open_listener(hccl_comm *c, const hccl_addr *toward)
+/* Open this rank's listener on the address that reaches `toward`; with
+ * avoid_loopback, a loopback answer is replaced by the first real interface (the
+ * root's name resolved to loopback on its own host, as Debian's 127.0.1.1 entry
+ * for the host name does, but ranks on other hosts must reach us). */
+static HcclResult open_listener(hccl_comm *c, const hccl_addr *toward, int avoid_loopback)
 {
     hccl_addr a;
     CHECK(hccl_socket_local_addr(toward, &a));
+    if (avoid_loopback && hccl_addr_is_loopback(&a) && !getenv("HCCL_IF_IP") && !getenv("HCCL_SOCKET_IFNAME")) {
+        hccl_addr real;
+        if (hccl_socket_nonloopback_addr(a.ss_family, &real) == HCCL_SUCCESS) a = real;
+    }
     hccl_addr_set_port(&a, 0);
     CHECK(hccl_socket_listen(&a, 1, &c->listen_fd));
     hccl_boot_peer_self(&c->peers[c->rank], &a, c->rank);
@@ -323,13 +332,13 @@ HcclResult hccl_comm_get_root_info(HcclRootInfo *root)
 }
 
 static HcclResult init_with_root(uint32_t nranks, const hccl_addr *root_addr, const hccl_boot_ident *ident,
-                                 uint32_t rank, const hccl_comm_cfg *cfg, hccl_comm **out)
+                                 uint32_t rank, const hccl_comm_cfg *cfg, int avoid_loopback, hccl_comm **out)
 {
     HcclResult res;
     hccl_comm *c = comm_alloc(rank, nranks, cfg);
     if (!c) return HCCL_E_MEMORY;
     c->ident = *ident;
-    CHECK_GOTO(open_listener(c, root_addr), res, fail);
+    CHECK_GOTO(open_listener(c, root_addr, avoid_loopback), res, fail);
     hccl_boot_peer self = c->peers[rank];
     CHECK_GOTO(hccl_boot_join(root_addr, ident, nranks, &self, hccl_boot_connect_timeout_ns(), c->peers), res, fail);
     CHECK_GOTO(setup(c), res, fail);
@@ -352,7 +361,7 @@ HcclResult hccl_comm_init_root(uint32_t nranks, const HcclRootInfo *root, uint32
     hccl_comm_cfg cfg;
     CHECK(hccl_comm_cfg_resolve(config, &cfg));
     hccl_boot_ident ident = {b.secret, b.id};
-    return init_with_root(nranks, &b.root, &ident, rank, &cfg, out);
+    return init_with_root(nranks, &b.root, &ident, rank, &cfg, 0, out);
 }
 
 /* ---- launcher environment ------------------------------------------------------- */
@@ -370,9 +379,15 @@ HcclResult hccl_comm_init_env(const HcclCommConfig *config, hccl_comm **out)
     hccl_addr root;
     CHECK(hccl_addr_parse(env.root_addr, env.root_port, &root));
     hccl_boot_ident ident = {env.secret, fnv1a("world", 5, env.secret ^ FNV_SEED)};
+    /* A host name that resolves to loopback here (Debian maps the own host name to
+     * 127.0.1.1) may name a real interface for the other hosts. */
+    unsigned char lit[sizeof(struct in6_addr)];
+    int named_loopback = hccl_addr_is_loopback(&root) && strcmp(env.root_addr, "localhost") != 0 &&
+                         inet_pton(AF_INET, env.root_addr, lit) != 1 && inet_pton(AF_INET6, env.root_addr, lit) != 1;
     if (env.rank == 0) {
         hccl_addr bind_addr = root;
-        HcclResult r = hccl_boot_root_start(&bind_addr, &ident, 0);
+        HcclResult r = HCCL_E_UNAVAIL;
+        if (!named_loopback) r = hccl_boot_root_start(&bind_addr, &ident, 0);
         if (r != HCCL_SUCCESS) {
             /* The root address may name this host by an address we cannot bind:
              * listen on every address at that port instead. */
@@ -389,7 +404,7 @@ HcclResult hccl_comm_init_env(const HcclCommConfig *config, hccl_comm **out)
     }
     HCCL_INFO(INIT, "rank %u of %u from the %s environment; root %s", env.rank, env.nranks, env.source,
               hccl_addr_str(&root));
-    return init_with_root(env.nranks, &root, &ident, env.rank, &cfg, out);
+    return init_with_root(env.nranks, &root, &ident, env.rank, &cfg, named_loopback, out);
 }
 
 /* ---- rank table ------------------------------------------------------------------ */
@@ -473,7 +488,7 @@ HcclResult hccl_comm_split(hccl_comm *parent, uint32_t nranks, const uint32_t *r
     c->ident.secret = parent->ident.secret;
     c->ident.id = fnv1a(&sub_id, sizeof sub_id, parent->ident.id ^ FNV_SEED);
     c->ident.id = fnv1a(rank_ids, sizeof *rank_ids * nranks, c->ident.id);
-    CHECK_GOTO(open_listener(c, &parent->peers[parent->rank].addr), res, fail);
+    CHECK_GOTO(open_listener(c, &parent->peers[parent->rank].addr, 0), res, fail);
     hccl_boot_peer self = c->peers[sub_rank];
     uint64_t timeout = hccl_boot_connect_timeout_ns();
     if (sub_rank == 0) {

@@ -245,7 +245,7 @@ static HcclResult do_self(hccl_netimpl *n, hccl_xfer *x, int cnt)
 
 static HcclResult timed_out(hccl_netimpl *n, hccl_xfer *x, int cnt)
 {
-    char peers[400], fps[160];
+    char peers[900], fps[160];
     size_t o = 0;
     peers[0] = 0;
     for (int i = 0; i < cnt && o + 32 < sizeof peers; i++)
@@ -253,6 +253,14 @@ static HcclResult timed_out(hccl_netimpl *n, hccl_xfer *x, int cnt)
             o += (size_t)snprintf(peers + o, sizeof peers - o, "%s%s rank %u", o ? ", " : "",
                                   x[i].dir == HCCL_XFER_SEND ? "send to" : "receive from", x[i].peer);
     hccl_fingerprint_str(&n->fp, fps, sizeof fps);
+    /* A link that swallows data names the real culprit, even when we wait on a
+     * healthy peer that waits on it. */
+    char why[160];
+    for (uint32_t p = 0; p < n->nranks && o + 64 < sizeof peers; p++) {
+        hccl_conn *c = n->conns[p];
+        if (c && c->ops->stalled && c->ops->stalled(c, why, sizeof why))
+            o += (size_t)snprintf(peers + o, sizeof peers - o, "; rank %u looks unreachable (%s)", p, why);
+    }
     if (n->fp.p2p)
         return fail(n, HCCL_E_TIMEOUT,
                     "%s timed out (HCCL_EXEC_TIMEOUT) on rank %u waiting for: %s (the peer did not post the "

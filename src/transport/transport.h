@@ -30,6 +30,9 @@ typedef struct hccl_transport {
     /* Optional (may be NULL): make the peer's send/recv fail promptly, as after our
      * death, without freeing the connection (used when a communicator aborts). */
     void (*shutdown)(hccl_conn *c);
+    /* Optional: 1 when the peer looks unreachable (data sent long ago is still not
+     * acknowledged), with a reason in why; used to name the culprit of a timeout. */
+    int (*stalled)(hccl_conn *c, char *why, size_t len);
 } hccl_transport;
 
 struct hccl_conn {

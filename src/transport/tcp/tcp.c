@@ -11,6 +11,7 @@
 #include "util/util.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <poll.h>
 #include <string.h>
 #include <netinet/in.h>
@@ -70,7 +71,20 @@ static void tcp_close(hccl_conn *c)
 
 static void tcp_shutdown(hccl_conn *c) { shutdown(((tcp_conn *)c)->fd, SHUT_RDWR); }
 
-const hccl_transport hccl_tcp_transport = {"tcp", tcp_send, tcp_recv, tcp_wait_fd, tcp_close, tcp_shutdown};
+static int tcp_stalled(hccl_conn *c, char *why, size_t len)
+{
+    struct tcp_info ti;
+    socklen_t sl = sizeof ti;
+    memset(&ti, 0, sizeof ti);
+    if (getsockopt(((tcp_conn *)c)->fd, IPPROTO_TCP, TCP_INFO, &ti, &sl) != 0) return 0;
+    if (ti.tcpi_unacked == 0 || (ti.tcpi_retransmits == 0 && ti.tcpi_backoff == 0 && ti.tcpi_probes == 0)) return 0;
+    snprintf(why, len, "%u segment(s) unacknowledged, %u retransmission(s), last acknowledgement %u ms ago",
+             ti.tcpi_unacked, ti.tcpi_total_retrans, ti.tcpi_last_ack_recv);
+    return 1;
+}
+
+const hccl_transport hccl_tcp_transport = {"tcp",        tcp_send,     tcp_recv,   tcp_wait_fd,
+                                           tcp_close,    tcp_shutdown, tcp_stalled};
 
 HcclResult hccl_tcp_conn_create(int fd, unsigned peer, hccl_conn **out)
 {
