@@ -645,7 +645,7 @@ static int peer_close_rank(int rank, int fd, void *arg)
         usleep(50000);
         uint64_t t0 = hccl_now_ns();
         c->ops->close(c);
-        CHK(secs_since(t0) < 0.1, "close took %.3f s", secs_since(t0));
+        CHK(secs_since(t0) < 1.0, "close took %.3f s", secs_since(t0));
         sync_byte(fd, 0);
         return fails;
     }
@@ -744,7 +744,7 @@ static int peer_dies_rank(int rank, int fd, void *arg)
     CHK(poll_for(wfd, ev, 100, &took) == 0, "no wake-up from a dead peer");
     uint64_t t0 = hccl_now_ns();
     c->ops->close(c);
-    CHK(secs_since(t0) < 0.1, "close took %.3f s", secs_since(t0));
+    CHK(secs_since(t0) < 1.0, "close took %.3f s", secs_since(t0));
     return fails;
 }
 
