@@ -51,6 +51,7 @@ class HcclError(RuntimeError):
         self.op = op
         self.rank = rank
         self.peers = peers
+        self.library_message = None
 
 
 def _global_ranks(comm):
@@ -81,6 +82,29 @@ def _exec_timeout_of(comm):
     return t
 
 
+def _library_message(comm):
+    """The library's own text for the communicator's failure, read from its flight
+    recorder (HcclCommDumpFlightRecorder), or None."""
+    import json
+    import tempfile
+    try:
+        fd, path = tempfile.mkstemp(prefix="hccl_err_", suffix=".json")
+        os.close(fd)
+        try:
+            if not comm._dump_flight_recorder(path):
+                return None
+            with open(path) as f:
+                rec = json.load(f)
+        finally:
+            os.unlink(path)
+    except Exception:
+        return None
+    for op in reversed(rec.get("ops") or []):
+        if op.get("state") == "failed" and op.get("error"):
+            return op["error"]
+    return rec.get("reason") or None
+
+
 def _make_error(code, opname, comm, peer, detail):
     """Called by the C extension to build the exception of a failed call."""
     name = _CODE_NAMES.get(code, "HcclResult %d" % code)
@@ -101,16 +125,33 @@ def _make_error(code, opname, comm, peer, detail):
     if detail:
         msg = "hccl %s on %s: %s" % (opname, where, detail)
         return HcclError(msg, code, opname, g(me), peers)
+    lib = _library_message(comm)
+    exact = False
+    if lib and "waiting for:" in lib:
+        import re
+        waited = sorted({int(x) for x in re.findall(r"rank (\d+)", lib.split("waiting for:", 1)[1])})
+        if waited:
+            peers, exact = [g(x) for x in waited], True
     if code == E_TIMEOUT:
-        who = ("rank %d" % peers[0]) if len(peers) == 1 else ("one or more of ranks %s" % peers)
+        if len(peers) == 1:
+            who = "rank %d" % peers[0]
+        else:
+            who = ("ranks %s" if exact else "one or more of ranks %s") % peers
         msg = ("hccl %s timed out on %s after HCCL_EXEC_TIMEOUT=%s s waiting for %s, which did not join "
-               "this %s (it skipped it, or is stuck in another call); the library's WARN line on stderr "
-               "names the exact peers (%s)" % (opname, where, _exec_timeout_of(comm), who,
-                                               "transfer" if opname in ("send", "recv") else "collective", name))
+               "this %s (it skipped it, or is stuck in another call) (%s)"
+               % (opname, where, _exec_timeout_of(comm), who,
+                  "transfer" if opname in ("send", "recv") else "collective", name))
     else:
-        msg = ("hccl %s failed on %s: %s (%s); peers involved: %s; the library's WARN line on stderr "
-               "gives the cause" % (opname, where, text, name, peers))
-    return HcclError(msg, code, opname, g(me), peers)
+        msg = "hccl %s failed on %s: %s (%s); peers involved: %s" % (opname, where, text, name, peers)
+    if lib:
+        msg += "\n  library: " + lib
+        if ranks is not None:
+            msg += "  (library ranks are ranks of this group: %s)" % list(ranks)
+    elif code != E_TIMEOUT:
+        msg += "; the library's WARN line on stderr gives the cause"
+    e = HcclError(msg, code, opname, g(me), peers)
+    e.library_message = lib
+    return e
 
 
 _hccl._set_error_factory(_make_error)

@@ -919,7 +919,29 @@ static PyObject *comm_bench_c_allreduce(CommObject *c, PyObject *const *args, Py
     return PyFloat_FromDouble((double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9);
 }
 
+/* _dump_flight_recorder(path): HcclCommDumpFlightRecorder (the library's record of the
+ * last operations, with the error text of a failed one); used to put the library's
+ * own message into HcclError. */
+static PyObject *comm_dump_flight_recorder(CommObject *c, PyObject *arg)
+{
+    if (!comm_live(c)) return NULL;
+#ifdef HCCL_EXT_FLIGHT_RECORDER
+    const char *path = PyUnicode_AsUTF8(arg);
+    if (!path) return NULL;
+    HcclResult r;
+    Py_BEGIN_ALLOW_THREADS
+    r = HcclCommDumpFlightRecorder(c->comm, path);
+    Py_END_ALLOW_THREADS
+    return PyBool_FromLong(r == HCCL_SUCCESS);
+#else
+    (void)arg;
+    Py_RETURN_FALSE;
+#endif
+}
+
 static PyMethodDef comm_methods[] = {
+    {"_dump_flight_recorder", (PyCFunction)comm_dump_flight_recorder, METH_O,
+     "_dump_flight_recorder(path) -> bool: write the library's flight recorder as JSON"},
     {"destroy", (PyCFunction)comm_destroy, METH_NOARGS, "Destroy the communicator (waits for queued work)."},
     {"async_error", (PyCFunction)comm_async_error, METH_NOARGS, "HcclGetCommAsyncError as an int (0 = none)."},
     {"all_reduce", (PyCFunction)(void (*)(void))comm_all_reduce, METH_FASTCALL, "all_reduce(send, recv, op, async)"},

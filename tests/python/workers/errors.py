@@ -1,0 +1,68 @@
+"""Rank script: library failures surface as hccl.HcclError.
+
+  mismatch  ranks call all_reduce with different counts: both fail at once (the
+            library compares the operations' fingerprints), the communicator is then
+            broken and later calls fail too.
+  timeout   rank 1 skips an all_reduce: rank 0 fails after exec_timeout seconds with
+            HCCL_E_TIMEOUT and a message naming rank 1 (sync and async forms).
+"""
+import sys
+import time
+
+import numpy as np
+
+import common as C
+import hccl
+
+
+def main():
+    mode = sys.argv[1]
+    comm = hccl.init(exec_timeout=3 if mode == "timeout" else None)
+    r, n = comm.rank, comm.size
+    if mode == "mismatch":
+        a = np.ones(4 + r, np.float32)
+        try:
+            hccl.all_reduce(a)
+        except hccl.HcclError as e:
+            assert isinstance(e, RuntimeError)
+            assert e.code != 0 and e.op == "all_reduce" and e.rank == r, (e.code, e.op, e.rank)
+            assert "mismatch" in e.library_message and "library: " in str(e), e
+            print("rank %d: mismatch -> %s: %s" % (r, e.code_name, e), flush=True)
+        else:
+            raise AssertionError("mismatched counts did not fail")
+        assert comm.async_error() != 0
+        h = hccl.all_reduce(np.ones(4, np.float32), async_op=True)
+        try:
+            h.wait()
+            raise AssertionError("an operation on a broken communicator succeeded")
+        except hccl.HcclError as e:
+            assert h.is_completed() and isinstance(h.exception(), hccl.HcclError)
+        C.ok("mismatch")
+    elif mode == "timeout":
+        t0 = time.monotonic()
+        if r == 0:
+            h = hccl.all_reduce(np.ones(4, np.float32), async_op=True)
+            try:
+                h.wait(timeout=0.2)
+                raise AssertionError("wait(timeout) returned")
+            except hccl.HcclError as e:
+                assert e.code == 9 and "gave up" in str(e), e
+                assert not h.is_completed() and h.exception() is None
+            try:
+                h.wait()
+                raise AssertionError("skipped collective did not fail")
+            except hccl.HcclError as e:
+                dt = time.monotonic() - t0
+                assert e.code == 9 and e.code_name == "HCCL_E_TIMEOUT", e
+                assert "waiting for rank 1" in str(e) and e.peers == [1], e
+                assert "rank 1" in e.library_message and "timed out" in e.library_message, e
+                assert 2 <= dt < 20, dt
+                assert isinstance(h.exception(), hccl.HcclError)
+                print("rank 0: timeout after %.1f s -> %s" % (dt, e), flush=True)
+        else:
+            time.sleep(4.5)  # skip the collective; rank 0 gives up after 3 s
+        C.ok("timeout")
+    C.report(r)
+
+
+C.main_guard(main)
