@@ -1,0 +1,645 @@
+/*
+ * fault_boot.c - failures around communicator creation, hostile connections, and the
+ * flight recorder on request.
+ *
+ * subcomm   4 ranks, HCCL_CONNECT_TIMEOUT=3. (a) HcclCreateSubCommConfig over parent
+ *           ranks {0,1,3}, which rank 3 never calls: ranks 0 and 1 fail after about 3 s
+ *           (not before 2.5 s, not after 8 s) with a WARN line naming the missing
+ *           rank (as "rank 3", its parent rank, or as sub-communicator rank 2);
+ *           (b) over {1,2,3}, which rank 1 (the first listed, who would serve the
+ *           rendezvous) never calls: ranks 2 and 3 fail the same way naming rank 1
+ *           (or sub rank 0). Afterwards an AllReduce over the parent (all 4) must
+ *           still work: a failed sub-communicator leaves its parent usable.
+ * stray     3 ranks with HcclCommInitFromEnv (MASTER_PORT): before ranks 1 and 2 start,
+ *           the test opens connections to the bootstrap root port (MASTER_PORT+1): one
+ *           sends 4 KiB of garbage, one sends a header-sized block of 0xff, one sends
+ *           one byte and stays, one stays silent, one closes at once. The job must
+ *           still initialise (ranks 1, 2 within 8 s) and compute a correct AllReduce;
+ *           rank 0 logs at least one WARN line about a dropped connection.
+ *           --case flood: 5 silent connections instead; ranks 1, 2 must still
+ *           initialise within 3 s (idle connections must not stall the root).
+ * port      (a) HCCL_IF_BASE_PORT=B with B..B+3 occupied by the test: a 3-rank job still
+ *           works and its listeners are in [B+4, B+1024); (b) HcclCommInitFromEnv with
+ *           MASTER_PORT+1 occupied (HCCL_CONNECT_TIMEOUT=3): rank 0 fails within 2 s
+ *           with a WARN naming the port; ranks 1, 2 fail within 8 s, naming the root
+ *           address; nobody hangs, nothing leaks.
+ * ranktable HcclCommInitClusterInfo with broken rank tables: each returns HCCL_E_PARA
+ *           within 1 s, and the WARN line names the offending field.
+ * whitelist HCCL_WHITELIST_DISABLE=0 with a file that lists 198.18.0.1 and an invalid
+ *           entry (loopback is always admitted): a 3-rank job works; the invalid entry
+ *           is reported.
+ * frdump    HcclCommDumpFlightRecorder on request, to a path and to
+ *           HCCL_FLIGHT_RECORDER_DIR (path NULL), after three operations; the files hold
+ *           this rank, three "done" operations; an unwritable path and a NULL
+ *           communicator fail cleanly.
+ */
+#include "fault.h"
+
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define CONNECT_TIMEOUT_S 3
+
+/* ---- sub-communicator that not every listed rank joins -------------------------------- */
+
+typedef struct {
+    const char *name;
+    uint32_t ids[3];
+    int absent;              /* parent rank that never calls HcclCreateSubCommConfig */
+    const char *names_world; /* how a WARN line may name it: "rank 3" ... */
+    const char *names_sub;   /* ... or by its sub-communicator rank */
+} sub_case;
+
+static const sub_case sub_cases[] = {
+    {"subcomm_member_missing", {0, 1, 3}, 3, "rank 3", "2"},
+    {"subcomm_first_missing", {1, 2, 3}, 1, "rank 1", "0"},
+};
+
+static void sub_body(fault_ctx *c)
+{
+    const sub_case *sc = c->arg;
+    fault_bufs b;
+    if (fault_bufs_alloc(c, &b, 4096, 4096) != 0) return;
+    int idx = -1;
+    for (int i = 0; i < 3; i++)
+        if ((int)sc->ids[i] == c->rank) idx = i;
+    if (idx >= 0 && c->rank != sc->absent) {
+        HcclCommConfig cfg;
+        HcclCommConfigInit(&cfg);
+        HcclComm sub = NULL;
+        uint32_t ids[3] = {sc->ids[0], sc->ids[1], sc->ids[2]};
+        fault_step(c, "HcclCreateSubCommConfig({%u,%u,%u}) without rank %d", ids[0], ids[1], ids[2], sc->absent);
+        double t0 = fault_now();
+        HcclResult rc = HcclCreateSubCommConfig(&c->comm, 3, ids, 7, (uint32_t)idx, &cfg, &sub);
+        double dt = fault_now() - t0;
+        if (rc == HCCL_SUCCESS) {
+            fault_fail(c, "HcclCreateSubCommConfig succeeded although rank %d never joined", sc->absent);
+            HcclCommDestroy(sub);
+        } else {
+            FCHECK(c, dt >= CONNECT_TIMEOUT_S - 0.5, "HcclCreateSubCommConfig failed after %.2f s, before "
+                   "HCCL_CONNECT_TIMEOUT=%d s (rc %d)", dt, CONNECT_TIMEOUT_S, (int)rc);
+            FCHECK(c, dt <= CONNECT_TIMEOUT_S + 5.0, "HcclCreateSubCommConfig failed after %.2f s, long after "
+                   "HCCL_CONNECT_TIMEOUT=%d s", dt, CONNECT_TIMEOUT_S);
+            fprintf(stderr, "FAULT-TEST INFO: HcclCreateSubCommConfig failed after %.3f s with %d (%s)\n", dt,
+                    (int)rc, HcclGetErrorString(rc));
+        }
+        atomic_fetch_add(&g_sh->flag[1], 1);
+    } else if (c->rank == sc->absent) {
+        fault_step(c, "not joining the sub-communicator; waiting for the others to give up");
+        if (!fault_wait_flag(1, 2, 20)) fault_fail(c, "the joining ranks did not give up within 20 s");
+    }
+    fault_step(c, "AllReduce on the parent after the failed sub-communicator");
+    int rc = fault_allreduce_check(c, &b, 1024, 3.0f);
+    FCHECK(c, rc == 0, "an AllReduce on the parent failed (rc %d) after a failed sub-communicator creation", rc);
+    fault_bufs_free(&b);
+}
+
+static const char *case_arg(int argc, char **argv)
+{
+    for (int i = 1; i + 1 < argc; i++)
+        if (!strcmp(argv[i], "--case")) return argv[i + 1];
+    return NULL;
+}
+
+int scen_subcomm(int argc, char **argv)
+{
+    const char *only = case_arg(argc, argv);
+    char t[16];
+    snprintf(t, sizeof t, "%d", CONNECT_TIMEOUT_S);
+    setenv("HCCL_CONNECT_TIMEOUT", t, 1);
+    setenv("HCCL_EXEC_TIMEOUT", "30", 1);
+    for (size_t k = 0; k < sizeof sub_cases / sizeof sub_cases[0]; k++) {
+        const sub_case *sc = &sub_cases[k];
+        if (only && strcmp(only, sc->name + strlen("subcomm_")) != 0) continue;
+        fault_job job = {.name = sc->name, .nranks = 4, .init = INIT_ROOTINFO, .body = sub_body, .arg = (void *)sc,
+                         .watchdog_s = 40};
+        fault_run(&job);
+        for (int i = 0; i < 3; i++) {
+            int r = (int)sc->ids[i];
+            if (r == sc->absent) continue;
+            char sub_name[64];
+            snprintf(sub_name, sizeof sub_name, "never arrived: %s", sc->names_sub);
+            int named = fault_output_has(r, "WARN", sc->names_world, NULL) ||
+                        fault_output_has(r, "WARN", sub_name, NULL);
+            FCHECK(NULL, named, "%s: rank %d printed no WARN line naming the rank that never joined (%s, sub rank %s)",
+                   sc->name, r, sc->names_world, sc->names_sub);
+        }
+    }
+    return 0;
+}
+
+/* ---- stray connections to the bootstrap root port -------------------------------------------- */
+
+#define ENV_N 3
+#define STRAY_FLOOD 5
+
+typedef struct {
+    int port; /* MASTER_PORT */
+    int expect_fail;
+    int flood; /* stray: this many silent connections instead of the mix */
+} env_arg;
+
+static int connect_port(int port, double timeout_s)
+{
+    double end = fault_now() + timeout_s;
+    struct sockaddr_in a;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_port = htons((uint16_t)port);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    while (fault_now() < end) {
+        int s = socket(AF_INET, SOCK_STREAM, 0);
+        if (s < 0) return -1;
+        if (connect(s, (struct sockaddr *)&a, sizeof a) == 0) return s;
+        close(s);
+        usleep(2000);
+    }
+    return -1;
+}
+
+static void env_set_rank(int rank)
+{
+    char v[16];
+    snprintf(v, sizeof v, "%d", rank);
+    setenv("RANK", v, 1);
+    setenv("LOCAL_RANK", v, 1);
+}
+
+static void env_common(int port)
+{
+    char v[16];
+    snprintf(v, sizeof v, "%d", ENV_N);
+    setenv("WORLD_SIZE", v, 1);
+    setenv("LOCAL_WORLD_SIZE", v, 1);
+    setenv("MASTER_ADDR", "127.0.0.1", 1);
+    snprintf(v, sizeof v, "%d", port);
+    setenv("MASTER_PORT", v, 1);
+    setenv("HCCL_JOB_SECRET", "0x5eed1234abcd9876", 1);
+}
+
+static void stray_body(fault_ctx *c)
+{
+    env_set_rank(c->rank);
+    if (c->rank != 0) {
+        fault_step(c, "waiting for the stray connections");
+        if (!fault_wait_flag(0, 1, 15)) fault_fail(c, "the stray connections were not made within 15 s");
+    }
+    fault_step(c, "HcclCommInitFromEnv with stray connections on the root port");
+    double t0 = fault_now();
+    HcclResult rc = HcclCommInitFromEnv(NULL, &c->comm);
+    double dt = fault_now() - t0;
+    if (rc != HCCL_SUCCESS) {
+        fault_fail(c, "HcclCommInitFromEnv returned %d (%s) with stray connections on the root port", (int)rc,
+                   HcclGetErrorString(rc));
+        c->comm = NULL;
+        return;
+    }
+    fprintf(stderr, "FAULT-TEST INFO: HcclCommInitFromEnv took %.3f s\n", dt);
+    const env_arg *ea = c->arg;
+    double limit = ea->flood ? 3.0 : 8.0;
+    if (c->rank != 0)
+        FCHECK(c, dt < limit, "HcclCommInitFromEnv took %.2f s (limit %.0f s): stray connections stalled the root", dt,
+               limit);
+    fault_bufs b;
+    if (fault_bufs_alloc(c, &b, 4096, 4096) != 0) return;
+    FCHECK(c, fault_allreduce_check(c, &b, 1024, 5.0f) == 0, "AllReduce failed after an init with stray connections");
+    fault_bufs_free(&b);
+}
+
+static int g_strays[16];
+static int g_nstrays;
+
+static void stray_parent(fault_job *job, const pid_t *pids)
+{
+    (void)pids;
+    const env_arg *ea = job->arg;
+    unsigned char junk[4096];
+    for (size_t i = 0; i < sizeof junk; i++) junk[i] = (unsigned char)(i * 131u + 17u);
+    g_nstrays = 0;
+    if (ea->flood) {
+        for (int i = 0; i < ea->flood && g_nstrays < (int)(sizeof g_strays / sizeof g_strays[0]); i++) {
+            int s = connect_port(ea->port + 1, 10);
+            if (s < 0) {
+                fault_fail(NULL, "cannot connect to the bootstrap root port %d", ea->port + 1);
+                break;
+            }
+            g_strays[g_nstrays++] = s;
+        }
+        atomic_store(&g_sh->flag[0], 1);
+        return;
+    }
+    int s = connect_port(ea->port + 1, 10);
+    if (s < 0) {
+        fault_fail(NULL, "cannot connect to the bootstrap root port %d", ea->port + 1);
+        atomic_store(&g_sh->flag[0], 1);
+        return;
+    }
+    /* 1: garbage */
+    if (send(s, junk, sizeof junk, MSG_NOSIGNAL) < 0) fault_fail(NULL, "send of garbage failed: %s", strerror(errno));
+    g_strays[g_nstrays++] = s;
+    /* 2: a header-sized block of 0xff (absurd lengths and ids) */
+    s = connect_port(ea->port + 1, 2);
+    if (s >= 0) {
+        unsigned char ff[256];
+        memset(ff, 0xff, sizeof ff);
+        if (send(s, ff, sizeof ff, MSG_NOSIGNAL) < 0) fault_fail(NULL, "send of 0xff failed");
+        g_strays[g_nstrays++] = s;
+    }
+    /* 3: one byte, then silence */
+    s = connect_port(ea->port + 1, 2);
+    if (s >= 0) {
+        if (send(s, "H", 1, MSG_NOSIGNAL) < 0) fault_fail(NULL, "send of one byte failed");
+        g_strays[g_nstrays++] = s;
+    }
+    /* 4: silent */
+    s = connect_port(ea->port + 1, 2);
+    if (s >= 0) g_strays[g_nstrays++] = s;
+    /* 5: connect and close */
+    s = connect_port(ea->port + 1, 2);
+    if (s >= 0) close(s);
+    atomic_store(&g_sh->flag[0], 1);
+}
+
+int scen_stray(int argc, char **argv)
+{
+    const char *only = case_arg(argc, argv);
+    env_arg ea = {.port = fault_free_ports(2), .flood = only && !strcmp(only, "flood") ? STRAY_FLOOD : 0};
+    if (ea.port < 0) {
+        fault_fail(NULL, "no free ports");
+        return 0;
+    }
+    env_common(ea.port);
+    setenv("HCCL_CONNECT_TIMEOUT", "15", 1);
+    fault_job job = {.name = ea.flood ? "stray_flood" : "stray", .nranks = ENV_N, .init = INIT_NONE, .body = stray_body, .parent = stray_parent,
+                     .arg = &ea, .watchdog_s = 40};
+    fault_run(&job);
+    for (int i = 0; i < g_nstrays; i++) close(g_strays[i]);
+    if (ea.flood) return 0; /* silent connections need not be logged */
+    FCHECK(NULL, fault_output_has(0, "WARN", "dropped", NULL),
+           "rank 0 (the bootstrap root) logged no WARN line about a dropped stray connection");
+    return 0;
+}
+
+/* ---- ports in use -------------------------------------------------------------------------------- */
+
+#define PORT_BLOCKED 4
+
+/* LISTEN sockets in [lo, hi) from /proc/net/tcp and tcp6. */
+static int count_listeners(int lo, int hi)
+{
+    static const char *files[] = {"/proc/net/tcp", "/proc/net/tcp6"};
+    int n = 0;
+    for (int f = 0; f < 2; f++) {
+        FILE *fp = fopen(files[f], "r");
+        if (!fp) continue;
+        char line[512];
+        if (!fgets(line, sizeof line, fp)) {
+            fclose(fp);
+            continue;
+        }
+        while (fgets(line, sizeof line, fp)) {
+            char local[128];
+            unsigned st;
+            if (sscanf(line, "%*d: %127s %*s %x", local, &st) != 2) continue;
+            char *colon = strrchr(local, ':');
+            if (!colon) continue;
+            int port = (int)strtol(colon + 1, NULL, 16);
+            if (st == 0x0A && port >= lo && port < hi) n++;
+        }
+        fclose(fp);
+    }
+    return n;
+}
+
+typedef struct {
+    int base;
+} base_arg;
+
+static void base_body(fault_ctx *c)
+{
+    const base_arg *ba = c->arg;
+    fault_bufs b;
+    if (fault_bufs_alloc(c, &b, 4096, 4096) != 0) return;
+    fault_step(c, "AllReduce with HCCL_IF_BASE_PORT partly occupied");
+    FCHECK(c, fault_allreduce_check(c, &b, 1024, 1.0f) == 0, "AllReduce failed with HCCL_IF_BASE_PORT partly occupied");
+    if (c->rank == 0) {
+        int n = count_listeners(ba->base + PORT_BLOCKED, ba->base + 1024);
+        FCHECK(c, n >= c->nranks, "%d listening sockets in [%d, %d) while the job runs; expected at least %d (one per "
+               "rank): HCCL_IF_BASE_PORT not honoured?", n, ba->base + PORT_BLOCKED, ba->base + 1024, c->nranks);
+    }
+    /* Everyone checks before anyone destroys. */
+    FCHECK(c, fault_allreduce_check(c, &b, 16, 2.0f) == 0, "second AllReduce failed");
+    fault_bufs_free(&b);
+}
+
+static void master_body(fault_ctx *c)
+{
+    const env_arg *ea = c->arg;
+    env_set_rank(c->rank);
+    fault_step(c, "HcclCommInitFromEnv with MASTER_PORT+1 occupied");
+    double t0 = fault_now();
+    HcclResult rc = HcclCommInitFromEnv(NULL, &c->comm);
+    double dt = fault_now() - t0;
+    if (rc == HCCL_SUCCESS) {
+        fault_fail(c, "HcclCommInitFromEnv succeeded although the root port %d is taken by another program",
+                   ea->port + 1);
+        return; /* the harness destroys it */
+    }
+    c->comm = NULL;
+    fprintf(stderr, "FAULT-TEST INFO: HcclCommInitFromEnv failed after %.3f s with %d (%s)\n", dt, (int)rc,
+            HcclGetErrorString(rc));
+    if (c->rank == 0) FCHECK(c, dt < 2.0, "rank 0 took %.2f s to report that it cannot host the root", dt);
+    else FCHECK(c, dt < CONNECT_TIMEOUT_S + 5.0, "rank %d took %.2f s to fail (HCCL_CONNECT_TIMEOUT=%d)", c->rank,
+                dt, CONNECT_TIMEOUT_S);
+}
+
+static void port_base(void);
+static void port_master(void);
+
+int scen_port(int argc, char **argv)
+{
+    const char *only = case_arg(argc, argv);
+    /* One value for both jobs: variables are read once per process, and forked ranks
+     * inherit what the parent read. */
+    char v[16];
+    snprintf(v, sizeof v, "%d", CONNECT_TIMEOUT_S);
+    setenv("HCCL_CONNECT_TIMEOUT", v, 1);
+    if (!only || !strcmp(only, "base")) port_base();
+    if (!only || !strcmp(only, "master")) port_master();
+    return 0;
+}
+
+static void port_base(void)
+{
+    /* (a) HCCL_IF_BASE_PORT with its first ports taken. */
+    base_arg ba = {.base = fault_free_ports(PORT_BLOCKED + 8)};
+    if (ba.base < 0) {
+        fault_fail(NULL, "no free port range");
+        return;
+    }
+    int held[PORT_BLOCKED];
+    for (int i = 0; i < PORT_BLOCKED; i++) {
+        held[i] = fault_occupy_port(ba.base + i, 0);
+        if (held[i] < 0) fault_fail(NULL, "cannot occupy port %d", ba.base + i);
+    }
+    char v[16];
+    snprintf(v, sizeof v, "%d", ba.base);
+    setenv("HCCL_IF_BASE_PORT", v, 1);
+    fault_job job = {.name = "port_base", .nranks = 3, .init = INIT_ROOTINFO, .body = base_body, .arg = &ba,
+                     .watchdog_s = 30};
+    fault_run(&job);
+    for (int i = 0; i < PORT_BLOCKED; i++)
+        if (held[i] >= 0) close(held[i]);
+    unsetenv("HCCL_IF_BASE_PORT");
+}
+
+static void port_master(void)
+{
+    /* (b) MASTER_PORT + 1 taken by another program. */
+    env_arg ea = {.port = fault_free_ports(2), .expect_fail = 1};
+    int blocker = ea.port > 0 ? fault_occupy_port(ea.port + 1, 1) : -1;
+    if (blocker < 0) {
+        fault_fail(NULL, "cannot occupy a port for the root");
+        return;
+    }
+    env_common(ea.port);
+    fault_job job2 = {.name = "port_master", .nranks = ENV_N, .init = INIT_NONE, .body = master_body, .arg = &ea,
+                      .watchdog_s = 30};
+    fault_run(&job2);
+    close(blocker);
+    char port[16];
+    snprintf(port, sizeof port, "%d", ea.port + 1);
+    FCHECK(NULL, fault_output_has(0, "WARN", port, NULL),
+           "rank 0 printed no WARN line naming the occupied root port %s", port);
+    for (int r = 1; r < ENV_N; r++)
+        FCHECK(NULL, fault_output_has(r, "WARN", port, NULL),
+               "rank %d printed no WARN line naming the root address (port %s) it could not bootstrap with", r, port);
+}
+
+/* ---- rank tables with errors ------------------------------------------------------------------ */
+
+typedef struct {
+    const char *what;
+    const char *text;    /* NULL: a file that does not exist */
+    const char *needle;  /* the WARN line must contain it */
+    const char *needle2; /* and this (or NULL) */
+    uint32_t rank;
+    HcclResult want;
+} rt_case;
+
+#define DEV(id, port, rank) "{\"device_id\":\"" id "\",\"device_ip\":\"127.0.0.1\",\"device_port\":\"" port "\",\"rank_id\":\"" rank "\"}"
+#define SERVER(devs) "{\"server_id\":\"node_0\",\"host_ip\":\"127.0.0.1\",\"device\":[" devs "]}"
+#define TABLE(ver, count, servers) "{\"status\":\"completed\",\"version\":\"" ver "\",\"server_count\":\"" count "\",\"server_list\":[" servers "]}"
+
+static const rt_case rt_cases[] = {
+    {"truncated JSON", "{\"status\":\"completed\",\"version\":\"1.0\",\"server_list\":[", "not valid JSON", NULL, 0,
+     HCCL_E_PARA},
+    {"JSON syntax error", "{\"status\":\"completed\",,}", "not valid JSON", "line 1", 0, HCCL_E_PARA},
+    {"top level not an object", "[1,2,3]", "top level", NULL, 0, HCCL_E_PARA},
+    {"status not completed", "{\"status\":\"initializing\",\"version\":\"1.0\",\"server_count\":\"1\",\"server_list\":["
+     SERVER(DEV("0", "30001", "0")) "]}", "status", NULL, 0, HCCL_E_PARA},
+    {"unsupported version", TABLE("9.9", "1", SERVER(DEV("0", "30001", "0"))), "version", "9.9", 0, HCCL_E_PARA},
+    {"server_list missing", "{\"status\":\"completed\",\"version\":\"1.0\",\"server_count\":\"1\"}", "server_list",
+     "missing", 0, HCCL_E_PARA},
+    {"server_count disagrees", TABLE("1.0", "3", SERVER(DEV("0", "30001", "0"))), "server_count", NULL, 0,
+     HCCL_E_PARA},
+    {"device_port not a number", TABLE("1.0", "1", SERVER(DEV("0", "http", "0") "," DEV("1", "30002", "1"))),
+     "server_list[0].device[0].device_port", NULL, 0, HCCL_E_PARA},
+    {"device_port out of range", TABLE("1.0", "1", SERVER(DEV("0", "30001", "0") "," DEV("1", "70000", "1"))),
+     "server_list[0].device[1].device_port", NULL, 0, HCCL_E_PARA},
+    {"device_ip not an address", TABLE("1.0", "1", SERVER("{\"device_id\":\"0\",\"device_ip\":\"300.1.2.3\",\"device_port\":\"30001\",\"rank_id\":\"0\"}")),
+     "server_list[0].device[0].device_ip", NULL, 0, HCCL_E_PARA},
+    {"duplicate rank_id", TABLE("1.0", "1", SERVER(DEV("0", "30001", "0") "," DEV("1", "30002", "0"))), "rank_id",
+     "duplicate", 0, HCCL_E_PARA},
+    {"rank_id out of range", TABLE("1.0", "1", SERVER(DEV("0", "30001", "0") "," DEV("1", "30002", "5"))),
+     "server_list[0].device[1].rank_id", NULL, 0, HCCL_E_PARA},
+    {"rank_id not a string", TABLE("1.0", "1", SERVER("{\"device_id\":\"0\",\"device_ip\":\"127.0.0.1\",\"device_port\":\"30001\",\"rank_id\":0}")),
+     "rank_id", "expected a string", 0, HCCL_E_PARA},
+    {"empty device list", TABLE("1.0", "1", "{\"server_id\":\"node_0\",\"host_ip\":\"127.0.0.1\",\"device\":[]}"),
+     "server_list[0].device", "empty", 0, HCCL_E_PARA},
+    {"host_ip not an address", TABLE("1.0", "1", "{\"server_id\":\"node_0\",\"host_ip\":\"localhost:1\",\"device\":[{\"device_id\":\"0\",\"rank_id\":\"0\"}]}"),
+     "server_list[0].host_ip", NULL, 0, HCCL_E_PARA},
+    {"v1.2 without super_pod_list", TABLE("1.2", "1", SERVER(DEV("0", "30001", "0"))), "super_pod_list", NULL, 0,
+     HCCL_E_PARA},
+    {"rank beyond the table", TABLE("1.0", "1", SERVER(DEV("0", "30001", "0") "," DEV("1", "30002", "1"))),
+     "out of range", "2 ranks", 5, HCCL_E_PARA},
+    {"file missing", NULL, "no_such_ranktable.json", NULL, 0, HCCL_E_OPEN_FILE_FAILURE},
+};
+
+static void rt_body(fault_ctx *c)
+{
+    for (size_t k = 0; k < sizeof rt_cases / sizeof rt_cases[0]; k++) {
+        const rt_case *rc = &rt_cases[k];
+        char path[700];
+        if (rc->text) {
+            snprintf(path, sizeof path, "%s/ranktable_%zu.json", g_sh->dir, k);
+            FILE *f = fopen(path, "w");
+            if (!f || fputs(rc->text, f) < 0) {
+                fault_fail(c, "cannot write %s", path);
+                if (f) fclose(f);
+                continue;
+            }
+            fclose(f);
+        } else {
+            snprintf(path, sizeof path, "%s/no_such_ranktable.json", g_sh->dir);
+        }
+        fault_step(c, "rank table case: %s", rc->what);
+        char *before = fault_rank_output(0);
+        size_t at = strlen(before);
+        free(before);
+        HcclComm comm = NULL;
+        double t0 = fault_now();
+        HcclResult r = HcclCommInitClusterInfo(path, rc->rank, &comm);
+        double dt = fault_now() - t0;
+        if (r == HCCL_SUCCESS) {
+            fault_fail(c, "%s: HcclCommInitClusterInfo succeeded", rc->what);
+            HcclCommDestroy(comm);
+            continue;
+        }
+        FCHECK(c, r == rc->want, "%s: HcclCommInitClusterInfo returned %d (%s), expected %d (%s)", rc->what, (int)r,
+               HcclGetErrorString(r), (int)rc->want, HcclGetErrorString(rc->want));
+        FCHECK(c, dt < 1.0, "%s: HcclCommInitClusterInfo took %.2f s to fail", rc->what, dt);
+        /* What this call printed. */
+        char *all = fault_rank_output(0);
+        const char *out = strlen(all) >= at ? all + at : "";
+        const char *needles[] = {"WARN", rc->needle, rc->needle2, NULL};
+        FCHECK(c, fault_text_has_line(out, needles), "%s: no WARN line naming \"%s\"%s%s%s; it printed:\n%s",
+               rc->what, rc->needle, rc->needle2 ? " and \"" : "", rc->needle2 ? rc->needle2 : "",
+               rc->needle2 ? "\"" : "", out);
+        free(all);
+    }
+}
+
+int scen_ranktable(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    fault_job job = {.name = "ranktable", .nranks = 1, .init = INIT_NONE, .body = rt_body, .watchdog_s = 30};
+    fault_run(&job);
+    return 0;
+}
+
+/* ---- whitelist -------------------------------------------------------------------------------- */
+
+static void simple_body(fault_ctx *c)
+{
+    fault_bufs b;
+    if (fault_bufs_alloc(c, &b, 4096, 4096) != 0) return;
+    FCHECK(c, fault_allreduce_check(c, &b, 1024, 1.0f) == 0, "AllReduce failed");
+    fault_bufs_free(&b);
+}
+
+int scen_whitelist(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    char path[700];
+    snprintf(path, sizeof path, "%s/whitelist.json", g_sh->dir);
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        fault_fail(NULL, "cannot write %s", path);
+        return 0;
+    }
+    fputs("{\"host_ip\": [\"198.18.0.1\", \"not-an-ip\"]}\n", f);
+    fclose(f);
+    setenv("HCCL_WHITELIST_DISABLE", "0", 1);
+    setenv("HCCL_WHITELIST_FILE", path, 1);
+    setenv("HCCL_CONNECT_TIMEOUT", "10", 1);
+    fault_job job = {.name = "whitelist", .nranks = 3, .init = INIT_ROOTINFO, .body = simple_body, .watchdog_s = 30};
+    fault_run(&job);
+    int reported = 0;
+    for (int r = 0; r < 3; r++) reported |= fault_output_has(r, "WARN", "host_ip[1]", NULL);
+    FCHECK(NULL, reported, "no rank reported the invalid whitelist entry host_ip[1] (\"not-an-ip\")");
+    return 0;
+}
+
+/* ---- flight recorder on request ----------------------------------------------------------------- */
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)n + 1);
+    size_t k = fread(buf, 1, (size_t)n, f);
+    buf[k] = 0;
+    fclose(f);
+    return buf;
+}
+
+static int count_of(const char *hay, const char *needle)
+{
+    int n = 0;
+    for (const char *p = hay; (p = strstr(p, needle)) != NULL; p += strlen(needle)) n++;
+    return n;
+}
+
+static void check_dump(fault_ctx *c, const char *path)
+{
+    char *t = slurp(path);
+    if (!t) {
+        fault_fail(c, "flight recorder dump %s was not written", path);
+        return;
+    }
+    char want[64];
+    snprintf(want, sizeof want, "\"rank\":%d,", c->rank);
+    FCHECK(c, strstr(t, want) != NULL, "%s does not say %s", path, want);
+    FCHECK(c, strstr(t, "\"nranks\":3,") != NULL, "%s does not say \"nranks\":3", path);
+    FCHECK(c, count_of(t, "\"state\":\"done\"") == 3, "%s: %d operations \"done\", expected 3", path,
+           count_of(t, "\"state\":\"done\""));
+    FCHECK(c, strstr(t, "AllGather") && strstr(t, "Broadcast") && strstr(t, "AllReduce"),
+           "%s does not list AllReduce, AllGather and Broadcast", path);
+    FCHECK(c, strstr(t, "\"last_completed_seq\":3") != NULL, "%s: last_completed_seq is not 3", path);
+    free(t);
+}
+
+static void frdump_body(fault_ctx *c)
+{
+    fault_bufs b;
+    if (fault_bufs_alloc(c, &b, 4096 * 3, 4096 * 3) != 0) return;
+    FCHECK(c, fault_allreduce_check(c, &b, 1024, 1.0f) == 0, "AllReduce failed");
+    FCHECK(c, HcclAllGather(b.dev_send, b.dev_recv, 1024, HCCL_DATA_TYPE_FP32, c->comm, c->stream) == HCCL_SUCCESS &&
+                  HcclBroadcast(b.dev_recv, 1024, HCCL_DATA_TYPE_FP32, 0, c->comm, c->stream) == HCCL_SUCCESS &&
+                  aclrtSynchronizeStream(c->stream) == ACL_SUCCESS,
+           "AllGather + Broadcast failed");
+    char path[700];
+    snprintf(path, sizeof path, "%s/requested_r%d.json", g_sh->dir, c->rank);
+    HcclResult rc = HcclCommDumpFlightRecorder(c->comm, path);
+    FCHECK(c, rc == HCCL_SUCCESS, "HcclCommDumpFlightRecorder(comm, %s) returned %d", path, (int)rc);
+    check_dump(c, path);
+    rc = HcclCommDumpFlightRecorder(c->comm, NULL);
+    FCHECK(c, rc == HCCL_SUCCESS, "HcclCommDumpFlightRecorder(comm, NULL) returned %d", (int)rc);
+    /* NULL: HCCL_FLIGHT_RECORDER_DIR/hccl_fr_<comm>_r<rank>_p<pid>.json */
+    char name[COMM_NAME_MAX_LENGTH + 16] = "";
+    HcclGetCommName(c->comm, name);
+    snprintf(path, sizeof path, "%s/hccl_fr_%s_r%d_p%d.json", g_sh->dir, name, c->rank, (int)getpid());
+    check_dump(c, path);
+    rc = HcclCommDumpFlightRecorder(c->comm, "/nonexistent-dir-for-hccl-fault/x.json");
+    FCHECK(c, rc != HCCL_SUCCESS, "HcclCommDumpFlightRecorder to an unwritable path returned HCCL_SUCCESS");
+    rc = HcclCommDumpFlightRecorder(NULL, path);
+    FCHECK(c, rc != HCCL_SUCCESS, "HcclCommDumpFlightRecorder(NULL, ...) returned HCCL_SUCCESS");
+    /* The communicator still works after the dumps. */
+    FCHECK(c, fault_allreduce_check(c, &b, 16, 2.0f) == 0, "AllReduce after the dumps failed");
+    fault_bufs_free(&b);
+}
+
+int scen_frdump(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    setenv("HCCL_FLIGHT_RECORDER_DIR", g_sh->dir, 1);
+    fault_job job = {.name = "frdump", .nranks = 3, .init = INIT_ROOTINFO, .body = frdump_body, .watchdog_s = 30};
+    fault_run(&job);
+    return 0;
+}

@@ -1,0 +1,384 @@
+/*
+ * fault_scen.c - failures during operations: a killed rank, a rank that skips a
+ * collective, a frozen rank, mismatched collectives. (Scenarios around communicator
+ * creation are in fault_boot.c.)
+ *
+ * kill      4 ranks loop checked AllReduces (256 KiB); the parent SIGKILLs rank 2 once
+ *           every rank has done 20. Each survivor: the AllReduce in flight (or the next)
+ *           fails within 10 s of the kill, long before HCCL_EXEC_TIMEOUT (60 s);
+ *           HcclGetCommAsyncError is not HCCL_SUCCESS; a further AllReduce fails at
+ *           once; its stderr has a WARN line naming rank 2; destroy < 5 s.
+ * skip      4 ranks, HCCL_EXEC_TIMEOUT=3: after op #1, rank 1 does not call op #2 (it
+ *           waits, alive, until the others have failed). Ranks 0, 2, 3 fail op #2
+ *           after 3 s (not before 2.5 s, not after 8 s) with a WARN line naming rank 1
+ *           and op #2. With --fr, rank 1 then calls HcclCommDumpFlightRecorder(comm,
+ *           NULL) (for tests/fault/fr_check.py, which checks the dumps and the report).
+ * stop      3 ranks, HCCL_EXEC_TIMEOUT=3: after op #1 rank 2 stops itself (SIGSTOP).
+ *           Ranks 0, 1 fail op #2 after about 3 s naming rank 2. Then the parent sends
+ *           SIGCONT: rank 2's op #2 must fail within 2 s (its peers gave up), not hang.
+ * mismatch  4 ranks, HCCL_EXEC_TIMEOUT=15; op #1 agrees, op #2 differs on rank 3:
+ *           AllReduce vs AllGather, count 1024 vs 2048, fp32 vs int32, sum vs max,
+ *           Broadcast root 0 vs root 1. Every rank's op #2 fails within 5 s, and its
+ *           stderr has a line naming both calls; op #3 then fails at once.
+ */
+#include "fault.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static int hccl_failed_fast(fault_ctx *c, fault_bufs *b, const char *after)
+{
+    double t0 = fault_now();
+    int rc = fault_allreduce_check(c, b, 256, 1.0f);
+    double dt = fault_now() - t0;
+    FCHECK(c, rc != 0, "an AllReduce after %s succeeded", after);
+    FCHECK(c, dt < 2.0, "an AllReduce after %s took %.2f s to fail (should be at once)", after, dt);
+    return rc;
+}
+
+/* ---- kill -9 of one rank mid-loop ---------------------------------------------------------- */
+
+#define KILL_N 4
+#define KILL_VICTIM 2
+#define KILL_COUNT (64 * 1024)
+#define KILL_AFTER 20
+
+static void kill_body(fault_ctx *c)
+{
+    fault_bufs b;
+    if (fault_bufs_alloc(c, &b, KILL_COUNT * 4, KILL_COUNT * 4) != 0) return;
+    fault_rank_state *s = &g_sh->r[c->rank];
+    double start = fault_now();
+    int i, rc = 0;
+    for (i = 0;; i++) {
+        fault_step(c, "AllReduce iteration %d", i);
+        rc = fault_allreduce_check(c, &b, KILL_COUNT, (float)(i % 64 + 1));
+        if (rc) break;
+        atomic_store(&s->iter, i + 1);
+        if (fault_now() - start > 30) {
+            fault_fail(c, "30 s of AllReduces without an error: the death of rank %d went unnoticed", KILL_VICTIM);
+            break;
+        }
+    }
+    if (rc) {
+        double t_kill = g_sh->t_event;
+        fault_step(c, "after the failure of iteration %d", i);
+        if (t_kill <= 0) {
+            fault_fail(c, "iteration %d failed (rc %d) before rank %d was killed", i, rc, KILL_VICTIM);
+        } else {
+            double dt = s->t_fail - t_kill;
+            FCHECK(c, dt < 10.0, "the failure was reported %.2f s after the kill (limit 10 s)", dt);
+            fprintf(stderr, "FAULT-TEST INFO: iteration %d failed %.3f s after the kill (rc %d, async error %d)\n", i,
+                    dt, rc, s->async_rc);
+        }
+        FCHECK(c, s->async_rc != HCCL_SUCCESS, "HcclGetCommAsyncError gave HCCL_SUCCESS after the failure");
+        hccl_failed_fast(c, &b, "the failure");
+        HcclResult a = HCCL_SUCCESS;
+        FCHECK(c, HcclGetCommAsyncError(c->comm, &a) == HCCL_SUCCESS && a != HCCL_SUCCESS,
+               "HcclGetCommAsyncError does not report the failure (%d)", (int)a);
+    }
+    fault_bufs_free(&b);
+}
+
+static void kill_parent(fault_job *job, const pid_t *pids)
+{
+    double end = fault_now() + 20;
+    for (;;) {
+        int lo = 1 << 30;
+        for (int r = 0; r < job->nranks; r++) {
+            int it = atomic_load(&g_sh->r[r].iter);
+            if (it < lo) lo = it;
+        }
+        if (lo >= KILL_AFTER) break;
+        if (fault_now() > end) {
+            fault_fail(NULL, "the ranks did not reach %d AllReduces within 20 s", KILL_AFTER);
+            break;
+        }
+        usleep(500);
+    }
+    g_sh->t_event = fault_now();
+    kill(pids[KILL_VICTIM], SIGKILL);
+}
+
+int scen_kill(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    setenv("HCCL_EXEC_TIMEOUT", "60", 1);
+    fault_job job = {.name = "kill", .nranks = KILL_N, .init = INIT_ROOTINFO, .body = kill_body,
+                     .parent = kill_parent, .watchdog_s = 45, .killed_mask = 1u << KILL_VICTIM};
+    fault_run(&job);
+    char victim[16];
+    snprintf(victim, sizeof victim, "rank %d", KILL_VICTIM);
+    for (int r = 0; r < KILL_N; r++) {
+        if (r == KILL_VICTIM) continue;
+        FCHECK(NULL, fault_output_has(r, "WARN", victim, NULL),
+               "rank %d printed no WARN line naming the killed %s", r, victim);
+    }
+    return 0;
+}
+
+/* ---- a rank skips a collective --------------------------------------------------------------- */
+
+#define SKIP_N 4
+#define SKIPPER 1
+#define EXEC_TIMEOUT_S 3
+
+typedef struct {
+    int fr;
+} skip_arg;
+
+/* A survivor's op #2 must fail at the exec timeout, not before, not long after. */
+static void expect_timeout_failure(fault_ctx *c, fault_bufs *b, float k, const char *what)
+{
+    int rc = fault_allreduce_check(c, b, 1024, k);
+    fault_rank_state *s = &g_sh->r[c->rank];
+    if (!rc) {
+        fault_fail(c, "op #2 succeeded although %s", what);
+        return;
+    }
+    double dt = s->t_fail - s->t_op_start;
+    FCHECK(c, dt >= EXEC_TIMEOUT_S - 0.5, "op #2 failed after %.2f s, before HCCL_EXEC_TIMEOUT=%d s (rc %d)", dt,
+           EXEC_TIMEOUT_S, rc);
+    FCHECK(c, dt <= EXEC_TIMEOUT_S + 5.0, "op #2 failed after %.2f s, long after HCCL_EXEC_TIMEOUT=%d s", dt,
+           EXEC_TIMEOUT_S);
+    FCHECK(c, s->async_rc == HCCL_E_TIMEOUT || s->async_rc == HCCL_E_REMOTE,
+           "HcclGetCommAsyncError gave %d after the timeout (HCCL_E_TIMEOUT, or HCCL_E_REMOTE when a peer timed out "
+           "first, expected)",
+           s->async_rc);
+    fprintf(stderr, "FAULT-TEST INFO: op #2 failed after %.3f s (rc %d, async error %d)\n", dt, rc, s->async_rc);
+}
+
+static void skip_body(fault_ctx *c)
+{
+    const skip_arg *a = c->arg;
+    fault_bufs b;
+    if (fault_bufs_alloc(c, &b, 4096, 4096) != 0) return;
+    fault_step(c, "op #1 AllReduce");
+    if (fault_allreduce_check(c, &b, 1024, 1.0f) != 0) {
+        fault_fail(c, "op #1 (all ranks) failed");
+        goto out;
+    }
+    if (c->rank == SKIPPER) {
+        fault_step(c, "skipping op #2: waiting for the others to fail");
+        if (!fault_wait_flag(1, SKIP_N - 1, 20))
+            fault_fail(c, "the other ranks did not report their op #2 failure within 20 s");
+        if (a && a->fr) {
+            HcclResult rc = HcclCommDumpFlightRecorder(c->comm, NULL);
+            FCHECK(c, rc == HCCL_SUCCESS, "HcclCommDumpFlightRecorder(comm, NULL) returned %d", (int)rc);
+        }
+    } else {
+        fault_step(c, "op #2 AllReduce (rank %d skips it)", SKIPPER);
+        expect_timeout_failure(c, &b, 2.0f, "rank 1 never called it");
+        atomic_fetch_add(&g_sh->flag[1], 1);
+        hccl_failed_fast(c, &b, "the timeout");
+    }
+out:
+    fault_bufs_free(&b);
+}
+
+int scen_skip(int argc, char **argv)
+{
+    skip_arg a = {0};
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--fr")) a.fr = 1;
+    char t[16];
+    snprintf(t, sizeof t, "%d", EXEC_TIMEOUT_S);
+    setenv("HCCL_EXEC_TIMEOUT", t, 1);
+    fault_job job = {.name = "skip", .nranks = SKIP_N, .init = INIT_ROOTINFO, .body = skip_body, .arg = &a,
+                     .watchdog_s = 40};
+    fault_run(&job);
+    for (int r = 0; r < SKIP_N; r++) {
+        if (r == SKIPPER) continue;
+        FCHECK(NULL, fault_output_has(r, "WARN", "op #2", "rank 1", NULL),
+               "rank %d printed no WARN line naming op #2 and rank %d, the rank that never called it", r, SKIPPER);
+    }
+    return 0;
+}
+
+/* ---- SIGSTOP of a rank ---------------------------------------------------------------------------- */
+
+#define STOP_N 3
+#define STOP_VICTIM 2
+
+static void stop_body(fault_ctx *c)
+{
+    fault_bufs b;
+    if (fault_bufs_alloc(c, &b, 4096, 4096) != 0) return;
+    fault_step(c, "op #1 AllReduce");
+    if (fault_allreduce_check(c, &b, 1024, 1.0f) != 0) {
+        fault_fail(c, "op #1 (all ranks) failed");
+        goto out;
+    }
+    if (c->rank == STOP_VICTIM) {
+        fault_step(c, "stopping itself");
+        raise(SIGSTOP);
+        fault_step(c, "op #2 after SIGCONT");
+        double t0 = fault_now();
+        int rc = fault_allreduce_check(c, &b, 1024, 2.0f);
+        double dt = fault_now() - t0;
+        FCHECK(c, rc != 0, "op #2 succeeded on the resumed rank although its peers gave up on it");
+        FCHECK(c, dt < 2.0, "op #2 of the resumed rank took %.2f s to fail (its peers had aborted)", dt);
+        HcclResult a = HCCL_SUCCESS;
+        HcclGetCommAsyncError(c->comm, &a);
+        FCHECK(c, a != HCCL_SUCCESS, "HcclGetCommAsyncError of the resumed rank gave HCCL_SUCCESS after the failure");
+    } else {
+        fault_step(c, "op #2 AllReduce (rank %d is stopped)", STOP_VICTIM);
+        expect_timeout_failure(c, &b, 2.0f, "rank 2 is stopped");
+        atomic_fetch_add(&g_sh->flag[1], 1);
+    }
+out:
+    fault_bufs_free(&b);
+}
+
+static void stop_parent(fault_job *job, const pid_t *pids)
+{
+    (void)job;
+    pid_t v = pids[STOP_VICTIM];
+    double end = fault_now() + 20;
+    int st = 0, stopped = 0;
+    while (fault_now() < end) {
+        pid_t p = waitpid(v, &st, WNOHANG | WUNTRACED);
+        if (p == v && WIFSTOPPED(st)) {
+            stopped = 1;
+            break;
+        }
+        if (p == v) break; /* exited: the harness reports it */
+        usleep(1000);
+    }
+    if (!stopped) {
+        fault_fail(NULL, "rank %d never stopped", STOP_VICTIM);
+        kill(v, SIGKILL);
+        return;
+    }
+    g_sh->t_event = fault_now();
+    if (!fault_wait_flag(1, STOP_N - 1, 20)) fault_fail(NULL, "the running ranks did not fail within 20 s");
+    kill(v, SIGCONT);
+}
+
+int scen_stop(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    char t[16];
+    snprintf(t, sizeof t, "%d", EXEC_TIMEOUT_S);
+    setenv("HCCL_EXEC_TIMEOUT", t, 1);
+    fault_job job = {.name = "stop", .nranks = STOP_N, .init = INIT_ROOTINFO, .body = stop_body,
+                     .parent = stop_parent, .watchdog_s = 40};
+    fault_run(&job);
+    for (int r = 0; r < STOP_N; r++) {
+        if (r == STOP_VICTIM) continue;
+        FCHECK(NULL, fault_output_has(r, "WARN", "op #2", "rank 2", NULL),
+               "rank %d printed no WARN line naming op #2 and the stopped rank 2", r);
+    }
+    FCHECK(NULL, fault_output_has(STOP_VICTIM, "WARN", "op #2", NULL),
+           "the resumed rank 2 printed no WARN line about its failed op #2");
+    return 0;
+}
+
+/* ---- mismatched collectives --------------------------------------------------------------------- */
+
+#define MM_N 4
+#define MM_ODD 3
+#define MM_COUNT 1024
+
+typedef enum { MM_ALLGATHER, MM_COUNT_DIFF, MM_DTYPE, MM_REDOP, MM_ROOT } mm_kind;
+
+typedef struct {
+    mm_kind kind;
+    const char *name;
+    const char *normal_call; /* as the library prints it */
+    const char *odd_call;
+} mm_case;
+
+static const mm_case mm_cases[] = {
+    {MM_ALLGATHER, "allreduce_vs_allgather", "AllReduce(count=1024, fp32, sum)", "AllGather(count=1024, fp32)"},
+    {MM_COUNT_DIFF, "count", "AllReduce(count=1024, fp32, sum)", "AllReduce(count=2048, fp32, sum)"},
+    {MM_DTYPE, "dtype", "AllReduce(count=1024, fp32, sum)", "AllReduce(count=1024, int32, sum)"},
+    {MM_REDOP, "redop", "AllReduce(count=1024, fp32, sum)", "AllReduce(count=1024, fp32, max)"},
+    {MM_ROOT, "root", "Broadcast(count=1024, fp32, root=0)", "Broadcast(count=1024, fp32, root=1)"},
+};
+
+static void mm_body(fault_ctx *c)
+{
+    const mm_case *mc = c->arg;
+    fault_bufs b;
+    if (fault_bufs_alloc(c, &b, MM_COUNT * 2 * 4, MM_COUNT * MM_N * 4) != 0) return;
+    fault_step(c, "op #1 AllReduce");
+    if (fault_allreduce_check(c, &b, MM_COUNT, 1.0f) != 0) {
+        fault_fail(c, "op #1 (all ranks agree) failed");
+        goto out;
+    }
+    int odd = c->rank == MM_ODD;
+    fault_step(c, "op #2 (%s)", odd ? mc->odd_call : mc->normal_call);
+    double t0 = fault_now();
+    HcclResult hr;
+    switch (mc->kind) {
+    case MM_ALLGATHER:
+        hr = odd ? HcclAllGather(b.dev_send, b.dev_recv, MM_COUNT, HCCL_DATA_TYPE_FP32, c->comm, c->stream)
+                 : HcclAllReduce(b.dev_send, b.dev_recv, MM_COUNT, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, c->comm,
+                                 c->stream);
+        break;
+    case MM_COUNT_DIFF:
+        hr = HcclAllReduce(b.dev_send, b.dev_recv, odd ? 2 * MM_COUNT : MM_COUNT, HCCL_DATA_TYPE_FP32,
+                           HCCL_REDUCE_SUM, c->comm, c->stream);
+        break;
+    case MM_DTYPE:
+        hr = HcclAllReduce(b.dev_send, b.dev_recv, MM_COUNT, odd ? HCCL_DATA_TYPE_INT32 : HCCL_DATA_TYPE_FP32,
+                           HCCL_REDUCE_SUM, c->comm, c->stream);
+        break;
+    case MM_REDOP:
+        hr = HcclAllReduce(b.dev_send, b.dev_recv, MM_COUNT, HCCL_DATA_TYPE_FP32,
+                           odd ? HCCL_REDUCE_MAX : HCCL_REDUCE_SUM, c->comm, c->stream);
+        break;
+    default:
+        hr = HcclBroadcast(b.dev_recv, MM_COUNT, HCCL_DATA_TYPE_FP32, odd ? 1 : 0, c->comm, c->stream);
+        break;
+    }
+    int rc = (int)hr;
+    if (hr == HCCL_SUCCESS) rc = (int)aclrtSynchronizeStream(c->stream);
+    double dt = fault_now() - t0;
+    if (rc == 0) {
+        fault_fail(c, "op #2 succeeded although rank %d called %s and the others %s", MM_ODD, mc->odd_call,
+                   mc->normal_call);
+    } else {
+        fault_note_failure(c, t0, rc);
+        FCHECK(c, dt < 5.0, "op #2 took %.2f s to fail (mismatches must fail at once, not at a timeout)", dt);
+        FCHECK(c, g_sh->r[c->rank].async_rc != HCCL_SUCCESS, "HcclGetCommAsyncError gave HCCL_SUCCESS");
+        fprintf(stderr, "FAULT-TEST INFO: op #2 failed after %.3f s (rc %d, async error %d)\n", dt, rc,
+                g_sh->r[c->rank].async_rc);
+    }
+    fault_step(c, "op #3 after the mismatch");
+    hccl_failed_fast(c, &b, "the mismatch");
+out:
+    fault_bufs_free(&b);
+}
+
+int scen_mismatch(int argc, char **argv)
+{
+    const char *only = NULL;
+    for (int i = 1; i + 1 < argc; i++)
+        if (!strcmp(argv[i], "--case")) only = argv[i + 1];
+    setenv("HCCL_EXEC_TIMEOUT", "15", 1);
+    int ran = 0;
+    for (size_t k = 0; k < sizeof mm_cases / sizeof mm_cases[0]; k++) {
+        const mm_case *mc = &mm_cases[k];
+        if (only && strcmp(only, mc->name) != 0) continue;
+        ran++;
+        char name[64];
+        snprintf(name, sizeof name, "mismatch_%s", mc->name);
+        fault_job job = {.name = name, .nranks = MM_N, .init = INIT_ROOTINFO, .body = mm_body,
+                         .arg = (void *)mc, .watchdog_s = 25};
+        fault_run(&job);
+        for (int r = 0; r < MM_N; r++)
+            FCHECK(NULL, fault_output_has(r, "WARN", "op #2", mc->normal_call, mc->odd_call, NULL),
+                   "%s: rank %d printed no WARN line naming op #2 and both calls, \"%s\" and \"%s\"", name, r,
+                   mc->normal_call, mc->odd_call);
+    }
+    if (!ran) fault_fail(NULL, "no mismatch case named %s", only ? only : "?");
+    return 0;
+}

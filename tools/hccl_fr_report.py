@@ -1,0 +1,260 @@
+#!/usr/bin/env python3
+"""hccl_fr_report.py - who is stuck where, from the flight-recorder dumps of all ranks.
+
+    hccl_fr_report.py [--json] [--chrome-trace OUT.json] PATH [PATH ...]
+
+PATH is a dump file or a directory (every *.json in it that is a flight-recorder dump
+is read; HCCL_FLIGHT_RECORDER_DIR, default /tmp). Dumps are written by a failing
+operation (the WARN line names the file) and by HcclCommDumpFlightRecorder; their
+format is described in src/core/flight.h and docs/debugging.md.
+
+For each communicator the report gives, per rank, the last operation it completed and
+the operation it is in or failed in; the highest operation any rank reached; and the
+ranks that have not reached it (the usual culprits: a rank that skipped a collective,
+is frozen, or died), including ranks for which no dump was found.
+
+--json prints the same as one JSON object (for scripts and tests).
+--chrome-trace writes a Chrome trace (one process per communicator, one track per
+rank, one span per operation; queued time as a separate span) that chrome://tracing
+and https://ui.perfetto.dev open.
+
+Exit status: 0 when a report was made, 2 when no dump could be read.
+"""
+import argparse
+import json
+import os
+import sys
+
+STATES_ACTIVE = ("running", "done", "failed")
+
+
+def load_dumps(paths):
+    """Returns (dumps, problems): the parsed dump objects and text about unreadable files."""
+    files, problems = [], []
+    for p in paths:
+        if os.path.isdir(p):
+            for name in sorted(os.listdir(p)):
+                if name.endswith(".json"):
+                    files.append(os.path.join(p, name))
+        elif os.path.exists(p):
+            files.append(p)
+        else:
+            problems.append("%s: no such file or directory" % p)
+    dumps = []
+    for f in files:
+        try:
+            with open(f, "r", encoding="utf-8", errors="replace") as fh:
+                d = json.load(fh)
+        except (OSError, ValueError) as e:
+            problems.append("%s: not a readable JSON file (%s)" % (f, e))
+            continue
+        if not isinstance(d, dict) or "ops" not in d or "rank" not in d or "comm" not in d:
+            continue  # some other JSON file in the directory
+        d["_file"] = f
+        dumps.append(d)
+    return dumps, problems
+
+
+def op_label(op):
+    seq = op.get("seq", 0)
+    call = op.get("call") or op.get("op") or "?"
+    return ("op #%d %s" % (seq, call)) if seq else call
+
+
+def rank_summary(d):
+    """What one rank's dump says."""
+    ops = d.get("ops", [])
+    last_done_seq = d.get("last_completed_seq", 0)
+    last_done = None
+    for op in ops:
+        if op.get("state") == "done" and op.get("seq", 0) == last_done_seq and last_done_seq:
+            last_done = op
+    # The operation it is in, or failed in: the first not-done op after the last done
+    # one (refusals after a failure carry seq 0 and are not where it got stuck).
+    idx_last_done = max([i for i, op in enumerate(ops) if op.get("state") == "done"], default=-1)
+    current = None
+    for op in ops[idx_last_done + 1:]:
+        if op.get("state") in ("running", "failed") and (op.get("seq", 0) or current is None):
+            current = op
+            break
+    queued = [op for op in ops[idx_last_done + 1:] if op.get("state") == "queued"]
+    reached = max([op.get("seq", 0) for op in ops if op.get("state") in STATES_ACTIVE], default=0)
+    return {
+        "rank": d.get("rank"),
+        "pid": d.get("pid"),
+        "host": d.get("host"),
+        "file": d.get("_file"),
+        "reason": d.get("reason", ""),
+        "dumped_us": d.get("dumped_us", 0),
+        "last_completed_seq": last_done_seq,
+        "last_completed": op_label(last_done) if last_done else None,
+        "current": None if current is None else {
+            "seq": current.get("seq", 0),
+            "call": current.get("call"),
+            "state": current.get("state"),
+            "error": current.get("error", ""),
+            "elapsed_s": round(((current.get("end_us") or d.get("dumped_us", 0)) - (current.get("start_us") or 0)) / 1e6, 3)
+            if current.get("start_us") else None,
+        },
+        "queued": len(queued),
+        "highest_seq_reached": reached,
+    }
+
+
+def analyse(dumps):
+    comms = {}
+    for d in dumps:
+        comms.setdefault(d["comm"], []).append(d)
+    out = {}
+    for comm, ds in sorted(comms.items()):
+        # One dump per rank: the latest (a failure dump and a later requested one, say).
+        by_rank = {}
+        for d in ds:
+            r = d.get("rank")
+            if r not in by_rank or d.get("dumped_us", 0) >= by_rank[r].get("dumped_us", 0):
+                by_rank[r] = d
+        nranks = max([d.get("nranks", 0) for d in ds] + [max(by_rank) + 1])
+        ranks = {r: rank_summary(d) for r, d in sorted(by_rank.items())}
+        highest = max([s["highest_seq_reached"] for s in ranks.values()], default=0)
+        stuck_call = None
+        failed, running = [], []
+        for r, s in ranks.items():
+            cur = s["current"]
+            if cur and cur["seq"] == highest and highest:
+                stuck_call = stuck_call or cur["call"]
+                (failed if cur["state"] == "failed" else running).append(r)
+        if stuck_call is None and highest:
+            for d in by_rank.values():
+                for op in d.get("ops", []):
+                    if op.get("seq") == highest:
+                        stuck_call = op.get("call")
+        behind = sorted(r for r, s in ranks.items() if s["highest_seq_reached"] < highest)
+        missing = [r for r in range(nranks) if r not in ranks]
+        all_done = all(s["current"] is None for s in ranks.values()) and not missing and not behind
+        out[comm] = {
+            "nranks": nranks,
+            "dumps": len(ranks),
+            "ranks": {str(r): s for r, s in ranks.items()},
+            "highest_seq": highest,
+            "highest_call": stuck_call,
+            "failed_at_highest": failed,
+            "running_at_highest": running,
+            "not_reached": behind,
+            "no_dump": missing,
+            "healthy": all_done,
+        }
+    return out
+
+
+def fmt_ranks(rs):
+    return ", ".join(str(r) for r in rs)
+
+
+def print_report(report, problems, fh=sys.stdout):
+    for p in problems:
+        print("warning: " + p, file=sys.stderr)
+    for comm, c in report.items():
+        print("communicator %s: %d ranks, dumps from %d" % (comm, c["nranks"], c["dumps"]), file=fh)
+        for r, s in c["ranks"].items():
+            last = ("last completed %s" % s["last_completed"]) if s["last_completed"] else "completed no operation"
+            cur = s["current"]
+            if cur is None:
+                now = "idle (no operation in progress)"
+            else:
+                label = ("op #%d %s" % (cur["seq"], cur["call"])) if cur["seq"] else cur["call"]
+                el = (" after %.2f s" % cur["elapsed_s"]) if cur["elapsed_s"] is not None else ""
+                if cur["state"] == "failed":
+                    now = "FAILED in %s%s: %s" % (label, el, cur["error"] or "(no error text)")
+                else:
+                    now = "IN %s, %s%s" % (label, cur["state"], (" for %.2f s" % cur["elapsed_s"]) if el else "")
+            extra = (", %d queued behind it" % s["queued"]) if s["queued"] else ""
+            print("  rank %s (pid %s on %s): %s; %s%s" % (r, s["pid"], s["host"], last, now, extra), file=fh)
+        if c["highest_seq"]:
+            print("  highest operation reached: op #%d %s" % (c["highest_seq"], c["highest_call"] or "?"), file=fh)
+        if c["failed_at_highest"]:
+            print("  failed there: ranks %s" % fmt_ranks(c["failed_at_highest"]), file=fh)
+        if c["running_at_highest"]:
+            print("  still waiting there: ranks %s" % fmt_ranks(c["running_at_highest"]), file=fh)
+        if c["not_reached"]:
+            print("  ranks that have not reached op #%d: %s   <== look here (skipped a collective, frozen, or slow)"
+                  % (c["highest_seq"], fmt_ranks(c["not_reached"])), file=fh)
+        if c["no_dump"]:
+            print("  ranks without a dump: %s   <== dead, or never failed (ask them with HcclCommDumpFlightRecorder)"
+                  % fmt_ranks(c["no_dump"]), file=fh)
+        if c["healthy"]:
+            print("  every rank completed every recorded operation", file=fh)
+        print(file=fh)
+
+
+def chrome_trace(dumps, path):
+    events = []
+    t0 = min([op.get("enqueue_us") or op.get("start_us") or 0 for d in dumps for op in d.get("ops", [])
+              if (op.get("enqueue_us") or op.get("start_us"))] or [0])
+    comms = sorted({d["comm"] for d in dumps})
+    for pid, comm in enumerate(comms, start=1):
+        events.append({"ph": "M", "name": "process_name", "pid": pid, "tid": 0, "args": {"name": "comm " + comm}})
+        for d in dumps:
+            if d["comm"] != comm:
+                continue
+            tid = int(d.get("rank", 0))
+            events.append({"ph": "M", "name": "thread_name", "pid": pid, "tid": tid,
+                           "args": {"name": "rank %d (pid %s)" % (tid, d.get("pid"))}})
+            events.append({"ph": "M", "name": "thread_sort_index", "pid": pid, "tid": tid, "args": {"sort_index": tid}})
+            end_default = d.get("dumped_us", 0)
+            for op in d.get("ops", []):
+                enq, start, end = op.get("enqueue_us", 0), op.get("start_us", 0), op.get("end_us", 0)
+                args = {k: op.get(k) for k in ("seq", "call", "algo", "state", "count", "error")}
+                if enq and start and start > enq:
+                    events.append({"ph": "X", "name": "queued", "cat": "queue", "pid": pid, "tid": tid,
+                                   "ts": enq - t0, "dur": start - enq, "args": args})
+                if not start:
+                    if enq:
+                        events.append({"ph": "i", "s": "t", "name": "queued: " + op_label(op), "pid": pid, "tid": tid,
+                                       "ts": enq - t0, "args": args})
+                    continue
+                stop = end or end_default or start
+                ev = {"ph": "X", "name": op_label(op), "cat": op.get("op", "op"), "pid": pid, "tid": tid,
+                      "ts": start - t0, "dur": max(stop - start, 1), "args": args}
+                if op.get("state") == "failed":
+                    ev["cname"] = "terrible"
+                elif op.get("state") == "running":
+                    ev["cname"] = "bad"
+                events.append(ev)
+            if d.get("dumped_us"):
+                events.append({"ph": "i", "s": "t", "name": "dump: " + (d.get("reason") or "")[:200], "pid": pid,
+                               "tid": tid, "ts": d["dumped_us"] - t0})
+    with open(path, "w") as fh:
+        json.dump({"traceEvents": events, "displayTimeUnit": "ms",
+                   "otherData": {"time_origin_us": t0, "source": "hccl flight recorder"}}, fh)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("paths", nargs="+", help="dump files or directories of dumps")
+    ap.add_argument("--json", action="store_true", help="print the report as JSON")
+    ap.add_argument("--chrome-trace", metavar="OUT", help="write a Chrome/Perfetto trace to OUT")
+    a = ap.parse_args(argv)
+    dumps, problems = load_dumps(a.paths)
+    if not dumps:
+        for p in problems:
+            print("warning: " + p, file=sys.stderr)
+        print("no flight-recorder dump found in %s" % " ".join(a.paths), file=sys.stderr)
+        return 2
+    report = analyse(dumps)
+    if a.json:
+        for p in problems:
+            print("warning: " + p, file=sys.stderr)
+        json.dump({"communicators": report, "problems": problems}, sys.stdout, indent=1)
+        print()
+    else:
+        print_report(report, problems)
+    if a.chrome_trace:
+        chrome_trace(dumps, a.chrome_trace)
+        if not a.json:
+            print("Chrome trace written to %s (open in https://ui.perfetto.dev or chrome://tracing)" % a.chrome_trace)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
