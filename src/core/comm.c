@@ -157,6 +157,11 @@ static void comm_free(hccl_comm *c)
             if (c->conns[p]) c->conns[p]->ops->close(c->conns[p]);
         hccl_free(c->conns);
     }
+    if (c->live) {
+        for (uint32_t p = 0; p < c->nranks; p++)
+            if (c->live[p]) c->live[p]->ops->close(c->live[p]);
+        hccl_free(c->live);
+    }
     hccl_net_destroy(c->net);
     if (c->listen_fd >= 0) close(c->listen_fd);
     hccl_boot_stash_free(&c->stash);
@@ -254,6 +259,34 @@ static HcclResult setup_direct(hccl_comm *c)
     return HCCL_SUCCESS;
 }
 
+/* Move the peers on this host to shared memory (unless HCCL_SHM_DISABLE=1). The
+ * handshakes run over the TCP connections, pair by pair in increasing rank order on
+ * every rank, which cannot deadlock; the TCP connection stays open to notice the
+ * peer's death. A handshake that fails falls back to TCP on both sides. */
+static HcclResult setup_shm(hccl_comm *c)
+{
+    if (hccl_param_shm_disable()) return HCCL_SUCCESS;
+    c->live = hccl_calloc(c->nranks, sizeof *c->live);
+    if (!c->live) return HCCL_E_MEMORY;
+    uint64_t deadline = hccl_now_ns() + hccl_boot_connect_timeout_ns();
+    uint32_t nshm = 0;
+    for (uint32_t p = 0; p < c->nranks; p++) {
+        if (p == c->rank || c->hosts[p] != c->hosts[c->rank]) continue;
+        hccl_conn *shm = NULL;
+        HcclResult r = hccl_shm_conn_create(hccl_tcp_conn_fd(c->conns[p]), c->rank, p, deadline, &shm);
+        if (r != HCCL_SUCCESS) {
+            HCCL_INFO(SHM, "comm rank %u: shared memory with rank %u unavailable (%d); using TCP", c->rank, p, (int)r);
+            continue;
+        }
+        c->live[p] = c->conns[p];
+        c->conns[p] = shm;
+        nshm++;
+    }
+    hccl_net_set_liveness(c->net, c->live);
+    HCCL_INFO(SHM, "comm rank %u: %u peer(s) over shared memory", c->rank, nshm);
+    return HCCL_SUCCESS;
+}
+
 /* Connect the mesh, build the network and register. c->listen_fd, ident and peers set. */
 static HcclResult setup(hccl_comm *c)
 {
@@ -282,6 +315,7 @@ static HcclResult setup(hccl_comm *c)
         return HCCL_E_MEMORY;
     }
     CHECK(setup_direct(c));
+    CHECK(setup_shm(c));
     if (!c->name[0]) {
         if (c->cfg.name[0]) snprintf(c->name, sizeof c->name, "%s", c->cfg.name);
         else snprintf(c->name, sizeof c->name, "hccl_%016llx", (unsigned long long)c->ident.id);

@@ -40,7 +40,8 @@ typedef struct hccl_comm {
     hccl_boot_stash stash;
     hccl_boot_peer *peers; /* nranks */
 
-    hccl_conn **conns; /* nranks, NULL for self */
+    hccl_conn **conns; /* nranks, NULL for self: the data connection per peer */
+    hccl_conn **live;  /* nranks: the TCP connection kept to watch a shm peer's liveness */
     uint32_t *pids;     /* nranks: each rank's pid (from the setup exchange) */
     uint64_t *hosts;    /* nranks: each rank's host identity */
     int direct;         /* every peer reachable by direct copy (agreed by all ranks) */

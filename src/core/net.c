@@ -57,6 +57,8 @@ struct hccl_netimpl {
     unsigned char *busy;
     struct pollfd *pfds;
     uint32_t *pids; /* direct access: pid per peer, 0 = none */
+    hccl_conn **live;     /* liveness connection per peer, or NULL */
+    unsigned char *dead;  /* the liveness connection hung up */
     char err[1024];
 };
 
@@ -213,6 +215,37 @@ static HcclResult peer_aborted(hccl_netimpl *n, hccl_xfer *x, xstate *s)
     return fail(n, HCCL_E_REMOTE, "rank %u aborted: %s", x->peer, have ? text : "(no reason given)");
 }
 
+/* Is a receive from peer part-way through (its bytes are not ours to read)? */
+static int receiving_from(hccl_netimpl *n, hccl_xfer *x, int cnt, uint32_t peer)
+{
+    for (int i = 0; i < cnt; i++)
+        if (x[i].peer == peer && x[i].dir == HCCL_XFER_RECV && n->st[i].done > 0 && !n->st[i].finished) return 1;
+    return 0;
+}
+
+/* After a failed send: if the peer left an ABORT frame, report its reason. */
+static HcclResult read_abort(hccl_netimpl *n, uint32_t peer)
+{
+    hccl_conn *c = n->conns[peer];
+    msg_hdr h;
+    size_t have = 0;
+    uint64_t dl = hccl_now_ns() + 50000000ull;
+    while (have < sizeof h && hccl_now_ns() < dl) {
+        struct iovec iov = {(char *)&h + have, sizeof h - have};
+        size_t moved = 0;
+        if (c->ops->recv(c, &iov, 1, &moved) != HCCL_SUCCESS) break;
+        have += moved;
+        if (!moved) sched_yield();
+    }
+    if (have < sizeof h || h.op != OP_ABORT) return HCCL_E_TCP_TRANSFER;
+    xstate s;
+    memset(&s, 0, sizeof s);
+    s.hdr = h;
+    s.done = sizeof h;
+    hccl_xfer x = {HCCL_XFER_RECV, peer, NULL, 0};
+    return peer_aborted(n, &x, &s);
+}
+
 static HcclResult check_header(hccl_netimpl *n, hccl_xfer *x, xstate *s)
 {
     if (s->hdr.op == OP_ABORT) return peer_aborted(n, x, s);
@@ -330,13 +363,24 @@ static HcclResult net_exchange(hccl_net *base, hccl_xfer *x, int cnt)
             size_t moved = 0;
             int sending = x[i].dir == HCCL_XFER_SEND;
             HcclResult r = sending ? c->ops->send(c, iov, iovcnt, &moved) : c->ops->recv(c, iov, iovcnt, &moved);
-            if (r != HCCL_SUCCESS)
+            if (r != HCCL_SUCCESS) {
+                /* An aborting peer sent its reason before it shut the connection. */
+                if (sending && !receiving_from(n, x, cnt, x[i].peer) && read_abort(n, x[i].peer) == HCCL_E_REMOTE)
+                    return HCCL_E_REMOTE;
                 return fail(n, r,
                             "connection to rank %u lost during %s #%u (%s failed: the peer exited, was killed, or "
                             "aborted)",
                             x[i].peer, n->fp.p2p ? "point-to-point transfer" : hccl_op_name(n->fp.op), n->fp.seq,
                             sending ? "send" : "receive");
-            if (moved == 0) continue;
+            }
+            if (moved == 0) {
+                if (n->dead[x[i].peer])
+                    return fail(n, HCCL_E_TCP_TRANSFER,
+                                "rank %u exited or closed its connection during %s #%u (its process is gone)",
+                                x[i].peer, n->fp.p2p ? "point-to-point transfer" : hccl_op_name(n->fp.op),
+                                n->fp.seq);
+                continue;
+            }
             progressed = 1;
             s->done += moved;
             if (sending) n->send_partial[x[i].peer] = s->done < total;
@@ -381,8 +425,31 @@ static HcclResult net_exchange(hccl_net *base, hccl_xfer *x, int cnt)
             }
             n->pfds[j].events |= ev;
         }
-        if (np) poll(n->pfds, (nfds_t)np, 100);
-        else sched_yield(); /* transports without a descriptor: keep polling */
+        /* Watch the liveness connections of the peers we wait on for hang-up. */
+        int first_live = np;
+        if (n->live)
+            for (int i = 0; i < cnt && np < (int)(3 * n->nranks); i++) {
+                hccl_conn *lc = n->live[x[i].peer];
+                if (n->st[i].finished || !lc || n->dead[x[i].peer]) continue;
+                int fd = hccl_tcp_conn_fd(lc);
+                int j;
+                for (j = first_live; j < np; j++)
+                    if (n->pfds[j].fd == fd) break;
+                if (j < np || fd < 0) continue;
+                n->pfds[np].fd = fd;
+                n->pfds[np].events = POLLRDHUP;
+                n->pfds[np].revents = 0;
+                np++;
+            }
+        if (np) {
+            poll(n->pfds, (nfds_t)np, 100);
+            for (int j = first_live; j < np; j++)
+                if (n->pfds[j].revents & (POLLRDHUP | POLLHUP | POLLERR))
+                    for (uint32_t p = 0; p < n->nranks; p++)
+                        if (n->live[p] && hccl_tcp_conn_fd(n->live[p]) == n->pfds[j].fd) n->dead[p] = 1;
+        } else {
+            sched_yield(); /* transports without a descriptor: keep polling */
+        }
     }
     return HCCL_SUCCESS;
 }
@@ -440,6 +507,8 @@ int hccl_net_probe_direct(uint32_t pid, uint64_t addr, uint64_t expect)
     return k == (ssize_t)sizeof v && v == expect ? 0 : -1;
 }
 
+void hccl_net_set_liveness(hccl_netimpl *n, hccl_conn **live) { n->live = live; }
+
 void hccl_net_abort(hccl_netimpl *n, const char *why)
 {
     size_t len = strnlen(why, ABORT_TEXT_MAX);
@@ -456,6 +525,7 @@ void hccl_net_abort(hccl_netimpl *n, const char *why)
             c->ops->send(c, iov, 2, &moved); /* best effort: a full socket just misses it */
         }
         if (c->ops->shutdown) c->ops->shutdown(c);
+        if (n->live && n->live[p] && n->live[p]->ops->shutdown) n->live[p]->ops->shutdown(n->live[p]);
     }
 }
 
@@ -471,8 +541,9 @@ HcclResult hccl_net_create(uint32_t rank, uint32_t nranks, hccl_conn **conns, hc
     n->p2p_rseq = hccl_calloc(nranks, sizeof(uint32_t));
     n->send_partial = hccl_calloc(nranks, 1);
     n->busy = hccl_calloc(2u * nranks, 1);
-    n->pfds = hccl_calloc(2u * nranks, sizeof(struct pollfd));
-    if (!n->p2p_sseq || !n->p2p_rseq || !n->send_partial || !n->busy || !n->pfds) {
+    n->pfds = hccl_calloc(3u * nranks, sizeof(struct pollfd));
+    n->dead = hccl_calloc(nranks, 1);
+    if (!n->p2p_sseq || !n->p2p_rseq || !n->send_partial || !n->busy || !n->pfds || !n->dead) {
         hccl_net_destroy(n);
         return HCCL_E_MEMORY;
     }
@@ -490,6 +561,7 @@ void hccl_net_destroy(hccl_netimpl *n)
     hccl_free(n->pfds);
     hccl_free(n->st);
     hccl_free(n->pids);
+    hccl_free(n->dead);
     hccl_free(n);
 }
 

@@ -63,6 +63,11 @@ HcclResult hccl_net_enable_direct(hccl_netimpl *n, const uint32_t *pids);
 /* Try one cross-memory-attach read of 8 bytes from pid at addr; 0 when it works. */
 int hccl_net_probe_direct(uint32_t pid, uint64_t addr, uint64_t expect);
 
+/* For peers whose data moves over a transport that cannot see a dead process
+ * (shared memory), the TCP connection to watch for the peer's exit (NULL = none).
+ * The engine polls these for hang-up while it sleeps. */
+void hccl_net_set_liveness(hccl_netimpl *n, hccl_conn **live);
+
 /* After a failure: tell every peer (best effort) and shut the connections. */
 void hccl_net_abort(hccl_netimpl *n, const char *why);
 

@@ -42,6 +42,8 @@ struct hccl_conn {
 
 /* TCP: wraps a connected socket (takes ownership). */
 HcclResult hccl_tcp_conn_create(int fd, unsigned peer, hccl_conn **out);
+/* The socket of a TCP connection (e.g. to negotiate a shared-memory connection). */
+int hccl_tcp_conn_fd(hccl_conn *c);
 extern const hccl_transport hccl_tcp_transport;
 
 /* Shared memory between ranks of one host (processes or threads): negotiated over

@@ -108,3 +108,5 @@ HcclResult hccl_tcp_conn_create(int fd, unsigned peer, hccl_conn **out)
     *out = &t->base;
     return HCCL_SUCCESS;
 }
+
+int hccl_tcp_conn_fd(hccl_conn *c) { return c && c->ops == &hccl_tcp_transport ? ((tcp_conn *)c)->fd : -1; }
