@@ -117,7 +117,8 @@ def _make_error(code, opname, comm, peer, detail):
     ranks = _global_ranks(comm)
     g = (lambda r: ranks[r] if ranks is not None and 0 <= r < len(ranks) else r)
     me, n = comm.rank, comm.size
-    where = "rank %d (of %d%s)" % (g(me), n, "" if ranks is None else ", group ranks %s" % list(ranks))
+    sub = ranks is not None and list(ranks) != list(range(n))
+    where = "rank %d (of %d%s)" % (g(me), n, ", group ranks %s" % list(ranks) if sub else "")
     if peer is not None and 0 <= peer < n and peer != me and opname in ("send", "recv"):
         peers = [g(peer)]
     else:
@@ -145,8 +146,8 @@ def _make_error(code, opname, comm, peer, detail):
         msg = "hccl %s failed on %s: %s (%s); peers involved: %s" % (opname, where, text, name, peers)
     if lib:
         msg += "\n  library: " + lib
-        if ranks is not None:
-            msg += "  (library ranks are ranks of this group: %s)" % list(ranks)
+        if sub:
+            msg += "  (the library numbers ranks within this group: %s)" % list(ranks)
     elif code != E_TIMEOUT:
         msg += "; the library's WARN line on stderr gives the cause"
     e = HcclError(msg, code, opname, g(me), peers)
@@ -224,6 +225,7 @@ def _divide(t, n):
     if _is_torch(t):
         if t.dtype == _torch_bool():
             raise TypeError("hccl: ReduceOp.AVG is not defined for bool tensors")
+        t = t.detach()  # same storage; parameters that require grad may be reduced in place
         if t.is_floating_point():
             t.div_(n)
         else:

@@ -1,0 +1,215 @@
+"""Single-process tests: argument checking, dtype mapping, errors, async handles and
+ranks as threads (communicators from HcclCommInitAll / root info in one process)."""
+import subprocess
+import sys
+import threading
+
+import numpy as np
+import pytest
+
+import hccl
+import launch
+
+
+@pytest.fixture(scope="module")
+def one():
+    c = hccl.comm_init_all(1)[0]
+    yield c
+    c.destroy()
+
+
+@pytest.fixture(scope="module")
+def two():
+    cs = hccl.comm_init_all(2)
+    yield cs
+    for c in cs:
+        c.destroy()
+
+
+def both(cs, fn):
+    """Runs fn(comm) on every comm, one thread each; returns the results."""
+    out = [None] * len(cs)
+    errs = []
+
+    def run(i):
+        try:
+            out[i] = fn(cs[i])
+        except BaseException as e:  # noqa: B902
+            errs.append(e)
+
+    ts = [threading.Thread(target=run, args=(i,)) for i in range(len(cs))]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join(60)
+    if errs:
+        raise errs[0]
+    return out
+
+
+def test_import_does_not_import_torch():
+    r = launch.run_python("import sys, hccl; assert 'torch' not in sys.modules; print(repr(hccl.ReduceOp.AVG))")
+    assert r.rc == 0 and "ReduceOp.AVG" in r.out, r
+
+
+def test_backend_registered_whatever_the_import_order():
+    for code in ("import hccl, torch.distributed as d; print(d.Backend('hccl'))",
+                 "import torch.distributed as d, hccl; print(d.Backend('hccl'))"):
+        r = launch.run_python(code)
+        assert r.rc == 0 and r.out.strip() == "hccl", r
+
+
+def test_error_class():
+    assert issubclass(hccl.HcclError, RuntimeError)
+    e = hccl.HcclError("x", 9, "all_reduce")
+    assert e.code == 9 and e.code_name == "HCCL_E_TIMEOUT" and e.op == "all_reduce"
+    assert hccl.error_string(9) == "timeout"
+
+
+def test_no_default_group():
+    r = launch.run_python("import hccl, numpy as np\ntry:\n hccl.all_reduce(np.ones(2))\n"
+                          "except RuntimeError as e: print('ERR', e)", env={"RANK": "", "WORLD_SIZE": ""})
+    assert "no default group" in r.out, r
+
+
+def test_single_rank_ops_and_dtypes(one):
+    for dt in ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16", "float32",
+               "float64", "bool"):
+        a = (np.arange(5) % 2).astype(dt)
+        want = a.copy()
+        hccl.all_reduce(a, group=one)
+        assert np.array_equal(a, want), dt
+    out = np.zeros(5, np.float32)
+    hccl.all_gather(out, np.arange(5, dtype=np.float32), group=one)
+    assert out.tolist() == list(range(5))
+
+
+def test_argument_errors(one):
+    a = np.arange(8, dtype=np.float32)
+    with pytest.raises(ValueError, match="not C-contiguous"):
+        hccl.all_reduce(a[::2], group=one)
+    ro = np.arange(4, dtype=np.float32)
+    ro.setflags(write=False)
+    with pytest.raises(ValueError, match="read-only"):
+        hccl.all_reduce(ro, group=one)
+    with pytest.raises(TypeError, match="does not support"):
+        hccl.all_reduce(np.zeros(2, np.complex64), group=one)
+    with pytest.raises(TypeError, match="must be a torch CPU tensor, a NumPy array"):
+        hccl.all_reduce([1.0, 2.0], group=one)
+    with pytest.raises(TypeError, match="differ"):
+        hccl.all_gather(np.zeros(1, np.int32), np.zeros(1, np.float32), group=one)
+    with pytest.raises(ValueError, match="expected 1 ranks x 2"):
+        hccl.all_gather(np.zeros(3, np.float32), np.zeros(2, np.float32), group=one)
+    with pytest.raises(ValueError, match="not a rank"):
+        hccl.broadcast(a, src=3, group=one)
+    with pytest.raises(ValueError, match="not supported"):
+        hccl.all_reduce(a, op="xor", group=one)
+    with pytest.raises(TypeError, match="AVG is not defined for bool"):
+        hccl.all_reduce(np.zeros(2, bool), op=hccl.ReduceOp.AVG, group=one)
+    with pytest.raises(ValueError, match="cannot send to itself"):
+        hccl.send(a, dst=0, group=one)
+    with pytest.raises(ValueError, match="src is required"):
+        hccl.recv(a, group=one)
+    with pytest.raises(TypeError, match="process group of the 'hccl' backend or an hccl.Comm"):
+        hccl.all_reduce(a, group=object())
+    with pytest.raises(ValueError, match="exceeds the buffer"):
+        hccl.all_to_all_v(np.zeros(2), np.zeros(2), [3], [2], group=one)
+
+
+def test_torch_argument_errors_and_dtypes(one):
+    torch = pytest.importorskip("torch")
+    for dt in (torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.int8, torch.uint8, torch.int16,
+               torch.int32, torch.int64, torch.bool):
+        t = torch.ones(3, dtype=dt)
+        hccl.all_reduce(t, group=one)
+        assert torch.equal(t, torch.ones(3, dtype=dt)), dt
+    m = torch.arange(6.0).reshape(2, 3)
+    with pytest.raises(ValueError, match="not contiguous"):
+        hccl.all_reduce(m.t(), group=one)
+    with pytest.raises(TypeError, match="does not support"):
+        hccl.all_reduce(torch.zeros(2, dtype=torch.complex64), group=one)
+    p = torch.nn.Parameter(torch.ones(2))  # a Tensor subclass, requires_grad
+    hccl.all_reduce(p, op=hccl.ReduceOp.AVG, group=one)
+    assert p.tolist() == [1.0, 1.0]
+    i = torch.tensor([-3, 5], dtype=torch.int32)
+    hccl.all_reduce(i, op=hccl.ReduceOp.AVG, group=one)  # floor division by 1
+    assert i.tolist() == [-3, 5]
+    import torch.distributed as dist
+    with pytest.raises(ValueError, match="not supported"):
+        hccl.all_reduce(torch.ones(2), op=dist.ReduceOp.BAND, group=one)
+    assert hccl._api._op_code(dist.ReduceOp.MAX) == 2 and hccl._api._op_code(dist.ReduceOp.PRODUCT) == 1
+
+
+def test_async_wait_timeout_then_completion(two):
+    a = [np.full(4, float(i + 1), np.float32) for i in range(2)]
+    h = hccl.all_reduce(a[0], group=two[0], async_op=True)
+    with pytest.raises(hccl.HcclError, match="gave up") as ei:
+        h.wait(timeout=0.2)  # rank 1 has not joined yet
+    assert ei.value.code == 9 and not h.is_completed() and h.exception() is None
+    hccl.all_reduce(a[1], group=two[1])  # rank 1 joins (synchronously, in this thread)
+    assert h.wait(timeout=30) is True and h.is_completed() and h.exception() is None
+    assert a[0].tolist() == [3.0] * 4 and a[1].tolist() == [3.0] * 4
+
+
+def test_threads_as_ranks(two):
+    def job(c):
+        r = c.rank
+        x = np.full(1000, float(r + 1), np.float64)
+        for _ in range(50):
+            hccl.all_reduce(x, op=hccl.ReduceOp.MAX, group=c)
+        out = np.zeros(2 * 3, np.int64)
+        hccl.all_gather(out, np.full(3, r, np.int64), group=c)
+        hs = [hccl.all_reduce(np.ones(10), group=c, async_op=True) for _ in range(5)]
+        for h in hs:
+            h.wait()
+        return x[0], out.tolist()
+    res = both(two, job)
+    assert res == [(2.0, [0, 0, 0, 1, 1, 1])] * 2
+
+
+def test_root_info_in_threads():
+    info = hccl.get_root_info()
+    assert len(info) == 4108
+    comms = [None] * 3
+
+    def make(i):
+        comms[i] = hccl.comm_init_root_info(3, info, i)
+
+    ts = [threading.Thread(target=make, args=(i,)) for i in range(3)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join(60)
+    res = both(comms, lambda c: (hccl.all_reduce(v := np.array([c.rank + 1.0]), group=c), v[0])[1])
+    assert res == [6.0] * 3
+    for c in comms:
+        assert c.size == 3
+        c.destroy()
+    with pytest.raises(ValueError, match="destroyed"):
+        hccl.barrier(group=comms[0])
+    with pytest.raises(ValueError, match="4108 bytes"):
+        hccl.comm_init_root_info(2, b"short", 0)
+
+
+def test_dropped_handle_waits(two):
+    # dropping an unfinished handle must not free the buffers under the operation
+    def job(c):
+        x = np.ones(100000, np.float32)
+        hccl.all_reduce(x, group=c, async_op=True)  # handle dropped at once
+        hccl.barrier(group=c)
+        return float(x[0])
+    assert both(two, job) == [2.0, 2.0]
+
+
+def test_installed_package_imports(tmp_path):
+    """make install's layout: PREFIX/python/hccl finds PREFIX/lib64 through its RPATH."""
+    build = launch.os.environ.get("HCCL_BUILD_DIR")
+    if not build:
+        pytest.skip("HCCL_BUILD_DIR not set")
+    p = subprocess.run(["cmake", "--install", build, "--prefix", str(tmp_path)], stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, text=True, timeout=120)
+    assert p.returncode == 0, p.stdout
+    env = {"PYTHONPATH": str(tmp_path / "python"), "LD_LIBRARY_PATH": ""}
+    r = launch.run_python("import hccl, numpy as np; c = hccl.comm_init_all(1)[0]; a = np.ones(3); "
+                          "hccl.all_reduce(a, group=c); print('installed ok', hccl.__file__)", env=env)
+    assert r.rc == 0 and "installed ok " + str(tmp_path) in r.out, r

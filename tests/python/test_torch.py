@@ -1,0 +1,24 @@
+"""hccl with torch tensors, and torch.distributed with the "hccl" backend: every
+collective and point-to-point call, every torch dtype, async Work, subgroups, env://
+and tcp:// initialisation, Work errors and timeouts, DDP equivalence with gloo."""
+import launch
+
+
+def test_torch_env_init_2_ranks():
+    r = launch.run(2, launch.worker("torch_ops.py"), "env", timeout=180)
+    assert r.out.count("58 checks passed") == 2, r
+
+
+def test_torch_tcp_init_3_ranks():
+    r = launch.run(3, launch.worker("torch_ops.py"), "tcp", timeout=180)
+    assert r.out.count("58 checks passed") == 3, r
+
+
+def test_work_errors_and_timeouts():
+    r = launch.run(2, launch.worker("backend_errors.py"), timeout=120)
+    assert "Work.wait failed after" in r.out and r.out.count("checks passed") == 2, r
+
+
+def test_ddp_matches_gloo():
+    r = launch.run(2, launch.worker("ddp_equiv.py"), timeout=180)
+    assert r.out.count("checks passed") == 2, r
