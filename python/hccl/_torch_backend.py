@@ -43,6 +43,7 @@ _NEW_API = hasattr(_c10d, "Backend") and hasattr(_c10d.ProcessGroup, "_register_
 _BasePG = _c10d.Backend if _NEW_API else _c10d.ProcessGroup
 
 BACKEND_NAME = "hccl"
+_WAIT_GRACE_S = 10.0
 
 
 def _seconds(timeout):
@@ -74,8 +75,11 @@ class WorkHCCL(_BaseWork):
     def wait(self, timeout=None):
         self._consumed = True
         t = _seconds(timeout)
-        if t is None:
-            t = self._pg._timeout_s
+        if t is None and self._pg._timeout_s:
+            # The communicator itself fails the operation after the group's timeout
+            # (its execution timeout) and names the missing ranks; the grace lets
+            # that report arrive first.
+            t = self._pg._timeout_s + _WAIT_GRACE_S
         if self._work is None:
             if getattr(self, "_pending_batch", False):
                 raise RuntimeError("hccl: wait() on an operation queued inside a coalescing block that was never ended")
