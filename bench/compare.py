@@ -164,7 +164,7 @@ def command(a, lib, op, n, mpi_bin):
         return [os.path.join(a.build, "tools", "hcclrun"), "-n", str(n),
                 os.path.join(a.build, "tools", OPS[op][0])] + flags, env
     if lib in ("ompi", "ompi-tcp"):
-        cmd = ["mpirun", "--allow-run-as-root", "--oversubscribe", "-np", str(n)]
+        cmd = ["mpirun", "--allow-run-as-root", "--oversubscribe", "-np", str(n)] + a.ompi_args.split()
         if lib == "ompi-tcp":
             cmd += ["--mca", "btl", "tcp,self", "--mca", "btl_tcp_if_include", "lo"]
         return cmd + [mpi_bin, "-C", op] + flags, env
@@ -303,15 +303,19 @@ def markdown(meta, ceil, results, sets, libs, key):
 
 
 def ratio_summary(results, sets, libs, key):
-    """One compact table: rows = size, columns = op x ratio."""
+    """One compact table per ratio: rows = size, columns = (ranks, op)."""
     t = best_table(results, key)
-    rcols = [(x, y) for x, y in RATIOS if x in libs and y in libs]
-    cols = [(n, op, x, y) for n, ops in sets for op in ops for x, y in rcols]
+    cols = [(n, op) for n, ops in sets for op in ops]
     sizes = sorted({k[3] for k in t})
-    head = ["size"] + ["%s np%d %s/%s" % (op, n, LABELS[x], LABELS[y]) for n, op, x, y in cols]
-    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for s in sizes:
-        out.append("| " + " | ".join([human(s)] + [fmt_ratio(ratio(t, n, op, x, y, s)) for n, op, x, y in cols]) + " |")
+    out = []
+    for x, y in RATIOS:
+        if x not in libs or y not in libs:
+            continue
+        head = ["size"] + ["%s %d ranks" % (op, n) for n, op in cols]
+        out += ["**%s / %s**" % (LABELS[x], LABELS[y]), "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        for s in sizes:
+            out.append("| " + " | ".join([human(s)] + [fmt_ratio(ratio(t, n, op, x, y, s)) for n, op in cols]) + " |")
+        out.append("")
     return "\n".join(out)
 
 
@@ -399,6 +403,10 @@ def main():
     p.add_argument("--jobs", type=int, default=2, help="build parallelism")
     p.add_argument("--ref", help="measure the library at this commit (git archive into BUILD/ref-SHA) "
                    "instead of the working tree")
+    p.add_argument("--ompi-args", default="", help="extra mpirun arguments for both Open MPI runs, e.g. "
+                   "'--bind-to none' (default: none, i.e. Open MPI's defaults)")
+    p.add_argument("--from-json", metavar="RESULTS_JSON", help="only re-render summary.md and the plots of "
+                   "an earlier run (written next to it)")
     p.add_argument("--no-build", action="store_true")
     p.add_argument("--no-plot", action="store_true")
     a = p.parse_args()
@@ -429,6 +437,14 @@ def main():
         if l not in LIBS:
             p.error("unknown library %s (one of %s)" % (l, ", ".join(LIBS)))
 
+    if a.from_json:
+        with open(a.from_json) as f:
+            d = json.load(f)
+        meta, ceil_all, results, failures = d["meta"], d["ceilings"], d["results"], d["failures"]
+        sets = [(n, ops) for n, ops in meta["sets"]]
+        a.out = os.path.dirname(os.path.abspath(a.from_json))
+        return report(a, meta, ceil_all, results, failures, sets, meta["libs"], not a.no_plot)
+
     missing, plot = ensure_deps(libs, not a.no_plot)
     failures = []
     for l in missing:
@@ -455,7 +471,7 @@ def main():
                                 stderr=subprocess.DEVNULL, universal_newlines=True).stdout.strip() or None,
         "sizes": [a.minbytes, a.maxbytes, a.factor], "iters": a.iters, "warmup": a.warmup, "repeat": a.repeat,
         "sets": [[n, ops] for n, ops in sets], "libs": libs, "compared": "in place" if a.inplace else "out of place",
-        "loadavg_start": os.getloadavg()[0],
+        "ompi_args": a.ompi_args, "loadavg_start": os.getloadavg()[0],
     }
     log("commit %s%s, shared-memory transport %s" % (meta["commit"], " (dirty tree)" if meta["dirty"] else "",
                                                      "present" if shm else "absent: ours = TCP only"))
@@ -478,10 +494,13 @@ def main():
     ceil_all = {k: max(ceil[k], ceil_end.get(k, 0)) for k in ceil}
     meta.update(loadavg_end=os.getloadavg()[0], seconds=round(time.time() - t_start),
                 ceilings_start=ceil, ceilings_end=ceil_end)
-    key = "ip_us" if a.inplace else "oop_us"
-
     with open(os.path.join(a.out, "results.json"), "w") as f:
         json.dump({"meta": meta, "ceilings": ceil_all, "results": results, "failures": failures}, f, indent=1)
+    return report(a, meta, ceil_all, results, failures, sets, libs, plot)
+
+
+def report(a, meta, ceil_all, results, failures, sets, libs, plot):
+    key = "ip_us" if a.inplace else "oop_us"
     fields = ["np", "op", "lib", "round", "size", "count", "type", "redop", "oop_us", "oop_busbw", "oop_wrong",
               "ip_us", "ip_busbw", "ip_wrong"]
     with open(os.path.join(a.out, "results.csv"), "w", newline="") as f:
@@ -489,14 +508,15 @@ def main():
         w.writeheader()
         w.writerows(results)
 
-    title = ("# ours vs Open MPI vs Gloo\n\n%s, commit %s%s, %s; library transport: %s. "
+    title = ("# ours vs Open MPI vs Gloo\n\nStarted %s, commit %s%s, %s; library transport: %s. "
              "%s blocks, best of %d round(s), -n %d -w %d, float32 sum. Ratios > 1: ours faster "
              "(busbw ratio = time ratio, same sizes).\n" %
              (meta["date"], meta["commit"], " + uncommitted changes" if meta["dirty"] else "", meta["host"],
-              "shared memory + TCP" if shm else "TCP only (shared-memory transport not in this build)",
-              meta["compared"], a.repeat, a.iters, a.warmup))
-    md = [title, "Versions: %s; torch %s (Gloo). Load average %.1f at start, %.1f at end; %d s." %
-          (meta["ompi"], meta["torch"], meta["loadavg_start"], meta["loadavg_end"], meta["seconds"]), "",
+              "shared memory + TCP" if meta["shm_transport"] else "TCP only (shared-memory transport not in this build)",
+              meta["compared"], meta["repeat"], meta["iters"], meta["warmup"]))
+    md = [title, "Versions: %s%s; torch %s (Gloo). Load average %.1f at start, %.1f at end; %d s." %
+          (meta["ompi"], " (mpirun %s)" % meta["ompi_args"] if meta.get("ompi_args") else "", meta["torch"],
+           meta["loadavg_start"], meta["loadavg_end"], meta["seconds"]), "",
           "## Ratios (busbw ours / other)", "", ratio_summary(results, sets, libs, key), "",
           "## Issue 3 bars on this run", "", bars(results, ceil_all, key), "",
           "## Per op", "", markdown(meta, ceil_all, results, sets, libs, key)]
