@@ -20,6 +20,7 @@
  * inside the communicator); the API layer has validated the rest.
  */
 #include "algo/algo.h"
+#include "algo/direct_common.h"
 #include "reduce/reduce.h"
 #include "util/log.h"
 
@@ -90,10 +91,20 @@ HcclResult hccl_algo_run(hccl_algo_ctx *ctx, const hccl_op_args *args)
     }
 }
 
+/* Rooted operations: a rank that believes it is the root may receive nothing, so
+ * it could never notice that its peers disagree about the root (or the count).
+ * An empty all-to-all first lets every pair compare fingerprints. */
+static int needs_agreement(const hccl_algo_ctx *ctx, hccl_op_type t)
+{
+    return ctx->nranks > 1 && ctx->nranks <= HCCL_DIRECT_MAX_RANKS &&
+           (t == HCCL_OP_BROADCAST || t == HCCL_OP_REDUCE || t == HCCL_OP_SCATTER || t == HCCL_OP_GATHER);
+}
+
 HcclResult hccl_algo_run_reference(hccl_algo_ctx *ctx, const hccl_op_args *args)
 {
     if (!ctx || !args || !ctx->net || !ctx->net->exchange || ctx->nranks == 0 || ctx->rank >= ctx->nranks)
         return HCCL_E_PARA;
+    if (args->count > 0 && needs_agreement(ctx, args->type)) CHECK(hccl_direct_close(ctx));
     HcclResult res;
     switch (args->type) {
     case HCCL_OP_ALLREDUCE: res = hccl_algo_ring_allreduce(ctx, args); break;

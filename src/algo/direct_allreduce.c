@@ -1,19 +1,22 @@
 /*
- * direct_allreduce.c - allreduce between ranks of one host, reading and writing
- * the peers' buffers directly (net->peer_copy: threads of one process, or
- * cross-memory attach between processes). Each rank moves about 2 x the data
- * through memory instead of the ring's copies through socket or ring buffers.
+ * direct_allreduce.c - allreduce between ranks of one host, reading the peers'
+ * buffers directly (net->peer_copy: threads of one process, or cross-memory attach
+ * between processes). Each rank moves about 2 x the data through memory instead of
+ * the ring's copies through sockets or ring buffers. A rank only ever writes its own
+ * buffers, so a peer that gave up on the operation is never written to.
  *
- *   1. every rank sends (sendbuf, recvbuf) addresses to every peer   [all enter]
+ *   1. all-to-all of (sendbuf, recvbuf) addresses                  [all have entered]
  *   2. the data is cut in windows of n x C elements; in each window rank r owns
  *      slice r (block split of the window):
- *         acc  = x_0[slice] op x_1[slice] op ... op x_{n-1}[slice]   (rank order)
- *         recvbuf_j[slice] = acc  for every rank j
- *      x_j is read from rank j's sendbuf (pointer, or a copy into a cache-sized
- *      staging chunk). Slice r of every buffer is touched by rank r only, so
- *      in-place (sendbuf == recvbuf) is safe.
- *   3. every rank sends an empty message to every peer              [all leave]
+ *         recvbuf_r[slice] = x_0[slice] op x_1[slice] op ... op x_{n-1}[slice]
+ *      (rank order; x_j is read from rank j's sendbuf through a pointer, or copied
+ *      into a cache-sized staging chunk)
+ *   3. empty all-to-all                                            [all slices reduced]
+ *   4. for every window and every peer j: copy slice j of rank j's recvbuf into ours
+ *   5. empty all-to-all                                            [nobody leaves early]
  *
+ * In-place (sendbuf == recvbuf) is safe: in step 2 rank r overwrites only its own
+ * slice r, which no other rank reads; step 4 runs after everyone's reads.
  * Reduction order is fixed, so results are bitwise reproducible.
  */
 #include "algo/algo.h"
@@ -66,15 +69,19 @@ HcclResult hccl_algo_direct_allreduce(hccl_algo_ctx *ctx, const hccl_op_args *a)
             if (j == 0) memcpy(acc, xj, bytes);
             else fn(acc, acc, xj, len);
         }
-        for (uint32_t j = 0; j < n; j++) {
-            if (j == r) {
-                memcpy((char *)a->recvbuf + byte_off, acc, bytes);
-                continue;
-            }
-            void *dst = net->peer_ptr ? net->peer_ptr(net, j, peer[j].recv + byte_off) : NULL;
-            if (dst) memcpy(dst, acc, bytes);
-            else if ((res = net->peer_copy(net, j, 1, acc, peer[j].recv + byte_off, bytes)) != HCCL_SUCCESS)
-                return res;
+        memcpy((char *)a->recvbuf + byte_off, acc, bytes);
+    }
+    res = hccl_direct_close(ctx);
+    if (res != HCCL_SUCCESS) return res;
+    for (uint64_t base = 0; base < a->count; base += chunk * n) {
+        uint64_t wlen = a->count - base < chunk * n ? a->count - base : chunk * n;
+        for (uint32_t k = 1; k < n; k++) {
+            uint32_t j = (r + k) % n; /* spread the readers over the sources */
+            uint64_t off, len;
+            hccl_pattern_block(wlen, n, j, &off, &len);
+            uint64_t byte_off = (base + off) * es;
+            res = hccl_direct_copy(ctx, j, 0, (char *)a->recvbuf + byte_off, peer[j].recv + byte_off, (size_t)len * es);
+            if (res != HCCL_SUCCESS) return res;
         }
     }
     return hccl_direct_close(ctx);

@@ -12,6 +12,8 @@
 #include "util/util.h"
 
 #include <errno.h>
+#include <poll.h>
+#include <sys/socket.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -109,15 +111,84 @@ uint64_t hccl_boot_host_hash(void)
     return fnv1a(hid, strlen(hid), 14695981039346656037ull);
 }
 
-/* Read the opening header (and the hello's peer record) of a new connection. */
-static HcclResult read_open(int fd, conn_open *o, hccl_boot_peer *peer)
+/* Connections accepted but not yet identified. They are read together, so a silent
+ * or slow connection (a port scanner, a stray client) never delays the others; one
+ * that has not presented a complete opening within HELLO_READ_NS is dropped. */
+#define MAXPEND 64
+typedef struct pend {
+    int fd;
+    uint64_t t0;
+    size_t have;
+    unsigned char buf[sizeof(conn_open) + sizeof(hccl_boot_peer)];
+} pend;
+typedef struct accept_q {
+    pend p[MAXPEND];
+    int n;
+} accept_q;
+
+static void q_drop(accept_q *q, int i, const char *why)
 {
-    uint64_t dl = hccl_now_ns() + HELLO_READ_NS;
-    CHECK(hccl_socket_recv_all(fd, o, sizeof *o, dl));
-    if (o->magic != OPEN_MAGIC) return HCCL_E_PARA;
-    if (o->kind == KIND_HELLO) CHECK(hccl_socket_recv_all(fd, peer, sizeof *peer, dl));
-    else if (o->kind != KIND_DATA) return HCCL_E_PARA;
-    return HCCL_SUCCESS;
+    if (why) HCCL_WARN(BOOT, "bootstrap: dropped a connection that %s", why);
+    close(q->p[i].fd);
+    q->p[i] = q->p[--q->n];
+}
+
+static void q_free(accept_q *q)
+{
+    while (q->n) q_drop(q, 0, NULL);
+}
+
+/* The next connection that presented a complete opening (header, and the peer
+ * record of a hello); the caller checks its content. HCCL_E_TIMEOUT at deadline. */
+static HcclResult accept_open(int lfd, accept_q *q, uint64_t deadline, int *fd, conn_open *o, hccl_boot_peer *peer)
+{
+    for (;;) {
+        uint64_t now = hccl_now_ns();
+        for (int i = 0; i < q->n; i++)
+            if (now - q->p[i].t0 > HELLO_READ_NS) q_drop(q, i--, "did not identify itself within 2 s");
+        struct pollfd pf[1 + MAXPEND];
+        pf[0] = (struct pollfd){lfd, POLLIN, 0};
+        for (int i = 0; i < q->n; i++) pf[1 + i] = (struct pollfd){q->p[i].fd, POLLIN, 0};
+        uint64_t left = deadline > now ? (deadline - now) / 1000000ull : 0;
+        int np = q->n;
+        int k = poll(pf, (nfds_t)(1 + np), (int)(left < 100 ? left : 100));
+        if (k < 0 && errno != EINTR) return HCCL_E_SYSCALL;
+        for (int i = np - 1; k > 0 && i >= 0; i--) {
+            if (!pf[1 + i].revents) continue;
+            pend *e = &q->p[i];
+            size_t need = sizeof(conn_open);
+            if (e->have >= sizeof(conn_open) && ((conn_open *)(void *)e->buf)->kind == KIND_HELLO)
+                need += sizeof(hccl_boot_peer);
+            ssize_t got = recv(e->fd, e->buf + e->have, need - e->have, MSG_DONTWAIT);
+            if (got == 0 || (got < 0 && errno != EAGAIN && errno != EINTR)) {
+                q_drop(q, i, "closed before identifying itself");
+                continue;
+            }
+            if (got < 0) continue;
+            e->have += (size_t)got;
+            if (e->have < sizeof(conn_open)) continue;
+            conn_open *h = (conn_open *)(void *)e->buf;
+            if (h->magic != OPEN_MAGIC || (h->kind != KIND_HELLO && h->kind != KIND_DATA)) {
+                q_drop(q, i, "sent something that is not this library's bootstrap protocol");
+                continue;
+            }
+            need = sizeof(conn_open) + (h->kind == KIND_HELLO ? sizeof(hccl_boot_peer) : 0);
+            if (e->have < need) continue;
+            memcpy(o, e->buf, sizeof *o);
+            if (h->kind == KIND_HELLO) memcpy(peer, e->buf + sizeof(conn_open), sizeof *peer);
+            *fd = e->fd;
+            q->p[i] = q->p[--q->n];
+            return HCCL_SUCCESS;
+        }
+        if (k > 0 && (pf[0].revents & POLLIN)) {
+            int nfd;
+            if (hccl_socket_accept(lfd, hccl_now_ns(), &nfd, NULL) == HCCL_SUCCESS) {
+                if (q->n == MAXPEND) q_drop(q, 0, "was the oldest of too many unidentified connections");
+                q->p[q->n++] = (pend){nfd, hccl_now_ns(), 0, {0}};
+            }
+        }
+        if (hccl_now_ns() >= deadline) return HCCL_E_TIMEOUT;
+    }
 }
 
 static void send_reply(int fd, uint32_t status, uint32_t nranks, const char *msg, const hccl_boot_peer *table)
@@ -149,8 +220,22 @@ static void list_missing(char *out, size_t len, const int *fds, uint32_t nranks,
     }
 }
 
+static HcclResult serve_q(int listen_fd, accept_q *q, hccl_boot_stash *stash, const hccl_boot_ident *ident,
+                          uint32_t nranks, const hccl_boot_peer *self, uint64_t timeout_ns, hccl_boot_peer *table);
+
 HcclResult hccl_boot_serve(int listen_fd, hccl_boot_stash *stash, const hccl_boot_ident *ident, uint32_t nranks,
                            const hccl_boot_peer *self, uint64_t timeout_ns, hccl_boot_peer *table)
+{
+    accept_q *q = hccl_calloc(1, sizeof *q);
+    if (!q) return HCCL_E_MEMORY;
+    HcclResult res = serve_q(listen_fd, q, stash, ident, nranks, self, timeout_ns, table);
+    q_free(q);
+    hccl_free(q);
+    return res;
+}
+
+static HcclResult serve_q(int listen_fd, accept_q *q, hccl_boot_stash *stash, const hccl_boot_ident *ident,
+                          uint32_t nranks, const hccl_boot_peer *self, uint64_t timeout_ns, hccl_boot_peer *table)
 {
     HcclResult res = HCCL_SUCCESS;
     int *fds = hccl_malloc(sizeof(int) * nranks);
@@ -195,7 +280,7 @@ HcclResult hccl_boot_serve(int listen_fd, hccl_boot_stash *stash, const hccl_boo
             pthread_mutex_unlock(&stash->lock);
         }
         if (!from_stash) {
-            HcclResult a = hccl_socket_accept(listen_fd, deadline, &fd, NULL);
+            HcclResult a = accept_open(listen_fd, q, deadline, &fd, &o, &p);
             if (a == HCCL_E_TIMEOUT) {
                 char missing[400];
                 list_missing(missing, sizeof missing, fds, nranks, self);
@@ -213,7 +298,7 @@ HcclResult hccl_boot_serve(int listen_fd, hccl_boot_stash *stash, const hccl_boo
                 res = a;
                 break;
             }
-            if (read_open(fd, &o, &p) != HCCL_SUCCESS || o.secret != ident->secret || o.kind != KIND_HELLO) {
+            if (o.secret != ident->secret || o.kind != KIND_HELLO) {
                 HCCL_WARN(BOOT, "bootstrap: dropped a connection that did not present this job's secret");
                 close(fd);
                 continue;
@@ -280,20 +365,19 @@ typedef struct root_thread_arg {
 static void *root_thread(void *p)
 {
     root_thread_arg *a = p;
-    /* nranks is learned from the first hello: peek it by serving with the group size
-     * of whoever arrives first. */
+    /* nranks is learned from the first hello; then the whole group is served. */
     int fd = -1;
     conn_open o;
     hccl_boot_peer peer;
+    accept_q *q = hccl_calloc(1, sizeof *q);
     uint64_t deadline = hccl_now_ns() + HCCL_MAX(hccl_boot_connect_timeout_ns(), 600000000000ull);
+    if (!q) goto out;
     for (;;) {
-        if (hccl_socket_accept(a->fd, deadline, &fd, NULL) != HCCL_SUCCESS) {
+        if (accept_open(a->fd, q, deadline, &fd, &o, &peer) != HCCL_SUCCESS) {
             HCCL_INFO(BOOT, "bootstrap root: no rank arrived; root thread exits");
             goto out;
         }
-        if (read_open(fd, &o, &peer) == HCCL_SUCCESS && o.secret == a->ident.secret && o.id == a->ident.id &&
-            o.kind == KIND_HELLO && o.a > 0)
-            break;
+        if (o.secret == a->ident.secret && o.id == a->ident.id && o.kind == KIND_HELLO && o.a > 0) break;
         HCCL_WARN(BOOT, "bootstrap root: dropped a connection that did not present this job's secret");
         close(fd);
     }
@@ -307,18 +391,21 @@ static void *root_thread(void *p)
             e->open = o;
             e->peer = peer;
             st.head = e;
-            hccl_boot_serve(a->fd, &st, &a->ident, o.a, NULL, hccl_boot_connect_timeout_ns(), NULL);
+            serve_q(a->fd, q, &st, &a->ident, o.a, NULL, hccl_boot_connect_timeout_ns(), NULL);
         } else {
             close(fd);
         }
         hccl_boot_stash_free(&st);
     }
 out:
+    if (q) {
+        q_free(q);
+        hccl_free(q);
+    }
     close(a->fd);
     hccl_free(a);
     return NULL;
 }
-
 HcclResult hccl_boot_root_start(hccl_addr *addr, const hccl_boot_ident *ident, int use_base_port)
 {
     int fd;
@@ -359,7 +446,7 @@ HcclResult hccl_boot_join(const hccl_addr *root, const hccl_boot_ident *ident, u
     conn_open o = {OPEN_MAGIC, KIND_HELLO, ident->secret, ident->id, nranks, self->rank};
     boot_reply r;
     /* The root answers at its own deadline; wait a little longer than that. */
-    uint64_t reply_deadline = hccl_now_ns() + timeout_ns + 10000000000ull;
+    uint64_t reply_deadline = hccl_now_ns() + timeout_ns + 2000000000ull;
     if ((res = hccl_socket_send_all(fd, &o, sizeof o, deadline)) != HCCL_SUCCESS ||
         (res = hccl_socket_send_all(fd, self, sizeof *self, deadline)) != HCCL_SUCCESS ||
         (res = hccl_socket_recv_all(fd, &r, sizeof r, reply_deadline)) != HCCL_SUCCESS) {
@@ -389,7 +476,9 @@ HcclResult hccl_boot_mesh(int listen_fd, hccl_boot_stash *stash, const hccl_boot
 {
     uint64_t deadline = hccl_now_ns() + timeout_ns;
     HcclResult res = HCCL_SUCCESS;
+    accept_q *q = hccl_calloc(1, sizeof *q);
     for (uint32_t p = 0; p < nranks; p++) fds[p] = -1;
+    if (!q) return HCCL_E_MEMORY;
     for (uint32_t p = 0; p < rank; p++) {
         CHECK_GOTO(hccl_socket_connect(&table[p].addr, deadline, &fds[p]), res, fail);
         conn_open o = {OPEN_MAGIC, KIND_DATA, ident->secret, ident->id, rank, p};
@@ -399,7 +488,7 @@ HcclResult hccl_boot_mesh(int listen_fd, hccl_boot_stash *stash, const hccl_boot
         int fd;
         conn_open o;
         hccl_boot_peer peer;
-        HcclResult a = hccl_socket_accept(listen_fd, deadline, &fd, NULL);
+        HcclResult a = accept_open(listen_fd, q, deadline, &fd, &o, &peer);
         if (a != HCCL_SUCCESS) {
             char missing[400];
             size_t off = 0;
@@ -410,7 +499,7 @@ HcclResult hccl_boot_mesh(int listen_fd, hccl_boot_stash *stash, const hccl_boot
             res = a;
             goto fail;
         }
-        if (read_open(fd, &o, &peer) != HCCL_SUCCESS || o.secret != ident->secret) {
+        if (o.secret != ident->secret) {
             HCCL_WARN(BOOT, "rank %u: dropped a connection that did not present this job's secret", rank);
             close(fd);
             continue;
@@ -439,8 +528,12 @@ HcclResult hccl_boot_mesh(int listen_fd, hccl_boot_stash *stash, const hccl_boot
         fds[o.a] = fd;
         need--;
     }
+    q_free(q);
+    hccl_free(q);
     return HCCL_SUCCESS;
 fail:
+    q_free(q);
+    hccl_free(q);
     for (uint32_t p = 0; p < nranks; p++)
         if (fds[p] >= 0) {
             close(fds[p]);

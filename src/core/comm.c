@@ -314,8 +314,13 @@ static HcclResult setup(hccl_comm *c)
         c->scratch = NULL;
         return HCCL_E_MEMORY;
     }
-    CHECK(setup_direct(c));
-    CHECK(setup_shm(c));
+    HcclResult res_setup = setup_direct(c);
+    if (res_setup == HCCL_SUCCESS) res_setup = setup_shm(c);
+    if (res_setup != HCCL_SUCCESS) {
+        /* Tell the peers, so they fail now rather than at their own timeout. */
+        hccl_net_abort(c->net, "communicator setup failed on a peer");
+        return res_setup;
+    }
     if (!c->name[0]) {
         if (c->cfg.name[0]) snprintf(c->name, sizeof c->name, "%s", c->cfg.name);
         else snprintf(c->name, sizeof c->name, "hccl_%016llx", (unsigned long long)c->ident.id);
@@ -531,8 +536,14 @@ HcclResult hccl_comm_split(hccl_comm *parent, uint32_t nranks, const uint32_t *r
         pthread_mutex_unlock(&split_lock);
         if (res != HCCL_SUCCESS) goto fail;
     } else {
-        CHECK_GOTO(hccl_boot_join(&parent->peers[rank_ids[0]].addr, &c->ident, nranks, &self, timeout, c->peers), res,
-                   fail);
+        res = hccl_boot_join(&parent->peers[rank_ids[0]].addr, &c->ident, nranks, &self, timeout, c->peers);
+        if (res != HCCL_SUCCESS) {
+            HCCL_WARN(INIT,
+                      "sub-communicator %llu: parent rank %u (its rank 0, which serves the rendezvous) did not "
+                      "answer parent rank %u: did it call HcclCreateSubCommConfig with the same rankIds and subCommId?",
+                      (unsigned long long)sub_id, rank_ids[0], parent->rank);
+            goto fail;
+        }
     }
     CHECK_GOTO(setup(c), res, fail);
     *out = c;

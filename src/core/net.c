@@ -19,6 +19,8 @@
 #include <unistd.h>
 
 #define OP_ABORT 255u
+#define OP_STATUS 254u   /* header only: seq = the op the sender timed out in */
+#define STATUS_GRACE_NS 1000000000ull
 #define FLAG_P2P 1u
 #define ABORT_TEXT_MAX 1024u
 
@@ -58,6 +60,7 @@ struct hccl_netimpl {
     struct pollfd *pfds;
     uint32_t *pids; /* direct access: pid per peer, 0 = none */
     hccl_conn **live;     /* liveness connection per peer, or NULL */
+    unsigned char *heard; /* a message of the current operation came from this peer */
     unsigned char *dead;  /* the liveness connection hung up */
     char err[1024];
 };
@@ -195,14 +198,13 @@ static HcclResult mismatch(hccl_netimpl *n, hccl_xfer *x, xstate *s)
 }
 
 /* The peer sent an ABORT frame: read its text (part may already be in buf). */
-static HcclResult peer_aborted(hccl_netimpl *n, hccl_xfer *x, xstate *s)
+static HcclResult peer_aborted_on(hccl_netimpl *n, hccl_conn *c, hccl_xfer *x, xstate *s)
 {
     char text[ABORT_TEXT_MAX + 1];
     size_t want = s->hdr.len < ABORT_TEXT_MAX ? (size_t)s->hdr.len : ABORT_TEXT_MAX;
     size_t have = s->done - sizeof(msg_hdr);
     if (have > want) have = want;
     if (have) memcpy(text, x->buf, have);
-    hccl_conn *c = n->conns[x->peer];
     uint64_t dl = hccl_now_ns() + 1000000000ull;
     while (have < want && hccl_now_ns() < dl) {
         struct iovec iov = {text + have, want - have};
@@ -215,6 +217,11 @@ static HcclResult peer_aborted(hccl_netimpl *n, hccl_xfer *x, xstate *s)
     return fail(n, HCCL_E_REMOTE, "rank %u aborted: %s", x->peer, have ? text : "(no reason given)");
 }
 
+static HcclResult peer_aborted(hccl_netimpl *n, hccl_xfer *x, xstate *s)
+{
+    return peer_aborted_on(n, n->conns[x->peer], x, s);
+}
+
 /* Is a receive from peer part-way through (its bytes are not ours to read)? */
 static int receiving_from(hccl_netimpl *n, hccl_xfer *x, int cnt, uint32_t peer)
 {
@@ -223,10 +230,9 @@ static int receiving_from(hccl_netimpl *n, hccl_xfer *x, int cnt, uint32_t peer)
     return 0;
 }
 
-/* After a failed send: if the peer left an ABORT frame, report its reason. */
-static HcclResult read_abort(hccl_netimpl *n, uint32_t peer)
+/* If the peer left an ABORT frame on c, report its reason (HCCL_E_REMOTE). */
+static HcclResult read_abort_on(hccl_netimpl *n, hccl_conn *c, uint32_t peer)
 {
-    hccl_conn *c = n->conns[peer];
     msg_hdr h;
     size_t have = 0;
     uint64_t dl = hccl_now_ns() + 50000000ull;
@@ -243,12 +249,21 @@ static HcclResult read_abort(hccl_netimpl *n, uint32_t peer)
     s.hdr = h;
     s.done = sizeof h;
     hccl_xfer x = {HCCL_XFER_RECV, peer, NULL, 0};
-    return peer_aborted(n, &x, &s);
+    return peer_aborted_on(n, c, &x, &s);
+}
+
+/* After a failed send: the peer's ABORT frame, on its control connection (shared
+ * memory peers: always at a message boundary) or on the data connection. */
+static HcclResult read_abort(hccl_netimpl *n, uint32_t peer)
+{
+    if (n->live && n->live[peer] && read_abort_on(n, n->live[peer], peer) == HCCL_E_REMOTE) return HCCL_E_REMOTE;
+    return read_abort_on(n, n->conns[peer], peer);
 }
 
 static HcclResult check_header(hccl_netimpl *n, hccl_xfer *x, xstate *s)
 {
     if (s->hdr.op == OP_ABORT) return peer_aborted(n, x, s);
+    if (s->hdr.op == OP_STATUS) return HCCL_E_AGAIN; /* the peer timed out: join its status round */
     if (memcmp(&s->hdr, &s->want, sizeof s->hdr) == 0) return HCCL_SUCCESS;
     return mismatch(n, x, s);
 }
@@ -276,6 +291,55 @@ static HcclResult do_self(hccl_netimpl *n, hccl_xfer *x, int cnt)
     }
 }
 
+/* A collective timed out here. Every rank that reached it times out at about the
+ * same moment, so: send a STATUS frame to every peer (where our stream is at a
+ * message boundary), then listen for a short grace period for theirs. The peers
+ * heard from (data of this operation, a STATUS or an ABORT) have reached it; the
+ * others have not, or are stuck before it: those are the ranks to name. */
+static void status_round(hccl_netimpl *n, hccl_xfer *x, int cnt, unsigned char *reached)
+{
+    msg_hdr st;
+    memset(&st, 0, sizeof st);
+    st.op = OP_STATUS;
+    st.seq = n->fp.seq;
+    for (uint32_t p = 0; p < n->nranks; p++) {
+        reached[p] = p == n->rank || n->heard[p];
+        if (p == n->rank || n->send_partial[p] || !n->conns[p]) continue;
+        struct iovec iov = {&st, sizeof st};
+        size_t moved = 0;
+        n->conns[p]->ops->send(n->conns[p], &iov, 1, &moved);
+    }
+    msg_hdr *h = hccl_calloc(n->nranks, sizeof *h);
+    size_t *have = hccl_calloc(n->nranks, sizeof *have);
+    if (!h || !have) goto out;
+    uint64_t end = hccl_now_ns() + STATUS_GRACE_NS;
+    for (int pending = 1; pending && hccl_now_ns() < end;) {
+        pending = 0;
+        for (uint32_t p = 0; p < n->nranks; p++) {
+            if (reached[p] || !n->conns[p] || receiving_from(n, x, cnt, p)) continue;
+            pending = 1;
+            struct iovec iov = {(char *)&h[p] + have[p], sizeof h[p] - have[p]};
+            size_t moved = 0;
+            if (n->conns[p]->ops->recv(n->conns[p], &iov, 1, &moved) != HCCL_SUCCESS) {
+                have[p] = 0;
+                continue;
+            }
+            have[p] += moved;
+            if (have[p] < sizeof h[p]) continue;
+            have[p] = 0;
+            if (h[p].op == OP_ABORT || (h[p].op == OP_STATUS && h[p].seq >= n->fp.seq) ||
+                (h[p].seq == n->fp.seq && !(h[p].flags & FLAG_P2P)))
+                reached[p] = 1;
+            else if (h[p].len && h[p].op != OP_STATUS)
+                reached[p] = 1; /* data of some later operation: it is past this one */
+        }
+        if (pending) usleep(1000);
+    }
+out:
+    hccl_free(h);
+    hccl_free(have);
+}
+
 static HcclResult timed_out(hccl_netimpl *n, hccl_xfer *x, int cnt)
 {
     char peers[900], fps[160];
@@ -299,9 +363,23 @@ static HcclResult timed_out(hccl_netimpl *n, hccl_xfer *x, int cnt)
                     "%s timed out (HCCL_EXEC_TIMEOUT) on rank %u waiting for: %s (the peer did not post the "
                     "matching call, or is stuck)",
                     fps, n->rank, peers);
+    unsigned char *reached = hccl_calloc(n->nranks, 1);
+    char missing[400] = "";
+    if (reached) {
+        status_round(n, x, cnt, reached);
+        size_t m = 0;
+        for (uint32_t p = 0; p < n->nranks && m + 16 < sizeof missing; p++)
+            if (!reached[p]) m += (size_t)snprintf(missing + m, sizeof missing - m, "%srank %u", m ? ", " : "", p);
+        hccl_free(reached);
+    }
+    if (missing[0])
+        return fail(n, HCCL_E_TIMEOUT,
+                    "op #%u %s timed out (HCCL_EXEC_TIMEOUT) on rank %u: ranks that have not reached op #%u (or are "
+                    "stuck before it): %s; this rank was waiting for: %s",
+                    n->fp.seq, fps, n->rank, n->fp.seq, missing, peers);
     return fail(n, HCCL_E_TIMEOUT,
-                "op #%u %s timed out (HCCL_EXEC_TIMEOUT) on rank %u waiting for: %s (those ranks have not reached "
-                "op #%u, or are stuck)",
+                "op #%u %s timed out (HCCL_EXEC_TIMEOUT) on rank %u waiting for: %s (every rank reached op #%u; "
+                "those are stuck in it)",
                 n->fp.seq, fps, n->rank, peers, n->fp.seq);
 }
 
@@ -386,7 +464,10 @@ static HcclResult net_exchange(hccl_net *base, hccl_xfer *x, int cnt)
             if (sending) n->send_partial[x[i].peer] = s->done < total;
             if (!sending && !s->checked && s->done >= sizeof(msg_hdr)) {
                 s->checked = 1;
-                CHECK(check_header(n, &x[i], s));
+                HcclResult hr = check_header(n, &x[i], s);
+                n->heard[x[i].peer] = 1;
+                if (hr == HCCL_E_AGAIN && !n->fp.p2p) return timed_out(n, x, cnt);
+                if (hr != HCCL_SUCCESS) return hr == HCCL_E_AGAIN ? fail(n, HCCL_E_TIMEOUT, "rank %u timed out", x[i].peer) : hr;
             }
             if (s->done == total) {
                 s->finished = 1;
@@ -437,16 +518,21 @@ static HcclResult net_exchange(hccl_net *base, hccl_xfer *x, int cnt)
                     if (n->pfds[j].fd == fd) break;
                 if (j < np || fd < 0) continue;
                 n->pfds[np].fd = fd;
-                n->pfds[np].events = POLLRDHUP;
+                n->pfds[np].events = POLLRDHUP | POLLIN;
                 n->pfds[np].revents = 0;
                 np++;
             }
         if (np) {
             poll(n->pfds, (nfds_t)np, 100);
-            for (int j = first_live; j < np; j++)
-                if (n->pfds[j].revents & (POLLRDHUP | POLLHUP | POLLERR))
-                    for (uint32_t p = 0; p < n->nranks; p++)
-                        if (n->live[p] && hccl_tcp_conn_fd(n->live[p]) == n->pfds[j].fd) n->dead[p] = 1;
+            for (int j = first_live; j < np; j++) {
+                if (!n->pfds[j].revents) continue;
+                for (uint32_t p = 0; p < n->nranks; p++) {
+                    if (!n->live[p] || hccl_tcp_conn_fd(n->live[p]) != n->pfds[j].fd) continue;
+                    if ((n->pfds[j].revents & POLLIN) && read_abort_on(n, n->live[p], p) == HCCL_E_REMOTE)
+                        return HCCL_E_REMOTE;
+                    if (n->pfds[j].revents & (POLLRDHUP | POLLHUP | POLLERR)) n->dead[p] = 1;
+                }
+            }
         } else {
             sched_yield(); /* transports without a descriptor: keep polling */
         }
@@ -524,6 +610,15 @@ void hccl_net_abort(hccl_netimpl *n, const char *why)
             size_t moved = 0;
             c->ops->send(c, iov, 2, &moved); /* best effort: a full socket just misses it */
         }
+        if (n->live && n->live[p]) { /* the control connection is always at a message boundary */
+            msg_hdr h;
+            memset(&h, 0, sizeof h);
+            h.op = OP_ABORT;
+            h.len = len;
+            struct iovec iov[2] = {{&h, sizeof h}, {(void *)why, len}};
+            size_t moved = 0;
+            n->live[p]->ops->send(n->live[p], iov, 2, &moved);
+        }
         if (c->ops->shutdown) c->ops->shutdown(c);
         if (n->live && n->live[p] && n->live[p]->ops->shutdown) n->live[p]->ops->shutdown(n->live[p]);
     }
@@ -543,7 +638,8 @@ HcclResult hccl_net_create(uint32_t rank, uint32_t nranks, hccl_conn **conns, hc
     n->busy = hccl_calloc(2u * nranks, 1);
     n->pfds = hccl_calloc(3u * nranks, sizeof(struct pollfd));
     n->dead = hccl_calloc(nranks, 1);
-    if (!n->p2p_sseq || !n->p2p_rseq || !n->send_partial || !n->busy || !n->pfds || !n->dead) {
+    n->heard = hccl_calloc(nranks, 1);
+    if (!n->p2p_sseq || !n->p2p_rseq || !n->send_partial || !n->busy || !n->pfds || !n->dead || !n->heard) {
         hccl_net_destroy(n);
         return HCCL_E_MEMORY;
     }
@@ -562,6 +658,7 @@ void hccl_net_destroy(hccl_netimpl *n)
     hccl_free(n->st);
     hccl_free(n->pids);
     hccl_free(n->dead);
+    hccl_free(n->heard);
     hccl_free(n);
 }
 
@@ -572,6 +669,7 @@ void hccl_net_begin_op(hccl_netimpl *n, const hccl_fingerprint *fp, uint64_t dea
     n->fp = *fp;
     n->deadline_ns = deadline_ns;
     n->err[0] = 0;
+    memset(n->heard, 0, n->nranks);
 }
 
 void hccl_net_set_abort_flag(hccl_netimpl *n, const int *flag) { n->abort_flag = flag; }
