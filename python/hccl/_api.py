@@ -16,6 +16,7 @@ Failures raise :class:`HcclError` (a RuntimeError) with ``code`` (the HcclResult
 import enum
 import os
 import threading
+import weakref
 from datetime import timedelta
 
 from . import _hccl
@@ -339,34 +340,70 @@ _world_lock = threading.Lock()
 _sub_ids = [0]
 
 
+_dist_cached = [None, None]  # weak refs: (torch's default process group, its Comm or None)
+
+
 def _dist_default_comm():
+    """The Comm of torch.distributed's default group when it is an hccl group."""
     import sys
-    if "torch.distributed" not in sys.modules:
+    c10d = sys.modules.get("torch.distributed.distributed_c10d")
+    if c10d is None:
         return None
-    dist = sys.modules["torch.distributed"]
     try:
-        if not dist.is_available() or not dist.is_initialized():
-            return None
-        pg = dist.distributed_c10d._get_default_group()
+        pg = c10d.GroupMember.WORLD
     except Exception:
         return None
-    return getattr(pg, "comm", None) if getattr(pg, "_is_hccl_pg", False) else None
+    if pg is None:
+        return None
+    ref, cref = _dist_cached
+    if ref is not None and ref() is pg:
+        return cref() if cref is not None else None
+    comm = _pg_comm(pg)
+    # weak references: the cache must not keep a destroyed group's communicator alive
+    _dist_cached[0] = weakref.ref(pg)
+    _dist_cached[1] = weakref.ref(comm) if comm is not None else None
+    return comm
+
+
+def _pg_comm(pg):
+    """Comm of a torch process group of this backend, else None."""
+    if getattr(pg, "_is_hccl_pg", False):
+        return pg.comm
+    get = getattr(pg, "_get_backend", None)  # torch >= 2: ProcessGroup wraps per-device backends
+    if get is not None:
+        try:
+            import torch
+            b = get(torch.device("cpu"))
+            if getattr(b, "_is_hccl_pg", False):
+                return b.comm
+        except Exception:
+            pass
+    return None
+
+
+def _default_comm():
+    c = _world
+    if c is not None and not c.destroyed:
+        return c
+    c = _dist_default_comm()
+    if c is None:
+        raise RuntimeError("hccl: no default group: call hccl.init() or "
+                           "torch.distributed.init_process_group('hccl') first, or pass group=")
+    return c
 
 
 def _resolve(group):
     """-> (Comm, rank translator or None); (None, None) when this rank is not a member."""
     if group is None:
-        c = _world if _world is not None and not _world.destroyed else None
-        if c is None:
-            c = _dist_default_comm()
-        if c is None:
-            raise RuntimeError("hccl: no default group: call hccl.init() or "
-                               "torch.distributed.init_process_group('hccl') first, or pass group=")
-        return c, None
+        return _default_comm(), None
     if isinstance(group, Comm):
         return group, None
     if getattr(group, "_is_hccl_pg", False):
         return group.comm, group._group_rank
+    c = _pg_comm(group)
+    if c is not None:
+        pg = c._pg_ref()
+        return c, (pg._group_rank if pg is not None else None)
     try:
         from torch.distributed import GroupMember
         if group is GroupMember.NON_GROUP_MEMBER or group == GroupMember.NON_GROUP_MEMBER:
@@ -405,7 +442,7 @@ def init(exec_timeout=None):
             c = _hccl.comm_init_from_env(-1 if exec_timeout is None else int(exec_timeout))
             if exec_timeout is not None:
                 c.exec_timeout = int(exec_timeout)
-        _world = c
+            _world = c
         return c
 
 
@@ -443,7 +480,7 @@ def new_group(ranks, group=None):
 def destroy(group=None):
     """Destroy a communicator (default: the one made by init())."""
     global _world
-    if group is None:
+    if group is None:  # the communicator made by init() (torch's groups belong to torch)
         if _world is not None:
             _world.destroy()
             _world = None
@@ -517,10 +554,13 @@ def _offsets(counts):
 
 def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
     """Reduce `tensor` across the group, in place, on every rank."""
-    c, _ = _resolve(group)
-    if c is None:
-        return None
-    code = _op_code(op)
+    if group is None:
+        c = _default_comm()
+    else:
+        c, _ = _resolve(group)
+        if c is None:
+            return None
+    code = op if type(op) is ReduceOp else _op_code(op)
     if code == 4:
         _check_avg_dtype(tensor)
         h = c.all_reduce(tensor, tensor, 0, async_op)

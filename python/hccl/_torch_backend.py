@@ -62,7 +62,8 @@ class WorkHCCL(_BaseWork):
 
     def __init__(self, pg, work, outputs):
         super().__init__()
-        self._pg = pg
+        self._pg = weakref.ref(pg)  # no cycle: the group keeps its recent Works alive
+        self._timeout_s = pg._timeout_s
         self._work = work  # hccl.Work, or None when there is nothing to wait for
         self._outputs = outputs
         self._fut = None
@@ -75,11 +76,11 @@ class WorkHCCL(_BaseWork):
     def wait(self, timeout=None):
         self._consumed = True
         t = _seconds(timeout)
-        if t is None and self._pg._timeout_s:
+        if t is None and self._timeout_s:
             # The communicator itself fails the operation after the group's timeout
             # (its execution timeout) and names the missing ranks; the grace lets
             # that report arrive first.
-            t = self._pg._timeout_s + _WAIT_GRACE_S
+            t = self._timeout_s + _WAIT_GRACE_S
         if self._work is None:
             if getattr(self, "_pending_batch", False):
                 raise RuntimeError("hccl: wait() on an operation queued inside a coalescing block that was never ended")
@@ -111,10 +112,11 @@ class WorkHCCL(_BaseWork):
         if self._fut is None:
             fut = torch.futures.Future()
             self._fut = fut
-            if self.is_completed():
+            pg = self._pg()
+            if self.is_completed() or pg is None:
                 _complete(self, fut)
             else:
-                self._pg._completion_queue().put((self, fut))
+                pg._completion_queue().put((self, fut))
         return self._fut
 
 

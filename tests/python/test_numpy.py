@@ -20,3 +20,40 @@ def test_library_error_mismatch():
 def test_library_error_timeout():
     r = launch.run(2, launch.worker("errors.py"), "timeout", timeout=60)
     assert "waiting for rank 1" in r.out and "HCCL_E_TIMEOUT" in r.out, r
+
+
+def _free_port_pair():
+    import socket
+    for _ in range(50):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            p = s.getsockname()[1]
+        try:
+            with socket.socket() as s2:
+                s2.bind(("127.0.0.1", p + 1))
+            return p
+        except OSError:
+            continue
+    raise RuntimeError("no free port pair")
+
+
+@pytest.mark.parametrize("launcher", ["slurm", "openmpi", "torchrun"])
+def test_init_from_launcher_variables(launcher):
+    import os
+    import subprocess
+    names = {"slurm": ("SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID"),
+             "openmpi": ("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK"),
+             "torchrun": ("RANK", "WORLD_SIZE", "LOCAL_RANK")}[launcher]
+    port = _free_port_pair()
+    procs = []
+    for r in range(2):
+        env = {k: v for k, v in os.environ.items()
+               if not k.startswith(("SLURM_", "OMPI_", "PMI_")) and k not in ("RANK", "WORLD_SIZE", "LOCAL_RANK")}
+        env.update({names[0]: str(r), names[1]: "2", names[2]: str(r), "MASTER_ADDR": "127.0.0.1",
+                    "MASTER_PORT": str(port), "EXPECT_RANK": str(r), "LAUNCHER": launcher,
+                    "HCCL_JOB_SECRET": "00112233445566ff"})
+        procs.append(subprocess.Popen([launch.PYTHON, launch.worker("launcher_env.py")], env=env,
+                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
+    outs = [p.communicate(timeout=60)[0] for p in procs]
+    for r, (p, out) in enumerate(zip(procs, outs)):
+        assert p.returncode == 0 and ("rank %d via %s ok" % (r, launcher)) in out, out
