@@ -305,11 +305,9 @@ static PyObject *submit(CommObject *c, opdesc *d, hbuf *bufs, int nbufs, int asy
     }
     PyObject *fail = NULL;
     if (!c->stream) {
-        aclError e;
+        /* Created with the GIL held, so two threads cannot both create one. */
         aclrtStream s = NULL;
-        Py_BEGIN_ALLOW_THREADS
-        e = aclrtCreateStream(&s);
-        Py_END_ALLOW_THREADS
+        aclError e = aclrtCreateStream(&s);
         if (e != ACL_SUCCESS) {
             PyErr_Format(PyExc_RuntimeError, "hccl: aclrtCreateStream failed (%d): %s", e, aclGetRecentErrMsg());
             goto fail;
