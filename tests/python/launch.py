@@ -4,15 +4,23 @@ The ctest registration (tests/python/CMakeLists.txt) sets PYTHONPATH to the buil
 tree's python/ folder and HCCLRUN to the launcher; run by hand with
   PYTHONPATH=build/python HCCLRUN=build/tools/hcclrun python3 -m pytest tests/python
 """
+import atexit
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 WORKERS = os.path.join(HERE, "workers")
 EXAMPLES = os.environ.get("HCCL_PY_EXAMPLES", os.path.join(HERE, "..", "..", "examples", "python"))
 PYTHON = "/usr/bin/python3"
+
+# Failing operations (the error tests) dump the library's flight recorder: keep those
+# files out of /tmp.
+FR_DIR = tempfile.mkdtemp(prefix="hccl_pytest_fr_")
+atexit.register(shutil.rmtree, FR_DIR, True)
 
 
 def hcclrun():
@@ -39,6 +47,7 @@ def run(nranks, script, *args, env=None, timeout=120, check=True):
     e = dict(os.environ)
     e.setdefault("OMP_NUM_THREADS", "1")
     e.setdefault("HCCL_CONNECT_TIMEOUT", "60")
+    e.setdefault("HCCL_FLIGHT_RECORDER_DIR", FR_DIR)
     if env:
         e.update(env)
     cmd = [hcclrun(), "-n", str(nranks), "--tag-output", PYTHON, script] + [str(a) for a in args]
