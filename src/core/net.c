@@ -67,6 +67,15 @@ struct hccl_netimpl {
 
 HCCL_PARAM_INT(net_spin_us, "HCCL_NET_SPIN_US", 50)
 
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
 /* ---- fingerprints ------------------------------------------------------------ */
 
 void hccl_fingerprint_of(const hccl_op_args *a, hccl_fingerprint *fp)
@@ -413,6 +422,7 @@ static HcclResult net_exchange(hccl_net *base, hccl_xfer *x, int cnt)
 
     uint64_t spin_ns = (uint64_t)hccl_param_net_spin_us() * 1000ull;
     uint64_t last_progress = hccl_now_ns();
+    unsigned idle_spins = 0;
     while (remaining > 0) {
         int progressed = 0;
         memset(n->busy, 0, 2u * n->nranks);
@@ -484,7 +494,10 @@ static HcclResult net_exchange(hccl_net *base, hccl_xfer *x, int cnt)
             return fail(n, HCCL_E_INTERNAL, "operation aborted: the communicator is being destroyed or failed");
         if (n->deadline_ns && now > n->deadline_ns) return timed_out(n, x, cnt);
         if (now - last_progress < spin_ns) {
-            sched_yield();
+            /* Busy-poll without system calls; yield now and then, so that with more
+             * ranks than cores the peer we wait for gets the CPU. */
+            if ((++idle_spins & 3) == 0) sched_yield();
+            else cpu_relax();
             continue;
         }
         /* Sleep until one of the head transfers can move. */

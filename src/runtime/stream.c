@@ -65,6 +65,7 @@ typedef struct rt_stream {
     int stop;           /* destroy requested: drain and exit */
     int worker_sleeping;
     int sync_sleepers;
+    uint64_t wake_at; /* smallest target a sleeping synchronizer waits for */
     int users; /* API calls in flight holding the stream (under reg_mu) */
     unsigned id;
     int32_t device; /* the creator's device (-1: none); the worker runs bound to it */
@@ -143,7 +144,12 @@ static void *worker_main(void *p)
         pthread_mutex_lock(&s->mu);
         if (rc != ACL_SUCCESS && s->error == ACL_SUCCESS) s->error = rc;
         __atomic_store_n(&s->done, taken, __ATOMIC_RELEASE);
-        if (s->sync_sleepers) pthread_cond_broadcast(&s->done_cv);
+        /* Wake synchronizers only when the earliest of their targets is reached: a
+         * wake-up per task would cost two system calls and a context switch each. */
+        if (s->sync_sleepers && taken >= s->wake_at) {
+            s->wake_at = UINT64_MAX;
+            pthread_cond_broadcast(&s->done_cv);
+        }
     }
     pthread_mutex_unlock(&s->mu);
     return NULL;
@@ -180,6 +186,7 @@ aclError aclrtCreateStream(aclrtStream *stream)
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->work_cv, NULL);
     pthread_cond_init(&s->done_cv, &ca);
+    s->wake_at = UINT64_MAX;
     pthread_condattr_destroy(&ca);
     s->id = __atomic_fetch_add(&next_id, 1, __ATOMIC_RELAXED);
     s->device = hccl_rt_device_current();
@@ -313,6 +320,7 @@ static aclError wait_done(rt_stream *s, uint64_t target, int64_t timeout_ms)
             break;
         }
         s->sync_sleepers++;
+        if (target < s->wake_at) s->wake_at = target;
         int err = timeout_ms < 0 ? pthread_cond_wait(&s->done_cv, &s->mu)
                                  : pthread_cond_timedwait(&s->done_cv, &s->mu, &deadline);
         s->sync_sleepers--;
