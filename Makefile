@@ -3,12 +3,15 @@
 #   make test          install missing Debian packages, build, run the whole test suite
 #   make demo          build and run the main job: a checked all_reduce_perf over 4 ranks
 #   make install PREFIX=dir
+#   make compare       ours vs Open MPI vs Gloo, one run (bench/README.md)
+#   make bench-train   the training table (docs/training.md)
+#   make fuzz / make sanitize   the fuzz targets / the suites under ASan+UBSan and TSan
 BUILD ?= build
 PREFIX ?= $(CURDIR)/install
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: all build configure test demo install deps clean
+.PHONY: all build configure test demo install deps clean compare bench-train fuzz sanitize
 
 all: build
 
@@ -33,6 +36,20 @@ demo: deps
 
 install: build
 	cmake --install $(BUILD) --prefix $(abspath $(PREFIX))
+
+compare: deps
+	$(MAKE) build
+	./bench/compare.sh --build $(BUILD)
+
+bench-train: deps
+	$(MAKE) build
+	/usr/bin/python3 bench/train/train_bench.py --build $(BUILD)
+
+fuzz:
+	./tests/fuzz/run.sh $(FUZZ_SECONDS)
+
+sanitize: deps
+	./scripts/sanitize.sh
 
 clean:
 	rm -rf $(BUILD)
