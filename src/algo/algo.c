@@ -9,6 +9,8 @@
  *   AllGather(V), ReduceScatter(V), Broadcast:
  *                      ctx->direct and (n > 2 or >= 4 KiB)      -> direct
  *                      otherwise                                -> reference
+ *   Several hosts, some with several ranks: AllReduce above 16 KiB and Broadcast
+ *                      -> hierarchical (inside hosts, then across host leaders)
  *   ctx->reference forces the reference algorithms.
  *
  * The reference algorithms:
@@ -42,8 +44,11 @@ hccl_algo_id hccl_algo_select(const hccl_algo_ctx *ctx, const hccl_op_args *a)
         for (uint32_t j = 0; j < ctx->nranks; j++) total += counts[j];
         bytes = total / ctx->nranks * es;
     }
+    /* Several hosts, some with several ranks: work inside hosts first. */
+    int hier = ctx->host_of && ctx->nhosts > 1 && ctx->nhosts < ctx->nranks;
     switch (a->type) {
     case HCCL_OP_ALLREDUCE:
+        if (hier && bytes > ONESHOT_MAX_BYTES) return HCCL_ALGO_HIER;
         if (ctx->nranks <= 64 && bytes <= ONESHOT_MAX_BYTES &&
             (((bytes + 63) & ~63ull) * ctx->nranks) <= ctx->scratch_bytes)
             return HCCL_ALGO_ONESHOT;
@@ -54,6 +59,7 @@ hccl_algo_id hccl_algo_select(const hccl_algo_ctx *ctx, const hccl_op_args *a)
     case HCCL_OP_REDUCE_SCATTER:
     case HCCL_OP_REDUCE_SCATTER_V:
     case HCCL_OP_BROADCAST:
+        if (hier && a->type == HCCL_OP_BROADCAST) return HCCL_ALGO_HIER;
         if (ctx->direct && ctx->nranks <= 64 && ctx->net->peer_copy && (ctx->nranks > 2 || bytes >= DIRECT_MIN_BYTES))
             return HCCL_ALGO_DIRECT;
         return HCCL_ALGO_REFERENCE;
@@ -67,6 +73,7 @@ const char *hccl_algo_id_name(hccl_algo_id id, hccl_op_type type)
     switch (id) {
     case HCCL_ALGO_ONESHOT: return "oneshot";
     case HCCL_ALGO_DIRECT: return "direct";
+    case HCCL_ALGO_HIER: return "hierarchical";
     default: return hccl_algo_name(type);
     }
 }
@@ -87,6 +94,9 @@ HcclResult hccl_algo_run(hccl_algo_ctx *ctx, const hccl_op_args *args)
         case HCCL_OP_BROADCAST: return hccl_algo_direct_broadcast(ctx, args);
         default: return hccl_algo_run_reference(ctx, args);
         }
+    case HCCL_ALGO_HIER:
+        return args->type == HCCL_OP_ALLREDUCE ? hccl_algo_hier_allreduce(ctx, args)
+                                               : hccl_algo_hier_broadcast(ctx, args);
     default: return hccl_algo_run_reference(ctx, args);
     }
 }

@@ -108,6 +108,11 @@ typedef struct hccl_algo_ctx {
     size_t scratch_bytes;
     int direct;    /* every peer is reachable with net->peer_copy (same on all ranks) */
     int reference; /* use the reference algorithms only (same on all ranks) */
+    /* Topology (same on all ranks): host index of every rank (0..nhosts-1, numbered
+     * in order of first appearance), or NULL / nhosts <= 1 for one host. */
+    const uint32_t *host_of;
+    uint32_t nhosts;
+    int direct_local; /* peers on this rank's host are reachable with net->peer_copy */
 } hccl_algo_ctx;
 
 /* Run one operation; every rank of the communicator calls it with matching
@@ -118,6 +123,7 @@ typedef enum {
     HCCL_ALGO_REFERENCE = 0, /* the per-op reference below */
     HCCL_ALGO_ONESHOT,       /* allreduce: everyone sends everything to everyone, reduce locally */
     HCCL_ALGO_DIRECT,        /* same host: read peers' buffers directly, reduce owned slices */
+    HCCL_ALGO_HIER,          /* several hosts: within each host, then across host leaders */
     HCCL_ALGO_COUNT
 } hccl_algo_id;
 hccl_algo_id hccl_algo_select(const hccl_algo_ctx *ctx, const hccl_op_args *args);
@@ -144,5 +150,7 @@ HcclResult hccl_algo_direct_allreduce(hccl_algo_ctx *ctx, const hccl_op_args *a)
 HcclResult hccl_algo_direct_allgather(hccl_algo_ctx *ctx, const hccl_op_args *a);      /* also _V */
 HcclResult hccl_algo_direct_reduce_scatter(hccl_algo_ctx *ctx, const hccl_op_args *a); /* also _V */
 HcclResult hccl_algo_direct_broadcast(hccl_algo_ctx *ctx, const hccl_op_args *a);
+HcclResult hccl_algo_hier_allreduce(hccl_algo_ctx *ctx, const hccl_op_args *a);
+HcclResult hccl_algo_hier_broadcast(hccl_algo_ctx *ctx, const hccl_op_args *a);
 
 #endif

@@ -168,6 +168,8 @@ static void comm_free(hccl_comm *c)
     hccl_free(c->peers);
     hccl_free(c->pids);
     hccl_free(c->hosts);
+    hccl_free(c->host_of);
+    hccl_free(c->host_leader);
     free(c->scratch);
     hccl_flight_free(&c->flight);
     pthread_mutex_destroy(&c->exec_lock);
@@ -219,7 +221,8 @@ static HcclResult setup_op(hccl_comm *c, const hccl_op_args *a)
     hccl_fingerprint_of(a, &fp);
     fp.seq = 0;
     hccl_net_begin_op(c->net, &fp, hccl_now_ns() + hccl_boot_connect_timeout_ns());
-    hccl_algo_ctx ctx = {c->rank, c->nranks, hccl_net_base(c->net), c->scratch, HCCL_ALGO_SCRATCH_BYTES, 0, 1};
+    hccl_algo_ctx ctx = {c->rank, c->nranks, hccl_net_base(c->net), c->scratch, HCCL_ALGO_SCRATCH_BYTES,
+                         0, 1, NULL, 0, 0};
     HcclResult res = hccl_algo_run_reference(&ctx, a);
     if (res != HCCL_SUCCESS)
         HCCL_WARN(INIT, "comm setup on rank %u failed: %s", c->rank, hccl_net_error(c->net));
@@ -232,7 +235,8 @@ static HcclResult setup_direct(hccl_comm *c)
     setup_rec *recs = hccl_calloc(n, sizeof *recs);
     c->pids = hccl_calloc(n, sizeof *c->pids);
     c->hosts = hccl_calloc(n, sizeof *c->hosts);
-    if (!recs || !c->pids || !c->hosts) {
+    c->host_leader = hccl_calloc(n, sizeof *c->host_leader);
+    if (!recs || !c->pids || !c->hosts || !c->host_leader) {
         hccl_free(recs);
         return HCCL_E_MEMORY;
     }
@@ -240,22 +244,43 @@ static HcclResult setup_direct(hccl_comm *c)
     hccl_op_args ag = {.type = HCCL_OP_ALLGATHER, .sendbuf = &recs[c->rank], .recvbuf = recs,
                        .count = sizeof(setup_rec), .dtype = HCCL_DATA_TYPE_UINT8};
     HcclResult res = setup_op(c, &ag);
-    int32_t ok = hccl_param_shm_disable() ? 0 : 1, all = 0;
+    /* flags[0]: every peer shares our host and answers a direct copy;
+     * flags[1]: every peer on our host answers a direct copy. */
+    int32_t flags[2] = {1, 1}, agreed[2] = {0, 0};
+    if (hccl_param_shm_disable()) flags[0] = flags[1] = 0;
+    c->host_of = hccl_calloc(n, sizeof *c->host_of);
+    if (!c->host_of) res = HCCL_E_MEMORY;
     for (uint32_t p = 0; res == HCCL_SUCCESS && p < n; p++) {
         c->pids[p] = recs[p].pid;
         c->hosts[p] = recs[p].host;
+        uint32_t h = 0;
+        while (h < c->nhosts && c->hosts[c->host_leader[h]] != recs[p].host) h++;
+        if (h == c->nhosts) c->host_leader[c->nhosts++] = p;
+        c->host_of[p] = h;
         if (p == c->rank) continue;
-        if (recs[p].host != recs[c->rank].host || hccl_net_probe_direct(recs[p].pid, recs[p].probe_addr, probe_word))
-            ok = 0;
+        int same = recs[p].host == recs[c->rank].host;
+        int probe_ok = same && hccl_net_probe_direct(recs[p].pid, recs[p].probe_addr, probe_word) == 0;
+        if (!same || !probe_ok) flags[0] = 0;
+        if (same && !probe_ok) flags[1] = 0;
     }
     hccl_free(recs);
     if (res != HCCL_SUCCESS) return res;
-    hccl_op_args ar = {.type = HCCL_OP_ALLREDUCE, .sendbuf = &ok, .recvbuf = &all, .count = 1,
+    hccl_op_args ar = {.type = HCCL_OP_ALLREDUCE, .sendbuf = flags, .recvbuf = agreed, .count = 2,
                        .dtype = HCCL_DATA_TYPE_INT32, .redop = HCCL_REDUCE_MIN};
     CHECK(setup_op(c, &ar));
-    c->direct = all;
-    if (all) CHECK(hccl_net_enable_direct(c->net, c->pids));
-    HCCL_INFO(INIT, "comm rank %u: direct intra-host copies %s", c->rank, all ? "on" : "off");
+    c->direct = agreed[0];
+    c->direct_local = agreed[1];
+    if (c->direct_local) {
+        /* Direct copies only between ranks of one host. */
+        uint32_t *pids = hccl_calloc(n, sizeof *pids);
+        if (!pids) return HCCL_E_MEMORY;
+        for (uint32_t p = 0; p < n; p++) pids[p] = c->hosts[p] == c->hosts[c->rank] ? c->pids[p] : 0;
+        res = hccl_net_enable_direct(c->net, pids);
+        hccl_free(pids);
+        if (res != HCCL_SUCCESS) return res;
+    }
+    HCCL_INFO(INIT, "comm rank %u: %u host(s); direct copies %s", c->rank, c->nhosts,
+              c->direct ? "between all ranks" : c->direct_local ? "within each host" : "off");
     return HCCL_SUCCESS;
 }
 

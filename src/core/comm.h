@@ -45,6 +45,10 @@ typedef struct hccl_comm {
     uint32_t *pids;     /* nranks: each rank's pid (from the setup exchange) */
     uint64_t *hosts;    /* nranks: each rank's host identity */
     int direct;         /* every peer reachable by direct copy (agreed by all ranks) */
+    int direct_local;   /* every same-host peer reachable by direct copy (agreed) */
+    uint32_t *host_of;  /* nranks: host index of each rank (first-appearance order) */
+    uint32_t *host_leader; /* first rank of each host */
+    uint32_t nhosts;
     hccl_netimpl *net;
     void *scratch;
     pthread_mutex_t exec_lock;

@@ -68,7 +68,8 @@ HcclResult hccl_comm_run(hccl_comm *c, const hccl_op_args *args, uint64_t fr_id)
     uint64_t deadline = c->cfg.exec_timeout_ns ? t0 + c->cfg.exec_timeout_ns : 0;
     hccl_net_begin_op(c->net, &fp, deadline);
     hccl_algo_ctx ctx = {c->rank, c->nranks, hccl_net_base(c->net), c->scratch, HCCL_ALGO_SCRATCH_BYTES,
-                         c->direct, hccl_algo_env_reference(args->type)};
+                         c->direct, hccl_algo_env_reference(args->type), c->host_of, c->nhosts,
+                         c->direct_local};
     hccl_flight_start(&c->flight, fr_id, &fp, hccl_algo_id_name(hccl_algo_select(&ctx, args), args->type));
     HcclResult res = hccl_algo_run(&ctx, args);
     if (res != HCCL_SUCCESS) {

@@ -238,6 +238,15 @@ static int direct_mode;
 
 void fake_net_set_direct(int mode) { direct_mode = mode; }
 
+static const uint32_t *fake_host_of;
+static uint32_t fake_nhosts;
+
+void fake_net_set_hosts(const uint32_t *host_of, uint32_t nhosts)
+{
+    fake_host_of = host_of;
+    fake_nhosts = host_of ? nhosts : 0;
+}
+
 static HcclResult fake_peer_copy(hccl_net *net, uint32_t peer, int write, void *local, uint64_t remote, size_t bytes)
 {
     (void)net;
@@ -297,7 +306,10 @@ HcclResult fake_net_run(uint32_t nranks, fake_rank_fn fn, void *arg, fake_net_st
         k->net.exchange = fake_exchange;
         if (direct_mode) k->net.peer_copy = fake_peer_copy;
         if (direct_mode == 1) k->net.peer_ptr = fake_peer_ptr;
-        k->ctx.direct = direct_mode != 0;
+        k->ctx.direct = direct_mode != 0 && !fake_host_of;
+        k->ctx.direct_local = direct_mode != 0;
+        k->ctx.host_of = fake_host_of;
+        k->ctx.nhosts = fake_nhosts;
         k->w = &w;
         k->rank = r;
         k->fn = fn;

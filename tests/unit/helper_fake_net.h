@@ -37,4 +37,9 @@ void fake_net_set_timeout(double seconds);
  * cross-memory attach between processes). Sets ctx->direct accordingly. */
 void fake_net_set_direct(int mode);
 
+/* Simulated hosts for the next runs: host_of[r] for every rank (NULL: one host).
+ * With hosts set, ctx->direct is 0 and the direct mode applies within hosts only
+ * (ctx->direct_local). The array must outlive the runs. */
+void fake_net_set_hosts(const uint32_t *host_of, uint32_t nhosts);
+
 #endif

@@ -117,7 +117,7 @@ static void test_timeout(void)
     double t0 = now_s();
     TT_ASSERT_EQ(aclrtSynchronizeStreamWithTimeout(s, 50), ACL_ERROR_RT_STREAM_SYNC_TIMEOUT);
     double dt = now_s() - t0;
-    TT_ASSERT_MSG(dt >= 0.045 && dt < 1.5, "timed out after %.3f s", dt);
+    TT_ASSERT_MSG(dt >= 0.045 && dt < 10.0, "timed out after %.3f s", dt);
     TT_ASSERT(strstr(aclGetRecentErrMsg(), "50 ms") != NULL);
     TT_ASSERT_EQ(aclrtSynchronizeStreamWithTimeout(s, 0), ACL_ERROR_RT_STREAM_SYNC_TIMEOUT); /* poll */
     TT_ASSERT_EQ(aclrtSynchronizeStreamWithTimeout(s, -2), ACL_ERROR_INVALID_PARAM);
@@ -423,7 +423,9 @@ static void test_latency(void)
     }
     double us = (now_s() - t0) * 1e6 / N;
     TT_ASSERT_EQ(count, N);
-    TT_ASSERT_MSG(us < 2000.0, "%.1f us per round trip", us); /* a sanity bound: no lost wake-ups */
+    /* A lost wake-up hangs (ctest times out); this only bounds pathological slowness
+     * with room for a heavily loaded 2-core machine. */
+    TT_ASSERT_MSG(us < 50000.0, "%.1f us per round trip", us);
     printf("launch+sync round trip: %.2f us\n", us);
     TT_ASSERT_EQ(aclrtDestroyStream(s), ACL_SUCCESS);
 }

@@ -530,6 +530,37 @@ static void test_direct(void)
     fake_net_set_direct(0);
 }
 
+/* Hierarchical allreduce and broadcast over simulated hosts, with and without direct
+ * copies inside hosts, against the serial result. */
+static void test_hier(void)
+{
+    static const uint32_t l3[] = {0, 0, 1}, l4[] = {0, 0, 1, 1}, l5[] = {0, 1, 0, 1, 1}, l6[] = {0, 0, 0, 1, 1, 2},
+                          l8[] = {0, 1, 2, 3, 0, 1, 2, 3};
+    static const struct {
+        const uint32_t *host_of;
+        uint32_t n, nhosts;
+    } layouts[] = {{l3, 3, 2}, {l4, 4, 2}, {l5, 5, 2}, {l6, 6, 3}, {l8, 8, 4}};
+    for (int dmode = 0; dmode <= 2; dmode += 2) {
+        fake_net_set_direct(dmode);
+        for (size_t l = 0; l < sizeof layouts / sizeof layouts[0]; l++) {
+            uint32_t n = layouts[l].n;
+            fake_net_set_hosts(layouts[l].host_of, layouts[l].nhosts);
+            for (int mode = 0; mode < 2; mode++) {
+                run_case(HCCL_OP_ALLREDUCE, n, 5003, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, 0, mode);
+                run_case(HCCL_OP_ALLREDUCE, n, 20011, HCCL_DATA_TYPE_INT8, HCCL_REDUCE_MAX, 0, mode);
+                run_case(HCCL_OP_ALLREDUCE, n, 7, HCCL_DATA_TYPE_INT32, HCCL_REDUCE_PROD, 0, mode);
+            }
+            for (uint32_t root = 0; root < n; root++) {
+                run_case(HCCL_OP_BROADCAST, n, 1, HCCL_DATA_TYPE_INT8, 0, root, 0);
+                run_case(HCCL_OP_BROADCAST, n, 5001, HCCL_DATA_TYPE_INT32, 0, root, 0);
+            }
+        }
+        run_case(HCCL_OP_ALLREDUCE, 4, (1u << 20) + 3, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, 0, 1);
+    }
+    fake_net_set_hosts(NULL, 0);
+    fake_net_set_direct(0);
+}
+
 /* ---------- barrier, p2p, batch, failure modes ---------- */
 
 static atomic_int barrier_arrived, barrier_bad;
@@ -766,6 +797,7 @@ int main(void)
     }
     test_large();
     test_direct();
+    test_hier();
     test_barrier();
     test_p2p();
     test_batch();
