@@ -68,6 +68,21 @@ void hccl_boot_stash_init(hccl_boot_stash *s)
     s->head = NULL;
 }
 
+/* Keep a hello for a later serve on this listener; 0 when it could not be kept. */
+static int stash_put(hccl_boot_stash *s, int fd, const conn_open *o, const hccl_boot_peer *p)
+{
+    struct stash_entry *e = s ? hccl_calloc(1, sizeof *e) : NULL;
+    if (!e) return 0;
+    e->fd = fd;
+    e->open = *o;
+    e->peer = *p;
+    pthread_mutex_lock(&s->lock);
+    e->next = s->head;
+    s->head = e;
+    pthread_mutex_unlock(&s->lock);
+    return 1;
+}
+
 void hccl_boot_stash_free(hccl_boot_stash *s)
 {
     pthread_mutex_lock(&s->lock);
@@ -304,19 +319,7 @@ static HcclResult serve_q(int listen_fd, accept_q *q, hccl_boot_stash *stash, co
                 continue;
             }
             if (o.id != ident->id) {
-                if (stash) {
-                    struct stash_entry *e = hccl_calloc(1, sizeof *e);
-                    if (e) {
-                        e->fd = fd;
-                        e->open = o;
-                        e->peer = p;
-                        pthread_mutex_lock(&stash->lock);
-                        e->next = stash->head;
-                        stash->head = e;
-                        pthread_mutex_unlock(&stash->lock);
-                        continue;
-                    }
-                }
+                if (stash_put(stash, fd, &o, &p)) continue;
                 HCCL_WARN(BOOT, "bootstrap: dropped a hello for another group (id %llx)", (unsigned long long)o.id);
                 close(fd);
                 continue;
@@ -505,18 +508,7 @@ HcclResult hccl_boot_mesh(int listen_fd, hccl_boot_stash *stash, const hccl_boot
             continue;
         }
         if (o.kind == KIND_HELLO && stash) { /* an early sub-communicator hello */
-            struct stash_entry *e = hccl_calloc(1, sizeof *e);
-            if (!e) {
-                close(fd);
-                continue;
-            }
-            e->fd = fd;
-            e->open = o;
-            e->peer = peer;
-            pthread_mutex_lock(&stash->lock);
-            e->next = stash->head;
-            stash->head = e;
-            pthread_mutex_unlock(&stash->lock);
+            if (!stash_put(stash, fd, &o, &peer)) close(fd);
             continue;
         }
         if (o.kind != KIND_DATA || o.id != ident->id || o.b != rank || o.a <= rank || o.a >= nranks ||

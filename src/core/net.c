@@ -608,32 +608,31 @@ int hccl_net_probe_direct(uint32_t pid, uint64_t addr, uint64_t expect)
 
 void hccl_net_set_liveness(hccl_netimpl *n, hccl_conn **live) { n->live = live; }
 
+/* Best effort: a full socket or ring just misses it. */
+static void send_abort_frame(hccl_conn *c, const char *why, size_t len)
+{
+    msg_hdr h;
+    memset(&h, 0, sizeof h);
+    h.op = OP_ABORT;
+    h.len = len;
+    struct iovec iov[2] = {{&h, sizeof h}, {(void *)why, len}};
+    size_t moved = 0;
+    c->ops->send(c, iov, 2, &moved);
+}
+
 void hccl_net_abort(hccl_netimpl *n, const char *why)
 {
     size_t len = strnlen(why, ABORT_TEXT_MAX);
     for (uint32_t p = 0; p < n->nranks; p++) {
         hccl_conn *c = n->conns[p];
+        hccl_conn *live = n->live ? n->live[p] : NULL;
         if (!c) continue;
-        if (!n->send_partial[p]) { /* an ABORT frame only where it lands on a message boundary */
-            msg_hdr h;
-            memset(&h, 0, sizeof h);
-            h.op = OP_ABORT;
-            h.len = len;
-            struct iovec iov[2] = {{&h, sizeof h}, {(void *)why, len}};
-            size_t moved = 0;
-            c->ops->send(c, iov, 2, &moved); /* best effort: a full socket just misses it */
-        }
-        if (n->live && n->live[p]) { /* the control connection is always at a message boundary */
-            msg_hdr h;
-            memset(&h, 0, sizeof h);
-            h.op = OP_ABORT;
-            h.len = len;
-            struct iovec iov[2] = {{&h, sizeof h}, {(void *)why, len}};
-            size_t moved = 0;
-            n->live[p]->ops->send(n->live[p], iov, 2, &moved);
-        }
+        /* On the data connection only where the frame lands on a message boundary;
+         * the control connection of a shared-memory peer always is at one. */
+        if (!n->send_partial[p]) send_abort_frame(c, why, len);
+        if (live) send_abort_frame(live, why, len);
         if (c->ops->shutdown) c->ops->shutdown(c);
-        if (n->live && n->live[p] && n->live[p]->ops->shutdown) n->live[p]->ops->shutdown(n->live[p]);
+        if (live && live->ops->shutdown) live->ops->shutdown(live);
     }
 }
 
