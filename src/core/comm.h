@@ -61,6 +61,7 @@ typedef struct hccl_comm {
     int suspended;   /* atomic */
     int aborting;    /* atomic: destroy is waiting; running operations give up */
     hccl_flight flight;
+    uint32_t algo_logged[HCCL_OP_COUNT]; /* bit per algorithm already named at INFO */
     struct hccl_comm *next;
 } hccl_comm;
 

@@ -70,7 +70,15 @@ HcclResult hccl_comm_run(hccl_comm *c, const hccl_op_args *args, uint64_t fr_id)
     hccl_algo_ctx ctx = {c->rank, c->nranks, hccl_net_base(c->net), c->scratch, HCCL_ALGO_SCRATCH_BYTES,
                          c->direct, hccl_algo_env_reference(args->type), c->host_of, c->nhosts,
                          c->direct_local};
-    hccl_flight_start(&c->flight, fr_id, &fp, hccl_algo_id_name(hccl_algo_select(&ctx, args), args->type));
+    hccl_algo_id algo = hccl_algo_select(&ctx, args);
+    const char *algo_name = hccl_algo_id_name(algo, args->type);
+    hccl_flight_start(&c->flight, fr_id, &fp, algo_name);
+    if (!(c->algo_logged[args->type] & (1u << algo))) { /* name each choice once */
+        c->algo_logged[args->type] |= 1u << algo;
+        HCCL_INFO(COLL, "comm %s rank %u: %s of %llu elements uses the %s algorithm (%u ranks on %u host(s))", c->name,
+                  c->rank, hccl_op_name(args->type), (unsigned long long)args->count, algo_name, c->nranks,
+                  c->nhosts);
+    }
     HcclResult res = hccl_algo_run(&ctx, args);
     if (res != HCCL_SUCCESS) {
         char what[160];
