@@ -65,7 +65,14 @@ static int fake_wait_fd(hccl_conn *c, int sending, short *events)
 static void fake_close(hccl_conn *c) { (void)c; }
 static void fake_shutdown(hccl_conn *c) { ((fake_conn *)c)->closed = 1; }
 
-static const hccl_transport fake_ops = {"fuzz", fake_send, fake_recv, fake_wait_fd, fake_close, fake_shutdown};
+static const hccl_transport fake_ops = {"fuzz", fake_send, fake_recv, fake_wait_fd, fake_close, fake_shutdown, NULL};
+
+/* net.c watches shared-memory peers' TCP connections; the fuzzer has none. */
+int hccl_tcp_conn_fd(hccl_conn *c)
+{
+    (void)c;
+    return -1;
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
