@@ -9,8 +9,9 @@
  *   AllGather(V), ReduceScatter(V), Broadcast:
  *                      ctx->direct and (n > 2 or >= 4 KiB)      -> direct
  *                      otherwise                                -> reference
- *   Several hosts, some with several ranks: AllReduce above 16 KiB and Broadcast
- *                      -> hierarchical (inside hosts, then across host leaders)
+ *   Several hosts, some with several ranks: AllReduce above 16 KiB, Broadcast,
+ *                      AllGather, ReduceScatter -> hierarchical (inside hosts, then
+ *                      across host leaders)
  *   ctx->reference forces the reference algorithms.
  *
  * The reference algorithms:
@@ -59,7 +60,8 @@ hccl_algo_id hccl_algo_select(const hccl_algo_ctx *ctx, const hccl_op_args *a)
     case HCCL_OP_REDUCE_SCATTER:
     case HCCL_OP_REDUCE_SCATTER_V:
     case HCCL_OP_BROADCAST:
-        if (hier && a->type == HCCL_OP_BROADCAST) return HCCL_ALGO_HIER;
+        if (hier && (a->type == HCCL_OP_BROADCAST || a->type == HCCL_OP_ALLGATHER || a->type == HCCL_OP_REDUCE_SCATTER))
+            return HCCL_ALGO_HIER;
         if (ctx->direct && ctx->nranks <= 64 && ctx->net->peer_copy && (ctx->nranks > 2 || bytes >= DIRECT_MIN_BYTES))
             return HCCL_ALGO_DIRECT;
         return HCCL_ALGO_REFERENCE;
@@ -95,8 +97,12 @@ HcclResult hccl_algo_run(hccl_algo_ctx *ctx, const hccl_op_args *args)
         default: return hccl_algo_run_reference(ctx, args);
         }
     case HCCL_ALGO_HIER:
-        return args->type == HCCL_OP_ALLREDUCE ? hccl_algo_hier_allreduce(ctx, args)
-                                               : hccl_algo_hier_broadcast(ctx, args);
+        switch (args->type) {
+        case HCCL_OP_ALLREDUCE: return hccl_algo_hier_allreduce(ctx, args);
+        case HCCL_OP_ALLGATHER: return hccl_algo_hier_allgather(ctx, args);
+        case HCCL_OP_REDUCE_SCATTER: return hccl_algo_hier_reduce_scatter(ctx, args);
+        default: return hccl_algo_hier_broadcast(ctx, args);
+        }
     default: return hccl_algo_run_reference(ctx, args);
     }
 }

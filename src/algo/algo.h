@@ -152,5 +152,7 @@ HcclResult hccl_algo_direct_reduce_scatter(hccl_algo_ctx *ctx, const hccl_op_arg
 HcclResult hccl_algo_direct_broadcast(hccl_algo_ctx *ctx, const hccl_op_args *a);
 HcclResult hccl_algo_hier_allreduce(hccl_algo_ctx *ctx, const hccl_op_args *a);
 HcclResult hccl_algo_hier_broadcast(hccl_algo_ctx *ctx, const hccl_op_args *a);
+HcclResult hccl_algo_hier_allgather(hccl_algo_ctx *ctx, const hccl_op_args *a);
+HcclResult hccl_algo_hier_reduce_scatter(hccl_algo_ctx *ctx, const hccl_op_args *a);
 
 #endif

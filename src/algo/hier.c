@@ -9,6 +9,14 @@
  *   Broadcast:  leader of a host = the root on the root's host, else its first rank
  *               1. broadcast among the leaders from the root
  *               2. broadcast inside each host from its leader
+ *   AllGather:  1. allgather-V inside each host, blocks at their global places
+ *               2. every leader sends its host's blocks to every other leader and
+ *                  receives theirs (one exchange, blocks in rank order per pair)
+ *               3. broadcast of the whole result inside each host from its leader
+ *   ReduceScatter:
+ *               1. allreduce of the whole input inside each host into a temporary
+ *               2. allreduce of the temporary among the leaders
+ *               3. each leader sends every rank of its host that rank's block
  *
  * Each step runs an ordinary algorithm on a sub-group through a group network that
  * renumbers ranks (group rank i = communicator rank map[i]), so the sub-steps are
@@ -16,6 +24,7 @@
  * by the same oracle.
  */
 #include "algo/algo.h"
+#include "reduce/reduce.h"
 #include "util/util.h"
 
 #include <string.h>
@@ -155,6 +164,99 @@ HcclResult hccl_algo_hier_broadcast(hccl_algo_ctx *ctx, const hccl_op_args *a)
         b.root = index_of(g.host, g.nhost, leader);
         res = hccl_algo_run(&hc, &b);
     }
+    hccl_free(g.mem);
+    return res;
+}
+
+HcclResult hccl_algo_hier_allgather(hccl_algo_ctx *ctx, const hccl_op_args *a)
+{
+    groups g;
+    HcclResult res = make_groups(ctx, UINT32_MAX, &g);
+    if (res != HCCL_SUCCESS) return res;
+    size_t es = hccl_dtype_size(a->dtype), blk = (size_t)a->count * es;
+    uint32_t n = ctx->nranks, me = ctx->host_of[ctx->rank], leader = g.leaders[me];
+    uint64_t *cd = hccl_malloc(sizeof(uint64_t) * 2 * g.nhost);
+    hccl_xfer *x = hccl_malloc(sizeof(hccl_xfer) * 2 * n);
+    if (!cd || !x) res = HCCL_E_MEMORY;
+    group_net gn;
+    hccl_algo_ctx hc;
+    sub_ctx(ctx, &gn, g.host, g.nhost, ctx->direct_local, &hc);
+    if (res == HCCL_SUCCESS) { /* 1 */
+        for (uint32_t i = 0; i < g.nhost; i++) {
+            cd[i] = a->count;
+            cd[g.nhost + i] = (uint64_t)g.host[i] * a->count;
+        }
+        hccl_op_args v = *a;
+        v.type = HCCL_OP_ALLGATHER_V;
+        v.recv_counts = cd;
+        v.recv_displs = cd + g.nhost;
+        res = hccl_algo_run(&hc, &v);
+    }
+    if (res == HCCL_SUCCESS && leader == ctx->rank && blk) { /* 2 */
+        int k = 0;
+        for (uint32_t h = 0; h < ctx->nhosts; h++) {
+            if (h == me) continue;
+            for (uint32_t r = 0; r < n; r++) {
+                if (ctx->host_of[r] == me)
+                    x[k++] = (hccl_xfer){HCCL_XFER_SEND, g.leaders[h], (char *)a->recvbuf + (size_t)r * blk, blk};
+                else if (ctx->host_of[r] == h)
+                    x[k++] = (hccl_xfer){HCCL_XFER_RECV, g.leaders[h], (char *)a->recvbuf + (size_t)r * blk, blk};
+            }
+        }
+        res = ctx->net->exchange(ctx->net, x, k);
+    }
+    if (res == HCCL_SUCCESS) { /* 3 */
+        hccl_op_args b = {.type = HCCL_OP_BROADCAST, .sendbuf = a->recvbuf, .recvbuf = a->recvbuf,
+                          .count = a->count * n, .dtype = a->dtype, .root = index_of(g.host, g.nhost, leader)};
+        res = hccl_algo_run(&hc, &b);
+    }
+    hccl_free(cd);
+    hccl_free(x);
+    hccl_free(g.mem);
+    return res;
+}
+
+HcclResult hccl_algo_hier_reduce_scatter(hccl_algo_ctx *ctx, const hccl_op_args *a)
+{
+    groups g;
+    HcclResult res = make_groups(ctx, UINT32_MAX, &g);
+    if (res != HCCL_SUCCESS) return res;
+    size_t es = hccl_dtype_size(a->dtype), blk = (size_t)a->count * es;
+    uint32_t n = ctx->nranks, me = ctx->host_of[ctx->rank], leader = g.leaders[me];
+    size_t tbytes = blk * n;
+    char *t = hccl_malloc(tbytes ? tbytes : 1);
+    hccl_xfer *x = hccl_malloc(sizeof(hccl_xfer) * (g.nhost + 1));
+    if (!t || !x) res = HCCL_E_MEMORY;
+    group_net gn;
+    hccl_algo_ctx hc;
+    sub_ctx(ctx, &gn, g.host, g.nhost, ctx->direct_local, &hc);
+    hccl_op_args s = *a;
+    s.type = HCCL_OP_ALLREDUCE;
+    s.count = a->count * n;
+    s.sendbuf = a->sendbuf;
+    s.recvbuf = t;
+    if (res == HCCL_SUCCESS) res = hccl_algo_run(&hc, &s); /* 1 */
+    if (res == HCCL_SUCCESS && leader == ctx->rank) {       /* 2 */
+        group_net ln;
+        hccl_algo_ctx lc;
+        sub_ctx(ctx, &ln, g.leaders, ctx->nhosts, 0, &lc);
+        s.sendbuf = t;
+        res = hccl_algo_run(&lc, &s);
+    }
+    if (res == HCCL_SUCCESS && blk) { /* 3 */
+        int k = 0;
+        if (leader == ctx->rank) {
+            for (uint32_t i = 0; i < g.nhost; i++)
+                if (g.host[i] != ctx->rank)
+                    x[k++] = (hccl_xfer){HCCL_XFER_SEND, g.host[i], t + (size_t)g.host[i] * blk, blk};
+            memcpy(a->recvbuf, t + (size_t)ctx->rank * blk, blk);
+        } else {
+            x[k++] = (hccl_xfer){HCCL_XFER_RECV, leader, a->recvbuf, blk};
+        }
+        res = ctx->net->exchange(ctx->net, x, k);
+    }
+    hccl_free(t);
+    hccl_free(x);
     hccl_free(g.mem);
     return res;
 }

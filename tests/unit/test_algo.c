@@ -530,7 +530,7 @@ static void test_direct(void)
     fake_net_set_direct(0);
 }
 
-/* Hierarchical allreduce and broadcast over simulated hosts, with and without direct
+/* Hierarchical allreduce, broadcast, allgather and reduce-scatter over simulated hosts, with and without direct
  * copies inside hosts, against the serial result. */
 static void test_hier(void)
 {
@@ -549,6 +549,12 @@ static void test_hier(void)
                 run_case(HCCL_OP_ALLREDUCE, n, 5003, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, 0, mode);
                 run_case(HCCL_OP_ALLREDUCE, n, 20011, HCCL_DATA_TYPE_INT8, HCCL_REDUCE_MAX, 0, mode);
                 run_case(HCCL_OP_ALLREDUCE, n, 7, HCCL_DATA_TYPE_INT32, HCCL_REDUCE_PROD, 0, mode);
+            }
+            for (int mode = 0; mode < 3; mode++) {
+                run_case(HCCL_OP_ALLGATHER, n, 1, HCCL_DATA_TYPE_INT8, 0, 0, mode);
+                run_case(HCCL_OP_ALLGATHER, n, 3001, HCCL_DATA_TYPE_FP32, 0, 0, mode);
+                run_case(HCCL_OP_REDUCE_SCATTER, n, 1, HCCL_DATA_TYPE_INT32, HCCL_REDUCE_SUM, 0, mode);
+                run_case(HCCL_OP_REDUCE_SCATTER, n, 3001, HCCL_DATA_TYPE_FP16, HCCL_REDUCE_MAX, 0, mode);
             }
             for (uint32_t root = 0; root < n; root++) {
                 run_case(HCCL_OP_BROADCAST, n, 1, HCCL_DATA_TYPE_INT8, 0, root, 0);
