@@ -1,0 +1,587 @@
+#!/usr/bin/python3
+"""Training benchmark: communication share and throughput per optimisation, hccl vs gloo.
+
+    PYTHONPATH=build/python python3 bench/train/train_bench.py                 # 2 and 4 ranks, both backends
+    PYTHONPATH=build/python python3 bench/train/train_bench.py --quick --worlds 2
+
+A small GPT-style decoder trains on synthetic tokens (a fixed random Markov chain, so the
+loss falls) with data parallelism. Every configuration ("row") does the same math: one
+optimizer step per 4 micro-batches per rank, the gradient averaged over all ranks and
+micro-batches. The rows differ only in how gradients are communicated:
+
+  a  per-parameter blocking all_reduce after each micro-batch's backward
+  b  bucketed: gradients live in flat buckets (~1 MiB), one blocking all_reduce per bucket
+  c  b + overlap: each bucket's all_reduce starts asynchronously as soon as backward has
+     produced its last gradient (DDP-style grad-accumulator hooks); waits after backward
+  d  c + gradient accumulation: micro-batches 1..3 accumulate locally, only the last one
+     communicates (4x fewer all_reduces)
+  e  d + communication groups: ranks are split into simulated hosts (HCCL_HOST_ID); each
+     bucket is reduced inside its host to the host's leader, all_reduced among the leaders,
+     and broadcast inside the host (a communication thread runs the chain, overlapped with
+     backward)
+
+Communication share = time the training thread spends inside communication calls
+(blocking collectives, async launches, wait()s) / step time, over the timed steps,
+averaged over ranks. tokens/s = all ranks' tokens of the timed steps / the slowest rank's
+elapsed time. Each backend runs in its own processes (ranks launched here with torchrun-
+style variables); --repeat R alternates the backends and keeps each row's best run.
+
+Writes OUT/train_bench.md (the tables), OUT/train_bench.json, OUT/train_bench.png.
+Exits 1 if any row's loss curve deviates from row (a)'s (hccl) by more than --tol.
+"""
+import argparse
+import json
+import math
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+ROWS = {
+    "a": "(a) per-parameter blocking all_reduce",
+    "b": "(b) bucketed all_reduce",
+    "c": "(c) + overlap with backward (async)",
+    "d": "(d) + gradient accumulation x4",
+    "e": "(e) + communication groups",
+}
+SHORT = {"a": "a: per-param", "b": "b: buckets", "c": "c: +overlap", "d": "d: +accum x4", "e": "e: +groups"}
+
+
+# --------------------------------------------------------------------------- worker
+def worker(cfg):
+    import torch
+    import torch.distributed as dist
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+    torch.set_num_threads(1)
+    backend = cfg["backend"]
+    if backend == "hccl":
+        import hccl  # noqa: F401  (registers the backend)
+    dist.init_process_group(backend)
+    rank, world = dist.get_rank(), dist.get_world_size()
+    G = cfg["ranks_per_host"]
+    host, lrank = divmod(rank, G)
+    nhosts = world // G
+    leader = host * G
+    # communication groups for row (e): every rank takes part in every new_group call
+    intra = None
+    for h in range(nhosts):
+        ranks = list(range(h * G, (h + 1) * G))
+        g = dist.new_group(ranks) if G > 1 else None
+        if h == host:
+            intra = g
+    if G > 1 and nhosts > 1:
+        inter = dist.new_group([h * G for h in range(nhosts)])
+    elif G > 1:
+        inter = None                    # one host: nothing to do between hosts
+    else:
+        inter = dist.group.WORLD        # one rank per host: the leaders are everybody
+
+    V, D, L, H, S = cfg["vocab"], cfg["d"], cfg["layers"], cfg["heads"], cfg["seq"]
+    M, B = cfg["micro"], cfg["mb"]
+    steps = cfg["warmup"] + cfg["steps"]
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.ln1 = nn.LayerNorm(D)
+            self.qkv = nn.Linear(D, 3 * D)
+            self.proj = nn.Linear(D, D)
+            self.ln2 = nn.LayerNorm(D)
+            self.fc = nn.Linear(D, 4 * D)
+            self.fc2 = nn.Linear(4 * D, D)
+
+        def forward(self, x, mask):
+            b, s, _ = x.shape
+            q, k, v = self.qkv(self.ln1(x)).view(b, s, 3, H, D // H).permute(2, 0, 3, 1, 4)
+            att = (q @ k.transpose(-1, -2)) * (1.0 / math.sqrt(D // H))
+            att = att.masked_fill(mask, float("-inf")).softmax(-1)
+            y = (att @ v).transpose(1, 2).reshape(b, s, D)
+            x = x + self.proj(y)
+            return x + self.fc2(F.gelu(self.fc(self.ln2(x))))
+
+    class GPT(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.tok = nn.Embedding(V, D)
+            self.pos = nn.Parameter(torch.randn(S, D) * 0.02)
+            self.blocks = nn.ModuleList(Block() for _ in range(L))
+            self.lnf = nn.LayerNorm(D)
+            self.head = nn.Linear(D, V, bias=False)
+            self.register_buffer("mask", torch.triu(torch.ones(S, S, dtype=torch.bool), 1), persistent=False)
+
+        def forward(self, idx):
+            x = self.tok(idx) + self.pos[: idx.shape[1]]
+            for blk in self.blocks:
+                x = blk(x, self.mask)
+            return self.head(self.lnf(x))
+
+    # synthetic data: a fixed sparse random Markov chain over the vocabulary (learnable),
+    # the same for every row; micro-batch m of step s on rank r is fixed
+    gen = torch.Generator().manual_seed(1234)
+    nexts = torch.randint(0, V, (V, 4), generator=gen)
+    data = []
+    for s in range(steps):
+        per = []
+        for m in range(M):
+            gen.manual_seed(1_000_003 * s + 1009 * rank + m + 7)
+            x = torch.empty(B, S + 1, dtype=torch.long)
+            x[:, 0] = torch.randint(0, V, (B,), generator=gen)
+            choice = torch.randint(0, 4, (B, S), generator=gen)
+            for t in range(S):
+                x[:, t + 1] = nexts[x[:, t], choice[:, t]]
+            per.append((x[:, :-1].contiguous(), x[:, 1:].contiguous()))
+        data.append(per)
+
+    WORLD = dist.group.WORLD
+    bucket_cap = int(cfg["bucket_mb"] * (1 << 20) / 4)
+    results = {}
+
+    for row in cfg["rows"]:
+        torch.manual_seed(cfg["seed"])
+        model = GPT()
+        params = [p for p in model.parameters()]
+        # buckets in reverse registration order (roughly the order backward produces them);
+        # gradients are views into the buckets (DDP's gradient_as_bucket_view)
+        buckets, cur, size = [], [], 0
+        for p in reversed(params):
+            if cur and size + p.numel() > bucket_cap:
+                buckets.append(cur)
+                cur, size = [], 0
+            cur.append(p)
+            size += p.numel()
+        buckets.append(cur)
+        flats, bucket_of = [], {}
+        for i, bp in enumerate(buckets):
+            flat = torch.zeros(sum(p.numel() for p in bp))
+            off = 0
+            for p in bp:
+                p.grad = flat[off: off + p.numel()].view_as(p)
+                bucket_of[p] = i
+                off += p.numel()
+            flats.append(flat)
+        accs = [torch.zeros_like(f) for f in flats]
+        opt = torch.optim.AdamW(model.parameters(), lr=cfg["lr"], weight_decay=0.01)
+
+        st = {"active": False, "ready": [0] * len(buckets), "next": 0, "handles": [], "comm": 0.0}
+        need = [len(bp) for bp in buckets]
+
+        # row (e): a communication thread runs reduce -> leaders' all_reduce -> broadcast
+        chain_q, chain_done = [], threading.Condition()
+        chain_state = {"done": 0, "stop": False, "err": None}
+
+        def chain_loop():
+            while True:
+                with chain_done:
+                    while not chain_q and not chain_state["stop"]:
+                        chain_done.wait()
+                    if chain_state["stop"] and not chain_q:
+                        return
+                    i = chain_q.pop(0)
+                try:
+                    f = flats[i]
+                    if intra is not None:
+                        dist.reduce(f, dst=leader, group=intra)
+                    if rank == leader and inter is not None:
+                        dist.all_reduce(f, group=inter)
+                    if intra is not None:
+                        dist.broadcast(f, src=leader, group=intra)
+                except Exception as e:  # reported by the training thread
+                    chain_state["err"] = e
+                with chain_done:
+                    chain_state["done"] += 1
+                    chain_done.notify_all()
+
+        chain_thread = None
+        if row == "e":
+            chain_thread = threading.Thread(target=chain_loop, daemon=True)
+            chain_thread.start()
+
+        def launch(i):
+            t0 = time.perf_counter()
+            if row == "e":
+                with chain_done:
+                    chain_q.append(i)
+                    chain_done.notify_all()
+            else:
+                st["handles"].append(dist.all_reduce(flats[i], group=WORLD, async_op=True))
+            st["comm"] += time.perf_counter() - t0
+
+        def make_hook(p):
+            i = bucket_of[p]
+
+            def hook(*_):
+                if not st["active"]:
+                    return
+                st["ready"][i] += 1
+                # launch buckets strictly in index order, so every rank issues the same sequence
+                while st["next"] < len(buckets) and st["ready"][st["next"]] == need[st["next"]]:
+                    launch(st["next"])
+                    st["next"] += 1
+            return hook
+
+        hooks, accumulators = [], []
+        if row in "cde":
+            for p in params:
+                acc = p.view_as(p).grad_fn.next_functions[0][0]   # p's AccumulateGrad node
+                hooks.append(acc.register_hook(make_hook(p)))
+                accumulators.append(acc)
+
+        def wait_all():
+            """Training thread: wait for every bucket launched in this backward."""
+            t0 = time.perf_counter()
+            if row == "e":
+                with chain_done:
+                    while chain_state["done"] < len(buckets):
+                        chain_done.wait()
+                    chain_state["done"] = 0
+                if chain_state["err"] is not None:
+                    raise chain_state["err"]
+            else:
+                for h in st["handles"]:
+                    h.wait()
+                st["handles"] = []
+            st["comm"] += time.perf_counter() - t0
+            if st["next"] != len(buckets):
+                raise RuntimeError("row %s: only %d of %d buckets launched" % (row, st["next"], len(buckets)))
+
+        losses, step_t, comm_t = [], [], []
+        n_tok = M * B * S
+        elapsed = 0.0
+        for s in range(steps):
+            if s == cfg["warmup"]:
+                dist.barrier()
+                t_start = time.perf_counter()
+                cpu_start = time.process_time()
+            t0 = time.perf_counter()
+            st["comm"] = 0.0
+            lsum = 0.0
+            for m in range(M):
+                x, y = data[s][m]
+                sync_now = row in "abc" or m == M - 1
+                st["active"] = sync_now and row in "cde"
+                st["ready"] = [0] * len(buckets)
+                st["next"] = 0
+                loss = F.cross_entropy(model(x).view(-1, V), y.view(-1))
+                loss.backward()
+                lsum += loss.item()
+                if row == "a":
+                    for p in params:
+                        t1 = time.perf_counter()
+                        dist.all_reduce(p.grad, group=WORLD)
+                        st["comm"] += time.perf_counter() - t1
+                elif row == "b":
+                    for f in flats:
+                        t1 = time.perf_counter()
+                        dist.all_reduce(f, group=WORLD)
+                        st["comm"] += time.perf_counter() - t1
+                elif sync_now:
+                    wait_all()
+                if row in "abc":          # synced every micro-batch: accumulate the sums
+                    for f, a in zip(flats, accs):
+                        a.add_(f)
+                        f.zero_()
+            if row in "abc":
+                for f, a in zip(flats, accs):
+                    f.copy_(a)
+                    a.zero_()
+            for f in flats:
+                f.div_(world * M)
+            opt.step()
+            for f in flats:
+                f.zero_()
+            t1 = time.perf_counter()
+            losses.append(lsum / M)
+            if s >= cfg["warmup"]:
+                step_t.append(t1 - t0)
+                comm_t.append(st["comm"])
+        elapsed = time.perf_counter() - t_start
+        cpu = time.process_time() - cpu_start      # all threads of this process
+        for h in hooks:
+            h.remove()
+        if chain_thread is not None:
+            with chain_done:
+                chain_state["stop"] = True
+                chain_done.notify_all()
+            chain_thread.join()
+        results[row] = {"loss": losses, "step_t": step_t, "comm_t": comm_t, "elapsed": elapsed, "cpu": cpu,
+                        "tokens": n_tok * cfg["steps"], "buckets": len(buckets),
+                        "params": sum(p.numel() for p in params), "tensors": len(params)}
+        dist.barrier()
+
+    with open(os.path.join(cfg["tmp"], "rank%d.json" % rank), "w") as f:
+        json.dump(results, f)
+    dist.barrier()
+    dist.destroy_process_group()
+
+
+# --------------------------------------------------------------------------- launcher
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def launch(cfg, world, timeout):
+    """Run `world` worker processes with torchrun-style variables; return their results."""
+    tmp = tempfile.mkdtemp(prefix="train_bench_")
+    cfg = dict(cfg, tmp=tmp)
+    port = free_port()
+    procs = []
+    for r in range(world):
+        env = dict(os.environ, RANK=str(r), WORLD_SIZE=str(world), LOCAL_RANK=str(r),
+                   LOCAL_WORLD_SIZE=str(world), MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
+                   OMP_NUM_THREADS="1",
+                   HCCL_HOST_ID="simhost%d" % (r // cfg["ranks_per_host"]))
+        procs.append(subprocess.Popen([sys.executable, os.path.abspath(__file__), "--worker", json.dumps(cfg)],
+                                      env=env))
+    deadline = time.time() + timeout
+    rcs = []
+    for p in procs:
+        try:
+            rcs.append(p.wait(timeout=max(1, deadline - time.time())))
+        except subprocess.TimeoutExpired:
+            rcs.append(None)
+    if any(rc != 0 for rc in rcs):
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+        raise SystemExit("train_bench: %s world=%d failed (exit codes %s)" % (cfg["backend"], world, rcs))
+    out = []
+    for r in range(world):
+        with open(os.path.join(tmp, "rank%d.json" % r)) as f:
+            out.append(json.load(f))
+        os.unlink(os.path.join(tmp, "rank%d.json" % r))
+    os.rmdir(tmp)
+    return out
+
+
+def summarise(per_rank, world, row):
+    rs = [pr[row] for pr in per_rank]
+    elapsed = max(r["elapsed"] for r in rs)
+    tokens = sum(r["tokens"] for r in rs)
+    share = sum(sum(r["comm_t"]) / sum(r["step_t"]) for r in rs) / len(rs)
+    nsteps = len(rs[0]["loss"])
+    loss = [sum(r["loss"][s] for r in rs) / len(rs) for s in range(nsteps)]
+    cpu = sum(r["cpu"] for r in rs) / sum(r["elapsed"] for r in rs)
+    return {"tok_s": tokens / elapsed, "share": share, "cpu_per_rank": cpu, "loss": loss, "elapsed": elapsed,
+            "step_ms": 1e3 * elapsed / len(rs[0]["step_t"]),
+            "buckets": rs[0]["buckets"], "params": rs[0]["params"], "tensors": rs[0]["tensors"]}
+
+
+def loadavg():
+    try:
+        return os.getloadavg()
+    except OSError:
+        return (float("nan"),) * 3
+
+
+def render(res, args, meta):
+    lines = ["# Training benchmark: communication share and throughput per optimisation", ""]
+    lines.append("`%s`" % meta["command"])
+    lines.append("")
+    lines.append("%s; model %s parameters in %d tensors (%d buckets of <= %.2g MiB), %d layers, d=%d, "
+                 "vocab %d, seq %d; %d micro-batches of %d sequences per rank per step (%d tokens); "
+                 "%d timed steps after %d warm-up; best of %d; load average %s -> %s."
+                 % (meta["date"], f"{meta['params']:,}", meta["tensors"], meta["buckets"], args.bucket_mb,
+                    args.layers, args.d, args.vocab, args.seq, args.micro, args.mb, args.micro * args.mb * args.seq,
+                    args.steps, args.warmup, args.repeat,
+                    "/".join("%.2f" % x for x in meta["load_start"]), "/".join("%.2f" % x for x in meta["load_end"])))
+    for world in args.worlds:
+        G = rph(args, world)
+        lines += ["", "### %d ranks (%d simulated host%s of %d)" % (world, world // G, "s" if world // G > 1 else "", G), ""]
+        bks = [b for b in args.backends]
+        hdr = "| configuration |"
+        sep = "|---|"
+        for b in bks:
+            hdr += " %s comm share | %s tokens/s | %s speed-up |" % (b, b, b)
+            sep += "---:|---:|---:|"
+        if "hccl" in bks and "gloo" in bks:
+            hdr += " hccl/gloo |"
+            sep += "---:|"
+        hdr += " max loss dev. |"
+        sep += "---:|"
+        lines += [hdr, sep]
+        for row in args.rows:
+            cells = "| %s |" % ROWS[row]
+            for b in bks:
+                r = res[world][b][row]
+                base = res[world][b][args.rows[0]]
+                cells += " %.1f%% | %.0f | %.2fx |" % (100 * r["share"], r["tok_s"], r["tok_s"] / base["tok_s"])
+            if "hccl" in bks and "gloo" in bks:
+                cells += " %.2f |" % (res[world]["hccl"][row]["tok_s"] / res[world]["gloo"][row]["tok_s"])
+            dev = max(meta["dev"][world][b][row] for b in bks)
+            cells += " %.1e |" % dev
+            lines.append(cells)
+    lines += ["", "## Bars", ""]
+    for name, ok, detail in meta["bars"]:
+        lines.append("- %s: **%s** (%s)" % (name, "met" if ok else "not met", detail))
+    lines.append("")
+    return "\n".join(lines)
+
+
+def plot(res, args, path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    n = len(args.worlds)
+    fig, axes = plt.subplots(2, n, figsize=(4.2 * n, 5.4), squeeze=False)
+    colors = {"hccl": "#c0392b", "gloo": "#7f8c8d"}
+    for j, world in enumerate(args.worlds):
+        xs = list(range(len(args.rows)))
+        w = 0.8 / len(args.backends)
+        for k, b in enumerate(args.backends):
+            off = [x - 0.4 + w * (k + 0.5) for x in xs]
+            axes[0][j].bar(off, [res[world][b][r]["tok_s"] for r in args.rows], w, label=b, color=colors.get(b))
+            axes[1][j].bar(off, [100 * res[world][b][r]["share"] for r in args.rows], w, label=b, color=colors.get(b))
+        for i, (ax, yl) in enumerate(((axes[0][j], "tokens/s"), (axes[1][j], "communication share %"))):
+            ax.set_xticks(xs)
+            ax.set_xticklabels([r for r in args.rows])
+            ax.set_ylabel(yl)
+            ax.grid(axis="y", alpha=0.3)
+        axes[0][j].set_title("%d ranks" % world)
+        axes[0][j].legend(fontsize=8)
+    fig.text(0.5, 0.01, "  ".join(SHORT[r] for r in args.rows), ha="center", fontsize=8)
+    fig.tight_layout(rect=(0, 0.04, 1, 1))
+    fig.savefig(path, dpi=72)
+    plt.close(fig)
+
+
+def rph(args, world):
+    if args.ranks_per_host:
+        return args.ranks_per_host
+    return 2 if world >= 4 and world % 2 == 0 else 1
+
+
+def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "--worker":
+        return worker(json.loads(sys.argv[2]))
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--worlds", default="2,4", help="rank counts (default 2,4)")
+    ap.add_argument("--backends", default="hccl,gloo")
+    ap.add_argument("--rows", default="abcde")
+    ap.add_argument("--steps", type=int, default=8, help="timed optimizer steps per row")
+    ap.add_argument("--warmup", type=int, default=2)
+    ap.add_argument("--micro", type=int, default=4, help="micro-batches per optimizer step")
+    ap.add_argument("--mb", type=int, default=1, help="sequences per micro-batch")
+    ap.add_argument("--seq", type=int, default=16)
+    ap.add_argument("--d", type=int, default=128)
+    ap.add_argument("--layers", type=int, default=4)
+    ap.add_argument("--heads", type=int, default=4)
+    ap.add_argument("--vocab", type=int, default=2048)
+    ap.add_argument("--lr", type=float, default=3e-3)
+    ap.add_argument("--bucket-mb", type=float, default=1.0)
+    ap.add_argument("--ranks-per-host", type=int, default=0,
+                    help="ranks per simulated host (default: 2 with 4+ ranks, else 1)")
+    ap.add_argument("--repeat", type=int, default=1, help="runs per backend, alternating; best per row kept")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--tol", type=float, default=1e-4, help="max |loss - loss of row a| allowed")
+    ap.add_argument("--timeout", type=float, default=600, help="seconds per launch")
+    ap.add_argument("--quick", action="store_true", help="few steps, small model (a smoke test)")
+    ap.add_argument("--build", default=None,
+                    help="CMake build dir: workers import hccl from BUILD/python; default --out BUILD/bench-train")
+    ap.add_argument("--out", default=None, help="results dir (default BUILD/bench-train, BUILD = build)")
+    args = ap.parse_args()
+    root = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+    if args.build:
+        pyd = os.path.join(os.path.abspath(args.build), "python")
+        os.environ["PYTHONPATH"] = pyd + (":" + os.environ["PYTHONPATH"] if os.environ.get("PYTHONPATH") else "")
+    if args.out is None:
+        args.out = os.path.join(os.path.abspath(args.build) if args.build else os.path.join(root, "build"), "bench-train")
+    if args.quick:
+        args.steps, args.warmup, args.layers, args.d, args.vocab, args.seq = 3, 1, 2, 64, 256, 16
+    args.worlds = [int(x) for x in args.worlds.split(",")]
+    args.backends = args.backends.split(",")
+    args.rows = list(args.rows)
+    assert args.rows[0] == "a" or "a" not in args.rows
+    os.makedirs(args.out, exist_ok=True)
+    cmd = " ".join(["python3", "bench/train/train_bench.py"] + sys.argv[1:])
+    load_start = loadavg()
+    res, raw = {}, {}
+    for world in args.worlds:
+        G = rph(args, world)
+        if world % G:
+            raise SystemExit("--ranks-per-host %d does not divide %d ranks" % (G, world))
+        res[world] = {b: {} for b in args.backends}
+        for rep in range(args.repeat):
+            order = args.backends if rep % 2 == 0 else list(reversed(args.backends))
+            for b in order:
+                cfg = {k: getattr(args, k) for k in ("steps", "warmup", "micro", "mb", "seq", "d", "layers",
+                                                     "heads", "vocab", "lr", "bucket_mb", "seed", "rows")}
+                cfg.update(backend=b, ranks_per_host=G)
+                t0 = time.time()
+                per_rank = launch(cfg, world, args.timeout)
+                line = []
+                for row in args.rows:
+                    s = summarise(per_rank, world, row)
+                    best = res[world][b].get(row)
+                    if best is None or s["tok_s"] > best["tok_s"]:
+                        res[world][b][row] = s
+                    line.append("%s %.0f tok/s %.0f%% cpu %.2f" % (row, s["tok_s"], 100 * s["share"], s["cpu_per_rank"]))
+                print("[%d ranks, %s, run %d, %.0f s, load %.2f] %s"
+                      % (world, b, rep + 1, time.time() - t0, loadavg()[0], "; ".join(line)), flush=True)
+    load_end = loadavg()
+
+    # loss curves: every row and backend against row (a) of the first backend
+    ref_b = args.backends[0]
+    dev, failures = {}, []
+    for world in args.worlds:
+        dev[world] = {}
+        ref = res[world][ref_b][args.rows[0]]["loss"]
+        for b in args.backends:
+            dev[world][b] = {}
+            for row in args.rows:
+                d = max(abs(x - y) for x, y in zip(res[world][b][row]["loss"], ref))
+                dev[world][b][row] = d
+                if not d <= args.tol:
+                    failures.append("%d ranks %s row %s: max |loss - loss(a)| = %.3g > %g" % (world, b, row, d, args.tol))
+        print("%d ranks: loss %s (row a, %s); max deviation of any row/backend %.2e"
+              % (world, " ".join("%.3f" % x for x in ref), ref_b, max(max(v.values()) for v in dev[world].values())))
+
+    bars = []
+    if "a" in args.rows and "e" in args.rows:
+        for world in args.worlds:
+            for b in args.backends:
+                a, e = res[world][b]["a"], res[world][b]["e"]
+                bars.append(("%d ranks %s: comm share (a) -> (e) falls" % (world, b), e["share"] < a["share"],
+                             "%.1f%% -> %.1f%%" % (100 * a["share"], 100 * e["share"])))
+                bars.append(("%d ranks %s: (e) >= 1.5x (a) tokens/s" % (world, b), e["tok_s"] >= 1.5 * a["tok_s"],
+                             "%.2fx" % (e["tok_s"] / a["tok_s"])))
+    if "hccl" in args.backends and "gloo" in args.backends:
+        for world in args.worlds:
+            rat = {r: res[world]["hccl"][r]["tok_s"] / res[world]["gloo"][r]["tok_s"] for r in args.rows}
+            bars.append(("%d ranks: hccl tokens/s >= gloo on every row" % world, min(rat.values()) >= 1.0,
+                         ", ".join("%s %.2f" % (r, v) for r, v in rat.items())))
+    bars.append(("every row's loss curve matches row (a) within %g" % args.tol, not failures,
+                 "max deviation %.2e" % max(max(max(v.values()) for v in dev[w].values()) for w in args.worlds)))
+
+    first = res[args.worlds[0]][args.backends[0]][args.rows[0]]
+    meta = {"command": cmd, "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "load_start": load_start,
+            "load_end": load_end, "params": first["params"], "tensors": first["tensors"],
+            "buckets": first["buckets"], "dev": dev, "bars": bars}
+    md = render(res, args, meta)
+    with open(os.path.join(args.out, "train_bench.md"), "w") as f:
+        f.write(md)
+    with open(os.path.join(args.out, "train_bench.json"), "w") as f:
+        json.dump({"args": vars(args), "meta": meta, "results": {str(w): v for w, v in res.items()}}, f, indent=1)
+    try:
+        plot(res, args, os.path.join(args.out, "train_bench.png"))
+    except ImportError as e:
+        print("no plot: %s" % e)
+    print(md)
+    print("wrote %s/train_bench.{md,json,png}" % os.path.abspath(args.out))
+    if failures:
+        print("LOSS MISMATCH:\n  " + "\n  ".join(failures), file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
