@@ -41,8 +41,8 @@ HcclResult hccl_algo_direct_allreduce(hccl_algo_ctx *ctx, const hccl_op_args *a)
     hccl_direct_addrs *peer = (hccl_direct_addrs *)s; /* n entries */
     size_t hdr = ((sizeof(hccl_direct_addrs) * n) + 63) & ~(size_t)63;
     char *acc = s + hdr;
-    char *stage = acc + CHUNK_BYTES;
-    if (hdr + 2 * (size_t)CHUNK_BYTES > ctx->scratch_bytes) return HCCL_E_INTERNAL;
+    char *stage[2] = {acc + CHUNK_BYTES, acc + 2 * (size_t)CHUNK_BYTES};
+    if (hdr + 3 * (size_t)CHUNK_BYTES > ctx->scratch_bytes) return HCCL_E_INTERNAL;
     uint64_t chunk = CHUNK_BYTES / es; /* elements per slice */
 
     hccl_direct_addrs me = {(uint64_t)(uintptr_t)a->sendbuf, (uint64_t)(uintptr_t)a->recvbuf};
@@ -56,20 +56,32 @@ HcclResult hccl_algo_direct_allreduce(hccl_algo_ctx *ctx, const hccl_op_args *a)
         if (len == 0) continue;
         uint64_t byte_off = (base + off) * es;
         size_t bytes = (size_t)len * es;
+        char *out = (char *)a->recvbuf + byte_off;
+        if (n == 1) {
+            if (out != (const char *)a->sendbuf + byte_off) memcpy(out, (const char *)a->sendbuf + byte_off, bytes);
+            continue;
+        }
+        /* x_0 op x_1 straight into the destination (recvbuf when n == 2, else acc),
+         * then each further input; the last step writes recvbuf. No extra pass. */
+        const void *x[2];
         for (uint32_t j = 0; j < n; j++) {
             const void *xj;
+            char *st = stage[j & 1];
             if (j == r) {
                 xj = (const char *)a->sendbuf + byte_off;
             } else if (net->peer_ptr && (xj = net->peer_ptr(net, j, peer[j].send + byte_off)) != NULL) {
             } else {
-                res = net->peer_copy(net, j, 0, stage, peer[j].send + byte_off, bytes);
+                res = net->peer_copy(net, j, 0, st, peer[j].send + byte_off, bytes);
                 if (res != HCCL_SUCCESS) return res;
-                xj = stage;
+                xj = st;
             }
-            if (j == 0) memcpy(acc, xj, bytes);
-            else fn(acc, acc, xj, len);
+            if (j < 2) {
+                x[j] = xj;
+                if (j == 1) fn(n == 2 ? out : acc, x[0], x[1], len);
+            } else {
+                fn(j == n - 1 ? out : acc, acc, xj, len);
+            }
         }
-        memcpy((char *)a->recvbuf + byte_off, acc, bytes);
     }
     res = hccl_direct_close(ctx);
     if (res != HCCL_SUCCESS) return res;
