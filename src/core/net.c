@@ -59,6 +59,7 @@ struct hccl_netimpl {
     unsigned char *busy;
     struct pollfd *pfds;
     uint32_t *pids; /* direct access: pid per peer, 0 = none */
+    uint32_t self_pid;
     hccl_conn **live;     /* liveness connection per peer, or NULL */
     unsigned char *heard; /* a message of the current operation came from this peer */
     unsigned char *dead;  /* the liveness connection hung up */
@@ -560,7 +561,7 @@ static HcclResult net_peer_copy(hccl_net *base, uint32_t peer, int write, void *
     hccl_netimpl *n = (hccl_netimpl *)base;
     uint32_t pid = peer < n->nranks && n->pids ? n->pids[peer] : 0;
     if (!pid) return fail(n, HCCL_E_INTERNAL, "no direct access to rank %u", peer);
-    if (pid == (uint32_t)getpid()) {
+    if (pid == n->self_pid) {
         if (write) memcpy((void *)(uintptr_t)remote, local, bytes);
         else memcpy(local, (const void *)(uintptr_t)remote, bytes);
         return HCCL_SUCCESS;
@@ -583,7 +584,7 @@ static HcclResult net_peer_copy(hccl_net *base, uint32_t peer, int write, void *
 static void *net_peer_ptr(hccl_net *base, uint32_t peer, uint64_t remote)
 {
     hccl_netimpl *n = (hccl_netimpl *)base;
-    if (peer < n->nranks && n->pids && n->pids[peer] == (uint32_t)getpid()) return (void *)(uintptr_t)remote;
+    if (peer < n->nranks && n->pids && n->pids[peer] == n->self_pid) return (void *)(uintptr_t)remote;
     return NULL;
 }
 
@@ -592,6 +593,7 @@ HcclResult hccl_net_enable_direct(hccl_netimpl *n, const uint32_t *pids)
     if (!n->pids) n->pids = hccl_calloc(n->nranks, sizeof *n->pids);
     if (!n->pids) return HCCL_E_MEMORY;
     memcpy(n->pids, pids, sizeof *n->pids * n->nranks);
+    n->self_pid = (uint32_t)getpid();
     n->base.peer_copy = net_peer_copy;
     n->base.peer_ptr = net_peer_ptr;
     return HCCL_SUCCESS;
