@@ -24,7 +24,14 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#ifdef __SANITIZE_THREAD__
+/* ThreadSanitizer keeps stale shadow for anonymous mappings that reuse the addresses
+ * of freed heap blocks, and then reports races against long-gone writes: under TSan
+ * every allocation comes from its allocator. */
+#define MMAP_THRESHOLD SIZE_MAX
+#else
 #define MMAP_THRESHOLD ((size_t)256 << 10)
+#endif
 #define HOST_BIT 1u
 #define MMAP_BIT 2u
 #define MAX_SIZE (SIZE_MAX >> 3)

@@ -22,10 +22,11 @@ const char *hccl_param_read_str(const char *env, const char *dflt);
         static int64_t cached_;                                                      \
         static int done_;                                                            \
         if (!__atomic_load_n(&done_, __ATOMIC_ACQUIRE)) {                            \
-            cached_ = hccl_param_read_int(env, dflt);                                \
+            /* several threads may race here: each stores the same value */         \
+            __atomic_store_n(&cached_, hccl_param_read_int(env, dflt), __ATOMIC_RELAXED); \
             __atomic_store_n(&done_, 1, __ATOMIC_RELEASE);                           \
         }                                                                            \
-        return cached_;                                                              \
+        return __atomic_load_n(&cached_, __ATOMIC_RELAXED);                          \
     }
 
 #endif

@@ -134,7 +134,39 @@ typedef struct shm_conn {
     uint64_t rx_tail; /* our copy of rx->tail */
     int bell[2][2];   /* [side][BELL_DATA/BELL_SPACE], each opened O_RDWR */
     _Atomic int shut; /* shutdown() was called: our own send/recv fail too */
+    void *tok_tx, *tok_rx; /* ThreadSanitizer: one token per ring, shared by both sides */
 } shm_conn;
+
+/*
+ * ThreadSanitizer tracks memory by virtual address, and the two sides of a
+ * connection map the segment at different addresses even inside one process, so it
+ * cannot see that publishing head/tail orders the producer's earlier writes before
+ * the consumer's later reads (for the direct algorithms: a peer's buffer is read
+ * after its address arrived through the ring). Under TSan, publish releases and
+ * observe acquires a token that both sides derive from the segment name and the
+ * ring; elsewhere these compile to nothing.
+ */
+#ifdef __SANITIZE_THREAD__
+#include <sanitizer/tsan_interface.h>
+static char tsan_tokens[4096];
+static void *ring_token(const char *name, int ring)
+{
+    uint64_t h = 14695981039346656037ull ^ (uint64_t)ring;
+    for (const char *p = name; *p; p++) h = (h ^ (unsigned char)*p) * 1099511628211ull;
+    return &tsan_tokens[h % sizeof tsan_tokens];
+}
+#define TSAN_RELEASE(tok) __tsan_release(tok)
+#define TSAN_ACQUIRE(tok) __tsan_acquire(tok)
+#else
+static void *ring_token(const char *name, int ring)
+{
+    (void)name;
+    (void)ring;
+    return NULL;
+}
+#define TSAN_RELEASE(tok) ((void)(tok))
+#define TSAN_ACQUIRE(tok) ((void)(tok))
+#endif
 
 /* ---------------------------------------------------------------- doorbells */
 
@@ -157,8 +189,9 @@ static void bell_drain(int fd)
 }
 
 /* Publish a new head (or tail), then wake the peer if it armed `want`. */
-static inline void publish(_Atomic uint64_t *counter, uint64_t value, _Atomic uint32_t *want, int fd)
+static inline void publish(_Atomic uint64_t *counter, uint64_t value, _Atomic uint32_t *want, int fd, void *tok)
 {
+    TSAN_RELEASE(tok);
     atomic_store_explicit(counter, value, memory_order_seq_cst);
     if (atomic_load_explicit(want, memory_order_seq_cst) && atomic_exchange_explicit(want, 0, memory_order_relaxed))
         bell_ring(fd);
@@ -234,6 +267,7 @@ static HcclResult shm_send(hccl_conn *c, const struct iovec *iov, int iovcnt, si
     }
     uint64_t head = s->tx_head, done = 0;
     uint64_t tail = atomic_load_explicit(&s->tx->tail, memory_order_acquire);
+    TSAN_ACQUIRE(s->tok_tx);
     int i = 0;
     size_t off = 0;
     /* One call moves at most one ring's worth, so a caller interleaving several
@@ -242,6 +276,7 @@ static HcclResult shm_send(hccl_conn *c, const struct iovec *iov, int iovcnt, si
         uint64_t space = s->size - (head - tail);
         if (space == 0) {
             tail = atomic_load_explicit(&s->tx->tail, memory_order_acquire);
+            TSAN_ACQUIRE(s->tok_tx);
             space = s->size - (head - tail);
             if (space == 0) break;
         }
@@ -259,7 +294,7 @@ static HcclResult shm_send(hccl_conn *c, const struct iovec *iov, int iovcnt, si
         if (n == 0) break;
         head += n;
         done += n;
-        publish(&s->tx->head, head, &s->tx->rd_wait, s->bell[1 - s->side][BELL_DATA]);
+        publish(&s->tx->head, head, &s->tx->rd_wait, s->bell[1 - s->side][BELL_DATA], s->tok_tx);
     }
     s->tx_head = head;
     /* Moving again: a stale arm would only cost the peer a needless write(2). */
@@ -276,12 +311,14 @@ static HcclResult shm_recv(hccl_conn *c, const struct iovec *iov, int iovcnt, si
     if (atomic_load_explicit(&s->shut, memory_order_relaxed)) return HCCL_E_TCP_TRANSFER;
     uint64_t tail = s->rx_tail, done = 0;
     uint64_t head = atomic_load_explicit(&s->rx->head, memory_order_acquire);
+    TSAN_ACQUIRE(s->tok_rx);
     int i = 0;
     size_t off = 0;
     while (i < iovcnt && done < s->size) {
         uint64_t avail = head - tail;
         if (avail == 0) {
             head = atomic_load_explicit(&s->rx->head, memory_order_acquire);
+            TSAN_ACQUIRE(s->tok_rx);
             avail = head - tail;
             if (avail == 0) break;
         }
@@ -299,7 +336,7 @@ static HcclResult shm_recv(hccl_conn *c, const struct iovec *iov, int iovcnt, si
         if (n == 0) break;
         tail += n;
         done += n;
-        publish(&s->rx->tail, tail, &s->rx->wr_wait, s->bell[1 - s->side][BELL_SPACE]);
+        publish(&s->rx->tail, tail, &s->rx->wr_wait, s->bell[1 - s->side][BELL_SPACE], s->tok_rx);
     }
     s->rx_tail = tail;
     if (done) {
@@ -421,6 +458,8 @@ static void unlink_all(const char *name)
 
 static HcclResult open_bells(shm_conn *s, const char *name)
 {
+    s->tok_tx = ring_token(name, s->side);
+    s->tok_rx = ring_token(name, 1 - s->side);
     char path[96];
     for (int a = 0; a < 2; a++)
         for (int b = 0; b < 2; b++) {
