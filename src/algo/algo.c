@@ -82,9 +82,15 @@ const char *hccl_algo_id_name(hccl_algo_id id, hccl_op_type type)
 
 HcclResult hccl_algo_run(hccl_algo_ctx *ctx, const hccl_op_args *args)
 {
+    if (!ctx || !args) return HCCL_E_PARA;
+    return hccl_algo_run_with(ctx, args, hccl_algo_select(ctx, args));
+}
+
+HcclResult hccl_algo_run_with(hccl_algo_ctx *ctx, const hccl_op_args *args, hccl_algo_id id)
+{
     if (!ctx || !args || !ctx->net || !ctx->net->exchange || ctx->nranks == 0 || ctx->rank >= ctx->nranks)
         return HCCL_E_PARA;
-    switch (hccl_algo_select(ctx, args)) {
+    switch (id) {
     case HCCL_ALGO_ONESHOT: return hccl_algo_oneshot_allreduce(ctx, args);
     case HCCL_ALGO_DIRECT:
         switch (args->type) {

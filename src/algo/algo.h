@@ -129,6 +129,8 @@ typedef enum {
 hccl_algo_id hccl_algo_select(const hccl_algo_ctx *ctx, const hccl_op_args *args);
 const char *hccl_algo_id_name(hccl_algo_id id, hccl_op_type type);
 HcclResult hccl_algo_run(hccl_algo_ctx *ctx, const hccl_op_args *args);
+/* Run with an algorithm already chosen by hccl_algo_select for these arguments. */
+HcclResult hccl_algo_run_with(hccl_algo_ctx *ctx, const hccl_op_args *args, hccl_algo_id id);
 /* The reference algorithm of each operation (the oracle of the fast ones). */
 HcclResult hccl_algo_run_reference(hccl_algo_ctx *ctx, const hccl_op_args *args);
 

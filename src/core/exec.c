@@ -79,7 +79,7 @@ HcclResult hccl_comm_run(hccl_comm *c, const hccl_op_args *args, uint64_t fr_id)
                   c->rank, hccl_op_name(args->type), (unsigned long long)args->count, algo_name, c->nranks,
                   c->nhosts);
     }
-    HcclResult res = hccl_algo_run(&ctx, args);
+    HcclResult res = hccl_algo_run_with(&ctx, args, algo);
     if (res != HCCL_SUCCESS) {
         char what[160];
         hccl_fingerprint_str(&fp, what, sizeof what);
