@@ -34,8 +34,11 @@ typedef struct conn_open {
     uint64_t id;
     uint32_t a; /* hello: nranks; data: from rank */
     uint32_t b; /* hello: rank;   data: to rank */
+    uint16_t sock_idx; /* data: which of the pair's sockets this is */
+    uint16_t sock_cnt; /* data: how many sockets the connecting rank opens to b */
+    uint32_t pad;
 } conn_open;
-_Static_assert(sizeof(conn_open) == 32, "wire layout");
+_Static_assert(sizeof(conn_open) == 40, "wire layout");
 
 typedef struct boot_reply {
     uint32_t magic;
@@ -446,7 +449,7 @@ HcclResult hccl_boot_join(const hccl_addr *root, const hccl_boot_ident *ident, u
                   self->rank, hccl_addr_str(root), (unsigned long long)(timeout_ns / 1000000000ull));
         return res == HCCL_E_TIMEOUT ? HCCL_E_TIMEOUT : HCCL_E_TCP_CONNECT;
     }
-    conn_open o = {OPEN_MAGIC, KIND_HELLO, ident->secret, ident->id, nranks, self->rank};
+    conn_open o = {OPEN_MAGIC, KIND_HELLO, ident->secret, ident->id, nranks, self->rank, 0, 0, 0};
     boot_reply r;
     /* The root answers at its own deadline; wait a little longer than that. */
     uint64_t reply_deadline = hccl_now_ns() + timeout_ns + 2000000000ull;
@@ -475,19 +478,34 @@ HcclResult hccl_boot_join(const hccl_addr *root, const hccl_boot_ident *ident, u
 }
 
 HcclResult hccl_boot_mesh(int listen_fd, hccl_boot_stash *stash, const hccl_boot_ident *ident, uint32_t rank,
-                          uint32_t nranks, const hccl_boot_peer *table, uint64_t timeout_ns, int *fds)
+                          uint32_t nranks, const hccl_boot_peer *table, uint64_t timeout_ns, const unsigned *want,
+                          int *fds, unsigned *nsock)
 {
     uint64_t deadline = hccl_now_ns() + timeout_ns;
     HcclResult res = HCCL_SUCCESS;
     accept_q *q = hccl_calloc(1, sizeof *q);
-    for (uint32_t p = 0; p < nranks; p++) fds[p] = -1;
+    for (uint32_t i = 0; i < nranks * HCCL_BOOT_MAX_SOCKS; i++) fds[i] = -1;
+    for (uint32_t p = 0; p < nranks; p++) nsock[p] = 0;
     if (!q) return HCCL_E_MEMORY;
     for (uint32_t p = 0; p < rank; p++) {
-        CHECK_GOTO(hccl_socket_connect(&table[p].addr, deadline, &fds[p]), res, fail);
-        conn_open o = {OPEN_MAGIC, KIND_DATA, ident->secret, ident->id, rank, p};
-        CHECK_GOTO(hccl_socket_send_all(fds[p], &o, sizeof o, deadline), res, fail);
+        unsigned m = want[p] < 1 ? 1 : want[p] > HCCL_BOOT_MAX_SOCKS ? HCCL_BOOT_MAX_SOCKS : want[p];
+        nsock[p] = m;
+        for (unsigned k = 0; k < m; k++) {
+            int *fd = &fds[p * HCCL_BOOT_MAX_SOCKS + k];
+            CHECK_GOTO(hccl_socket_connect(&table[p].addr, deadline, fd), res, fail);
+            conn_open o = {OPEN_MAGIC, KIND_DATA, ident->secret, ident->id, rank, p, (uint16_t)k, (uint16_t)m, 0};
+            CHECK_GOTO(hccl_socket_send_all(*fd, &o, sizeof o, deadline), res, fail);
+        }
     }
-    for (uint32_t need = nranks - 1 - rank; need > 0;) {
+    /* Each higher rank announces how many sockets it opens to us in every one. */
+    uint32_t need = 0;
+    for (uint32_t a = rank + 1; a < nranks; a++) need++;
+    unsigned *got = hccl_calloc(nranks, sizeof *got);
+    if (!got) {
+        res = HCCL_E_MEMORY;
+        goto fail;
+    }
+    while (need > 0) {
         int fd;
         conn_open o;
         hccl_boot_peer peer;
@@ -497,8 +515,10 @@ HcclResult hccl_boot_mesh(int listen_fd, hccl_boot_stash *stash, const hccl_boot
             size_t off = 0;
             missing[0] = 0;
             for (uint32_t p = rank + 1; p < nranks && off + 16 < sizeof missing; p++)
-                if (fds[p] < 0) off += (size_t)snprintf(missing + off, sizeof missing - off, "%s%u", off ? ", " : "", p);
+                if (!nsock[p] || got[p] < nsock[p])
+                    off += (size_t)snprintf(missing + off, sizeof missing - off, "%s%u", off ? ", " : "", p);
             HCCL_WARN(BOOT, "rank %u: ranks %s did not connect within HCCL_CONNECT_TIMEOUT", rank, missing);
+            hccl_free(got);
             res = a;
             goto fail;
         }
@@ -512,24 +532,27 @@ HcclResult hccl_boot_mesh(int listen_fd, hccl_boot_stash *stash, const hccl_boot
             continue;
         }
         if (o.kind != KIND_DATA || o.id != ident->id || o.b != rank || o.a <= rank || o.a >= nranks ||
-            fds[o.a] >= 0) {
+            o.sock_cnt < 1 || o.sock_cnt > HCCL_BOOT_MAX_SOCKS || o.sock_idx >= o.sock_cnt ||
+            (nsock[o.a] && nsock[o.a] != o.sock_cnt) || fds[o.a * HCCL_BOOT_MAX_SOCKS + o.sock_idx] >= 0) {
             HCCL_WARN(BOOT, "rank %u: dropped an unexpected connection (from rank %u)", rank, o.a);
             close(fd);
             continue;
         }
-        fds[o.a] = fd;
-        need--;
+        nsock[o.a] = o.sock_cnt;
+        fds[o.a * HCCL_BOOT_MAX_SOCKS + o.sock_idx] = fd;
+        if (++got[o.a] == o.sock_cnt) need--;
     }
+    hccl_free(got);
     q_free(q);
     hccl_free(q);
     return HCCL_SUCCESS;
 fail:
     q_free(q);
     hccl_free(q);
-    for (uint32_t p = 0; p < nranks; p++)
-        if (fds[p] >= 0) {
-            close(fds[p]);
-            fds[p] = -1;
+    for (uint32_t i = 0; i < nranks * HCCL_BOOT_MAX_SOCKS; i++)
+        if (fds[i] >= 0) {
+            close(fds[i]);
+            fds[i] = -1;
         }
     return res;
 }

@@ -16,7 +16,8 @@
  * group that arrive meanwhile wait in a stash.
  *
  * Mesh: rank r connects to every lower rank's listener and accepts from every higher
- * rank; each data connection opens with {magic HCDC, secret, id, from, to}.
+ * rank (one or several sockets per pair); each data connection opens with {magic HCDC,
+ * secret, id, from, to, socket index, socket count}.
  */
 #ifndef HCCL_BOOT_BOOT_H
 #define HCCL_BOOT_BOOT_H
@@ -81,10 +82,18 @@ HcclResult hccl_boot_serve(int listen_fd, hccl_boot_stash *stash, const hccl_boo
 HcclResult hccl_boot_join(const hccl_addr *root, const hccl_boot_ident *ident, uint32_t nranks,
                           const hccl_boot_peer *self, uint64_t timeout_ns, hccl_boot_peer *table);
 
-/* Connect the full mesh; fds[peer] receives one connected socket per peer
- * (fds[rank] = -1). */
+/* Most sockets one pair of ranks opens between them. */
+#define HCCL_BOOT_MAX_SOCKS 8u
+
+/* Connect the full mesh. The higher rank of each pair connects want[lower] sockets
+ * (1..HCCL_BOOT_MAX_SOCKS; want[] is read for peers below rank only) and announces
+ * the count in each, so the pair agrees whatever the lower rank would have chosen.
+ * On success nsock[peer] is the pair's socket count and fds[peer *
+ * HCCL_BOOT_MAX_SOCKS + k] (k < nsock[peer]) its sockets in order; the rest is -1
+ * (nsock[rank] = 0). fds holds nranks * HCCL_BOOT_MAX_SOCKS entries. */
 HcclResult hccl_boot_mesh(int listen_fd, hccl_boot_stash *stash, const hccl_boot_ident *ident, uint32_t rank,
-                          uint32_t nranks, const hccl_boot_peer *table, uint64_t timeout_ns, int *fds);
+                          uint32_t nranks, const hccl_boot_peer *table, uint64_t timeout_ns, const unsigned *want,
+                          int *fds, unsigned *nsock);
 
 /* Connect timeout from HCCL_CONNECT_TIMEOUT (seconds, default 120), in ns. */
 uint64_t hccl_boot_connect_timeout_ns(void);

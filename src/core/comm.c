@@ -312,26 +312,46 @@ static HcclResult setup_shm(hccl_comm *c)
     return HCCL_SUCCESS;
 }
 
+/* Sockets per pair of ranks whose data crosses TCP (several can carry more than one
+ * when a single stream is limited by its window or by one flow's path). */
+HCCL_PARAM_INT(socket_nconn, "HCCL_SOCKET_NCONN", 1)
+_Static_assert(HCCL_BOOT_MAX_SOCKS == HCCL_TCP_MAX_SOCKS, "one limit");
+
 /* Connect the mesh, build the network and register. c->listen_fd, ident and peers set. */
 static HcclResult setup(hccl_comm *c)
 {
     HcclResult res;
-    int *fds = hccl_malloc(sizeof(int) * c->nranks);
-    if (!fds) return HCCL_E_MEMORY;
+    int *fds = hccl_malloc(sizeof(int) * c->nranks * HCCL_BOOT_MAX_SOCKS);
+    unsigned *want = hccl_malloc(sizeof(unsigned) * c->nranks * 2), *nsock = want ? want + c->nranks : NULL;
+    if (!fds || !want) {
+        hccl_free(fds);
+        hccl_free(want);
+        return HCCL_E_MEMORY;
+    }
+    /* Pairs on one host move data over shared memory and keep one socket. */
+    int64_t nconn = hccl_param_socket_nconn();
+    unsigned many = nconn < 1 ? 1u : nconn > (int64_t)HCCL_BOOT_MAX_SOCKS ? HCCL_BOOT_MAX_SOCKS : (unsigned)nconn;
+    for (uint32_t p = 0; p < c->nranks; p++)
+        want[p] = hccl_param_shm_disable() || c->peers[p].host_hash != c->peers[c->rank].host_hash ? many : 1;
     res = hccl_boot_mesh(c->listen_fd, &c->stash, &c->ident, c->rank, c->nranks, c->peers,
-                         hccl_boot_connect_timeout_ns(), fds);
+                         hccl_boot_connect_timeout_ns(), want, fds, nsock);
     if (res != HCCL_SUCCESS) {
         hccl_free(fds);
+        hccl_free(want);
         return res;
     }
     c->conns = hccl_calloc(c->nranks, sizeof *c->conns);
     if (!c->conns) res = HCCL_E_MEMORY;
     for (uint32_t p = 0; p < c->nranks; p++) {
-        if (fds[p] < 0) continue;
-        if (res == HCCL_SUCCESS) res = hccl_tcp_conn_create(fds[p], p, &c->conns[p]);
-        if (res != HCCL_SUCCESS || !c->conns[p]) close(fds[p]);
+        int *pf = fds + p * HCCL_BOOT_MAX_SOCKS;
+        if (!nsock[p]) continue;
+        if (nsock[p] > 1) HCCL_INFO(INIT, "comm rank %u: %u sockets to rank %u", c->rank, nsock[p], p);
+        if (res == HCCL_SUCCESS) res = hccl_tcp_conn_create(pf, nsock[p], p, &c->conns[p]);
+        if (res != HCCL_SUCCESS || !c->conns[p])
+            for (unsigned k = 0; k < nsock[p]; k++) close(pf[k]);
     }
     hccl_free(fds);
+    hccl_free(want);
     if (res != HCCL_SUCCESS) return res;
     CHECK(hccl_net_create(c->rank, c->nranks, c->conns, &c->net));
     hccl_net_set_abort_flag(c->net, &c->aborting);

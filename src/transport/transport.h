@@ -40,9 +40,13 @@ struct hccl_conn {
     unsigned peer;
 };
 
-/* TCP: wraps a connected socket (takes ownership). */
-HcclResult hccl_tcp_conn_create(int fd, unsigned peer, hccl_conn **out);
-/* The socket of a TCP connection (e.g. to negotiate a shared-memory connection). */
+/* TCP: wraps nfds (1..HCCL_TCP_MAX_SOCKS) connected sockets to one peer, in the
+ * same order on both sides (takes ownership); the stream is striped over them in
+ * fixed chunks. */
+#define HCCL_TCP_MAX_SOCKS 8u
+HcclResult hccl_tcp_conn_create(const int *fds, unsigned nfds, unsigned peer, hccl_conn **out);
+/* The (first) socket of a TCP connection (e.g. to negotiate a shared-memory
+ * connection, or to watch for the peer's exit). */
 int hccl_tcp_conn_fd(hccl_conn *c);
 extern const hccl_transport hccl_tcp_transport;
 

@@ -26,13 +26,14 @@
 set -u
 
 SCENARIOS="ranktable_v10_2x2 ranktable_v12_3x1 rootinfo_ifname_2x2 rootinfo_ifip_3x1 hcclrun_2x2 hostname_2x2
-mpirun_2x2 ipv6_2x2 linkdown_2x2"
+mpirun_2x2 ipv6_2x2 linkdown_2x2 nconn_2x2"
+TOOLS="measure_nconn" # not tests: measurements (see sc_measure_nconn)
 SCENARIO=${1:-}
 if [ "$SCENARIO" = list ]; then
     echo $SCENARIOS
     exit 0
 fi
-if [ -z "$SCENARIO" ] || ! echo " $SCENARIOS " | tr '\n' ' ' | grep -q " $SCENARIO "; then
+if [ -z "$SCENARIO" ] || ! echo " $SCENARIOS $TOOLS " | tr '\n' ' ' | grep -q " $SCENARIO "; then
     echo "usage: netns.sh SCENARIO | list   (scenarios: $(echo $SCENARIOS))" >&2
     exit 2
 fi
@@ -505,6 +506,50 @@ sc_linkdown_2x2() {
         fi
     done
     [ $FAILED = 1 ] && show_logs
+}
+
+# Several sockets per pair of hosts' ranks (HCCL_SOCKET_NCONN=3): the suites pass, each
+# rank striped its traffic to the other host's two ranks over 3 sockets, and kept one
+# socket (and shared memory) for its own host's peer.
+sc_nconn_2x2() {
+    setup_hosts 2
+    export HCCL_SOCKET_IFNAME='=eth0' HCCL_SOCKET_NCONN=3 HCCL_DEBUG=INFO HCCL_DEBUG_SUBSYS=INIT
+    run_conf 2 2 "root info, HCCL_SOCKET_NCONN=3, 2 hosts x 2 ranks" --init rootinfo --root "$TMP/root.bin" \
+        --suite coll,p2p,multicomm
+    unset HCCL_SOCKET_IFNAME HCCL_SOCKET_NCONN HCCL_DEBUG HCCL_DEBUG_SUBSYS
+    for r in 0 1 2 3; do
+        local others n
+        if [ $r -lt 2 ]; then others="2|3"; else others="0|1"; fi
+        n=$(grep -cE "comm rank $r: 3 sockets to rank ($others)\$" "$TMP/rank$r.out")
+        # the suites make several communicators; each must stripe to both remote ranks
+        ((n >= 2 && n % 2 == 0)) || fail "rank $r: $n '3 sockets to rank' lines for the other host's ranks"
+        ! grep -qE "comm rank $r: [0-9]+ sockets to rank ($(echo "0 1 2 3" | tr ' ' '\n' | grep -vE "^($others|$r)\$"))\$" \
+            "$TMP/rank$r.out" || fail "rank $r opened several sockets to its own host's peer"
+    done
+}
+
+# Measurement, not a test: all_reduce_perf between two hosts (one rank each) over the
+# veth with HCCL_SOCKET_NCONN = each of $NCONNS (default "1 2 4"), in one run.
+#   ALL_REDUCE_PERF=build/tools/all_reduce_perf HCCLRUN=build/tools/hcclrun \
+#   NETNS_RANK=build/tests/netns/netns_rank tests/netns/netns.sh measure_nconn
+sc_measure_nconn() {
+    [ -x "${HCCLRUN:-}" ] && [ -x "${ALL_REDUCE_PERF:-}" ] || skip "set HCCLRUN and ALL_REDUCE_PERF"
+    setup_hosts 2
+    local port=29700
+    for rep in 1 2; do
+        for n in ${NCONNS:-1 2 4}; do
+            reset_procs
+            port=$((port + 10))
+            for k in 0 1; do
+                start_on $((k + 1)) "perf$k" env HCCL_SOCKET_NCONN=$n "$HCCLRUN" --nnodes 2 --node-rank $k \
+                    --master-addr 198.18.0.1 --master-port $port -n 1 "$ALL_REDUCE_PERF" -b ${PERF_MIN:-1M} \
+                    -e ${PERF_MAX:-64M} -f 4 -n ${PERF_ITERS:-10} -w 3
+            done
+            wait_all 300
+            echo "== HCCL_SOCKET_NCONN=$n (round $rep)"
+            grep -E '^ +[0-9]' "$TMP/perf0.out" || cat "$TMP/perf0.out"
+        done
+    done
 }
 
 "sc_$SCENARIO"
