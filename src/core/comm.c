@@ -152,6 +152,7 @@ HcclResult hccl_comm_find_by_name(const char *name, hccl_comm **out)
 
 static void comm_free(hccl_comm *c)
 {
+    hccl_net_stop_responder(c->net); /* before its connections close */
     if (c->conns) {
         for (uint32_t p = 0; p < c->nranks; p++)
             if (c->conns[p]) c->conns[p]->ops->close(c->conns[p]);
@@ -370,6 +371,7 @@ static HcclResult setup(hccl_comm *c)
         if (c->cfg.name[0]) snprintf(c->name, sizeof c->name, "%s", c->cfg.name);
         else snprintf(c->name, sizeof c->name, "hccl_%016llx", (unsigned long long)c->ident.id);
     }
+    hccl_net_start_responder(c->net); /* answers peers' STATUS questions between operations */
     pthread_mutex_lock(&registry_lock);
     c->next = registry;
     registry = c;

@@ -100,7 +100,9 @@ HcclResult hccl_comm_run(hccl_comm *c, const hccl_op_args *args, uint64_t fr_id)
         __atomic_compare_exchange_n(&c->async_error, &expected, (int)res, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
         /* The connections are now mid-message: tell the peers and shut them. */
         hccl_net_abort(c->net, why[0] ? why : msg);
+        hccl_net_end_op(c->net, 0);
     } else {
+        hccl_net_end_op(c->net, 1);
         hccl_flight_end(&c->flight, fr_id, fp.seq, NULL);
         HCCL_TRACE(COLL, "comm %s rank %u: %s #%u count %llu done in %.1f us", c->name, c->rank,
                    hccl_op_name(args->type), fp.seq, (unsigned long long)args->count, (hccl_now_ns() - t0) / 1e3);

@@ -35,6 +35,7 @@ void hccl_flight_init(hccl_flight *f)
 
 void hccl_flight_free(hccl_flight *f)
 {
+    for (uint32_t i = 0; i < f->cap; i++) hccl_free(f->ring[i].error);
     hccl_free(f->ring);
     pthread_mutex_destroy(&f->lock);
 }
@@ -52,6 +53,7 @@ uint64_t hccl_flight_enqueue(hccl_flight *f, const hccl_op_args *args)
     pthread_mutex_lock(&f->lock);
     uint64_t id = f->next_id++;
     hccl_fr_entry *e = &f->ring[id % f->cap];
+    hccl_free(e->error);
     memset(e, 0, sizeof *e);
     e->id = id;
     e->op = args->type;
@@ -82,7 +84,16 @@ void hccl_flight_end(hccl_flight *f, uint64_t id, uint32_t seq, const char *erro
     if (e) {
         e->state = error ? 3 : 2;
         e->end_us = wall_us();
-        if (error) snprintf(e->error, sizeof e->error, "%s", error);
+        if (error) {
+            /* Whole: the text names every rank involved (tools read it from the dump). */
+            size_t len = strnlen(error, HCCL_FR_ERROR_MAX - 1);
+            hccl_free(e->error);
+            e->error = hccl_malloc(len + 1);
+            if (e->error) {
+                memcpy(e->error, error, len);
+                e->error[len] = 0;
+            }
+        }
     }
     if (!error && seq) f->last_done_seq = seq;
     pthread_mutex_unlock(&f->lock);
@@ -141,7 +152,7 @@ int hccl_flight_dump(hccl_flight *f, const char *path, const char *comm, uint32_
                    "\"end_us\":%llu,\"error\":",
                 hccl_op_name(e->op), (unsigned long long)e->count, e->algo ? e->algo : "-", states[e->state & 3],
                 (unsigned long long)e->enqueue_us, (unsigned long long)e->start_us, (unsigned long long)e->end_us);
-        put_str(o, e->error);
+        put_str(o, e->error ? e->error : "");
         fputc('}', o);
         comma = 1;
     }

@@ -31,8 +31,9 @@ typedef struct hccl_fr_entry {
     uint64_t count;
     int state; /* 0 queued, 1 running, 2 done, 3 failed */
     uint64_t enqueue_us, start_us, end_us;
-    char error[256];
+    char *error; /* NULL, or the whole error text (at most HCCL_FR_ERROR_MAX bytes) */
 } hccl_fr_entry;
+#define HCCL_FR_ERROR_MAX 1024
 
 typedef struct hccl_flight {
     pthread_mutex_t lock;

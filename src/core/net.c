@@ -11,18 +11,29 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 #define OP_ABORT 255u
-#define OP_STATUS 254u   /* header only: seq = the op the sender timed out in */
+#define OP_STATUS 254u   /* seq = the sender's collective; payload: a status_body (see net.h) */
 #define STATUS_GRACE_NS 1000000000ull
 #define FLAG_P2P 1u
+#define FLAG_STATUS_REPLY 2u /* an idle rank's answer to a STATUS (never answered itself) */
 #define ABORT_TEXT_MAX 1024u
+#define STATUS_VERSION 1u
+#define STATUS_BODY_MAX 64u /* a longer STATUS payload is refused: the stream is not trusted */
+#define STATUS_IDLE 1u
+#define STATUS_IN_OP 2u
+#define RESP_PERIOD_NS 100000000ull /* the responder looks at idle communicators this often */
+#define RESP_IDLE_NS 50000000ull    /* ... once they have been idle this long */
+#define PUSHBACK_CAP 65536u         /* bytes the responder may read ahead per peer */
 
 typedef struct msg_hdr {
     uint32_t seq;
@@ -36,6 +47,30 @@ typedef struct msg_hdr {
     uint64_t len;
 } msg_hdr;
 _Static_assert(sizeof(msg_hdr) == 32, "wire layout");
+
+/* STATUS payload, version 1 (later versions append fields; a reader uses the fields
+ * its version knows when the length covers them). */
+typedef struct status_body {
+    uint8_t version;   /* STATUS_VERSION */
+    uint8_t state;     /* STATUS_IDLE (between operations) or STATUS_IN_OP */
+    uint8_t cur_op;    /* STATUS_IN_OP: hccl_op_type of the operation it is in */
+    uint8_t cur_p2p;   /* STATUS_IN_OP: 1 when that is a point-to-point call */
+    uint32_t cur_seq;  /* STATUS_IN_OP: its collective sequence number */
+    uint32_t last_seq; /* last completed collective (0 = none yet) */
+    uint8_t last_op;   /* its hccl_op_type */
+    uint8_t pad[3];
+} status_body;
+_Static_assert(sizeof(status_body) == 16, "wire layout");
+
+/* Bytes the idle responder read ahead from a peer: whole messages of operations this
+ * rank has not started yet (STATUS questions taken out and answered), handed to the
+ * engine before anything more is read from the connection. */
+typedef struct pushback {
+    unsigned char *buf; /* PUSHBACK_CAP bytes, allocated at first use */
+    uint32_t head, len; /* the engine reads buf[head, len) */
+    uint32_t scan;      /* the responder has parsed the messages before scan */
+    uint8_t stop;       /* the responder reads no more (full, error, or garbled) */
+} pushback;
 
 typedef struct xstate {
     msg_hdr hdr; /* sent, or received into */
@@ -64,6 +99,17 @@ struct hccl_netimpl {
     unsigned char *heard; /* a message of the current operation came from this peer */
     unsigned char *dead;  /* the liveness connection hung up */
     char err[1024];
+    /* STATUS answers between operations (the responder thread, below). */
+    pthread_mutex_t io_lock; /* held by begin/end of an operation and by the responder */
+    int idle;                /* between successful operations: the responder may read */
+    int broken;              /* an operation failed: the connections are not read again */
+    uint64_t idle_since;
+    uint32_t last_seq;       /* last completed collective, and its operation */
+    hccl_op_type last_op;
+    pushback *pb;            /* nranks */
+    int serve;               /* the responder may answer for this communicator */
+    int listed;              /* on the responder's list (resp_mu) */
+    struct hccl_netimpl *resp_next;
 };
 
 HCCL_PARAM_INT(net_spin_us, "HCCL_NET_SPIN_US", 50)
@@ -167,6 +213,25 @@ static void hdr_to_fp(const msg_hdr *h, hccl_fingerprint *fp)
     fp->count = h->count;
 }
 
+/* Receive from peer p's data connection c: first what the responder read ahead. */
+static HcclResult net_recv(hccl_netimpl *n, uint32_t p, hccl_conn *c, const struct iovec *iov, int iovcnt,
+                           size_t *moved)
+{
+    pushback *b = n->pb && c == n->conns[p] ? &n->pb[p] : NULL;
+    if (!b || b->head == b->len) return c->ops->recv(c, iov, iovcnt, moved);
+    size_t got = 0;
+    for (int i = 0; i < iovcnt && b->head < b->len; i++) {
+        size_t k = HCCL_MIN(iov[i].iov_len, (size_t)(b->len - b->head));
+        memcpy(iov[i].iov_base, b->buf + b->head, k);
+        b->head += (uint32_t)k;
+        got += k;
+        if (k < iov[i].iov_len) break;
+    }
+    if (b->head == b->len) b->head = b->len = b->scan = b->stop = 0;
+    *moved = got;
+    return HCCL_SUCCESS;
+}
+
 /* ---- errors ---------------------------------------------------------------------- */
 
 static HcclResult fail(hccl_netimpl *n, HcclResult res, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -219,7 +284,7 @@ static HcclResult peer_aborted_on(hccl_netimpl *n, hccl_conn *c, hccl_xfer *x, x
     while (have < want && hccl_now_ns() < dl) {
         struct iovec iov = {text + have, want - have};
         size_t moved = 0;
-        if (c->ops->recv(c, &iov, 1, &moved) != HCCL_SUCCESS) break;
+        if (net_recv(n, x->peer, c, &iov, 1, &moved) != HCCL_SUCCESS) break;
         have += moved;
         if (!moved) sched_yield();
     }
@@ -249,7 +314,7 @@ static HcclResult read_abort_on(hccl_netimpl *n, hccl_conn *c, uint32_t peer)
     while (have < sizeof h && hccl_now_ns() < dl) {
         struct iovec iov = {(char *)&h + have, sizeof h - have};
         size_t moved = 0;
-        if (c->ops->recv(c, &iov, 1, &moved) != HCCL_SUCCESS) break;
+        if (net_recv(n, peer, c, &iov, 1, &moved) != HCCL_SUCCESS) break;
         have += moved;
         if (!moved) sched_yield();
     }
@@ -301,58 +366,251 @@ static HcclResult do_self(hccl_netimpl *n, hccl_xfer *x, int cnt)
     }
 }
 
+/* ---- STATUS: who has reached a collective that timed out -------------------------------- */
+
+static const char *op_str(unsigned op)
+{
+    return op < HCCL_OP_COUNT ? hccl_op_name((hccl_op_type)op) : "an unknown operation";
+}
+
+/* This rank's STATUS frame: in_op (it timed out in n->fp, a question every peer
+ * answers) or idle (the responder's answer, never answered itself). */
+static void status_fill(const hccl_netimpl *n, int in_op, msg_hdr *h, status_body *b)
+{
+    memset(h, 0, sizeof *h);
+    memset(b, 0, sizeof *b);
+    h->op = OP_STATUS;
+    h->len = sizeof *b;
+    b->version = STATUS_VERSION;
+    b->last_seq = n->last_seq;
+    b->last_op = (uint8_t)n->last_op;
+    if (in_op) {
+        h->seq = n->fp.seq;
+        b->state = STATUS_IN_OP;
+        b->cur_op = (uint8_t)n->fp.op;
+        b->cur_p2p = (uint8_t)(n->fp.p2p != 0);
+        b->cur_seq = n->fp.seq;
+    } else {
+        h->seq = n->last_seq;
+        h->flags = FLAG_STATUS_REPLY;
+        b->state = STATUS_IDLE;
+    }
+}
+
+/* Send a STATUS frame to p, best effort: nothing when the stream does not take a
+ * byte now; a frame begun is finished within 100 ms, or the stream is marked
+ * mid-message (so no ABORT frame is written into it). */
+static void status_send(hccl_netimpl *n, uint32_t p, int in_op)
+{
+    msg_hdr h;
+    status_body b;
+    status_fill(n, in_op, &h, &b);
+    unsigned char frame[sizeof h + sizeof b];
+    memcpy(frame, &h, sizeof h);
+    memcpy(frame + sizeof h, &b, sizeof b);
+    hccl_conn *c = n->conns[p];
+    size_t done = 0;
+    uint64_t dl = hccl_now_ns() + 100000000ull;
+    while (done < sizeof frame) {
+        struct iovec iov = {frame + done, sizeof frame - done};
+        size_t moved = 0;
+        if (c->ops->send(c, &iov, 1, &moved) != HCCL_SUCCESS) break;
+        done += moved;
+        if (done == 0 || (done < sizeof frame && hccl_now_ns() > dl)) break;
+        if (!moved) sched_yield();
+    }
+    if (done && done < sizeof frame) n->send_partial[p] = 1;
+}
+
+/* What the status round learnt about one peer. */
+typedef struct peer_status {
+    uint8_t reached;  /* it has reached (or passed) the operation */
+    uint8_t answered; /* it told us where it is */
+    uint8_t stop;     /* read no more from it */
+    uint8_t listed;   /* already named in the report */
+    uint8_t state, cur_op, cur_p2p, last_op, has_last;
+    uint32_t cur_seq, last_seq;
+    uint32_t have; /* bytes of frame read */
+    unsigned char frame[sizeof(msg_hdr) + STATUS_BODY_MAX];
+} peer_status;
+
+/* A whole frame from the peer: is it past our operation, and if not, where is it? */
+static void status_classify(const hccl_netimpl *n, peer_status *s, const msg_hdr *h, const unsigned char *body)
+{
+    uint32_t k = n->fp.seq;
+    if (h->op == OP_ABORT) { /* it failed by itself: its reason reaches every rank */
+        s->reached = 1;
+        return;
+    }
+    if (h->op != OP_STATUS) { /* a data message (its payload follows: read no further) */
+        s->stop = 1;
+        if (!(h->flags & FLAG_P2P) && h->seq >= k) {
+            s->reached = 1; /* of this operation or a later one */
+            return;
+        }
+        s->answered = 1;
+        s->state = STATUS_IN_OP;
+        s->cur_p2p = (h->flags & FLAG_P2P) != 0;
+        s->cur_op = h->op;
+        s->cur_seq = h->seq;
+        return;
+    }
+    s->answered = 1;
+    status_body b;
+    memset(&b, 0, sizeof b);
+    if (h->len >= sizeof b) memcpy(&b, body, sizeof b);
+    if (b.version >= 1 && (b.state == STATUS_IDLE || b.state == STATUS_IN_OP)) {
+        s->state = b.state;
+        s->cur_op = b.cur_op;
+        s->cur_p2p = b.cur_p2p != 0;
+        s->cur_seq = b.cur_seq;
+        s->last_seq = b.last_seq;
+        s->last_op = b.last_op;
+        s->has_last = 1;
+        s->reached = b.state == STATUS_IN_OP ? (!s->cur_p2p && b.cur_seq >= k) : b.last_seq >= k;
+    } else {
+        s->reached = h->seq >= k; /* no details we can read */
+    }
+}
+
 /* A collective timed out here. Every rank that reached it times out at about the
  * same moment, so: send a STATUS frame to every peer (where our stream is at a
- * message boundary), then listen for a short grace period for theirs. The peers
- * heard from (data of this operation, a STATUS or an ABORT) have reached it; the
- * others have not, or are stuck before it: those are the ranks to name. */
-static void status_round(hccl_netimpl *n, hccl_xfer *x, int cnt, unsigned char *reached)
+ * message boundary), then listen for a short grace period for theirs. Peers inside
+ * an operation answer with their own round; idle ones through the responder (below)
+ * with their last completed collective. The peers heard from in this operation, or
+ * whose frame says they reached it, are fine; the others are named with what they
+ * said, or as silent. */
+static void status_round(hccl_netimpl *n, hccl_xfer *x, int cnt, peer_status *ps)
 {
-    msg_hdr st;
-    memset(&st, 0, sizeof st);
-    st.op = OP_STATUS;
-    st.seq = n->fp.seq;
     for (uint32_t p = 0; p < n->nranks; p++) {
-        reached[p] = p == n->rank || n->heard[p];
+        ps[p].reached = p == n->rank || n->heard[p];
         if (p == n->rank || n->send_partial[p] || !n->conns[p]) continue;
-        struct iovec iov = {&st, sizeof st};
-        size_t moved = 0;
-        n->conns[p]->ops->send(n->conns[p], &iov, 1, &moved);
+        status_send(n, p, 1);
     }
-    msg_hdr *h = hccl_calloc(n->nranks, sizeof *h);
-    size_t *have = hccl_calloc(n->nranks, sizeof *have);
-    if (!h || !have) goto out;
     uint64_t end = hccl_now_ns() + STATUS_GRACE_NS;
     for (int pending = 1; pending && hccl_now_ns() < end;) {
         pending = 0;
         for (uint32_t p = 0; p < n->nranks; p++) {
-            if (reached[p] || !n->conns[p] || receiving_from(n, x, cnt, p)) continue;
+            peer_status *s = &ps[p];
+            if (s->reached || s->answered || s->stop || !n->conns[p] || receiving_from(n, x, cnt, p)) continue;
             pending = 1;
-            struct iovec iov = {(char *)&h[p] + have[p], sizeof h[p] - have[p]};
+            msg_hdr h;
+            size_t need = sizeof h;
+            if (s->have >= sizeof h) {
+                memcpy(&h, s->frame, sizeof h);
+                need += (size_t)h.len; /* a STATUS body, checked below */
+            }
+            struct iovec iov = {s->frame + s->have, need - s->have};
             size_t moved = 0;
-            if (n->conns[p]->ops->recv(n->conns[p], &iov, 1, &moved) != HCCL_SUCCESS) {
-                have[p] = 0;
+            if (net_recv(n, p, n->conns[p], &iov, 1, &moved) != HCCL_SUCCESS) {
+                s->stop = 1;
                 continue;
             }
-            have[p] += moved;
-            if (have[p] < sizeof h[p]) continue;
-            have[p] = 0;
-            if (h[p].op == OP_ABORT || (h[p].op == OP_STATUS && h[p].seq >= n->fp.seq) ||
-                (h[p].seq == n->fp.seq && !(h[p].flags & FLAG_P2P)))
-                reached[p] = 1;
-            else if (h[p].len && h[p].op != OP_STATUS)
-                reached[p] = 1; /* data of some later operation: it is past this one */
+            s->have += (uint32_t)moved;
+            if (s->have < need) continue;
+            memcpy(&h, s->frame, sizeof h);
+            if (s->have == sizeof h && h.op == OP_STATUS && h.len) {
+                if (h.len > STATUS_BODY_MAX) s->stop = 1; /* garbled: trust nothing after it */
+                continue;                                 /* else read the body */
+            }
+            status_classify(n, s, &h, s->frame + sizeof h);
+            s->have = 0;
         }
         if (pending) usleep(1000);
     }
-out:
-    hccl_free(h);
-    hccl_free(have);
+}
+
+/* Text built in a fixed buffer: a piece that does not fit whole ends it with "...". */
+typedef struct tbuf {
+    char *s;
+    size_t len, o; /* len >= 4; o + 4 <= len always */
+    int full;
+} tbuf;
+
+static void tb_add(tbuf *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void tb_add(tbuf *t, const char *fmt, ...)
+{
+    if (t->full) return;
+    char piece[512];
+    va_list ap;
+    va_start(ap, fmt);
+    int k = vsnprintf(piece, sizeof piece, fmt, ap);
+    va_end(ap);
+    if (k < 0) return;
+    if ((size_t)k >= sizeof piece || t->o + (size_t)k + 4 > t->len) {
+        t->full = 1;
+        memcpy(t->s + t->o, "...", 4);
+        t->o += 3;
+        return;
+    }
+    memcpy(t->s + t->o, piece, (size_t)k + 1);
+    t->o += (size_t)k;
+}
+
+static void tb_run(tbuf *t, uint32_t lo, uint32_t hi)
+{
+    if (lo == hi) tb_add(t, "%s%u", t->o ? ", " : "", lo);
+    else tb_add(t, "%s%u-%u", t->o ? ", " : "", lo, hi);
+}
+
+static int same_story(const peer_status *a, const peer_status *b)
+{
+    return a->answered == b->answered && a->state == b->state && a->cur_op == b->cur_op &&
+           a->cur_p2p == b->cur_p2p && a->cur_seq == b->cur_seq && a->has_last == b->has_last &&
+           a->last_seq == b->last_seq && a->last_op == b->last_op;
+}
+
+/* Where an answering peer said it is: "idle; last completed: #1 AllReduce". */
+static void status_story(const peer_status *s, char *buf, size_t len)
+{
+    char last[80] = "";
+    if (s->has_last && s->last_seq)
+        snprintf(last, sizeof last, "; last completed: #%u %s", s->last_seq, op_str(s->last_op));
+    else if (s->has_last)
+        snprintf(last, sizeof last, "; no collective completed yet");
+    if (s->state == STATUS_IDLE) snprintf(buf, len, "idle%s", last);
+    else if (s->state == STATUS_IN_OP && s->cur_p2p) snprintf(buf, len, "in a point-to-point call%s", last);
+    else if (s->state == STATUS_IN_OP) snprintf(buf, len, "in %s #%u%s", op_str(s->cur_op), s->cur_seq, last);
+    else snprintf(buf, len, "it answered without details");
+}
+
+/* "rank 1 never reached AllReduce #2 (idle; last completed: #1 AllReduce); rank 3: no
+ * answer (...)", ranks with the same story together ("ranks 1-3, 5 never ..."). */
+static void status_report(const hccl_netimpl *n, peer_status *ps, char *out, size_t len)
+{
+    tbuf t = {out, len, 0, 0};
+    out[0] = 0;
+    for (uint32_t p = 0; p < n->nranks; p++) {
+        if (ps[p].reached || ps[p].listed) continue;
+        char list[160];
+        tbuf r = {list, sizeof list, 0, 0};
+        list[0] = 0;
+        uint32_t count = 0, lo = 0, hi = 0;
+        for (uint32_t q = p; q < n->nranks; q++) {
+            if (ps[q].reached || ps[q].listed || !same_story(&ps[p], &ps[q])) continue;
+            ps[q].listed = 1;
+            if (count++ && q == hi + 1) {
+                hi = q;
+                continue;
+            }
+            if (count > 1) tb_run(&r, lo, hi);
+            lo = hi = q;
+        }
+        tb_run(&r, lo, hi);
+        tb_add(&t, "%s%s %s", t.o ? "; " : "", count > 1 ? "ranks" : "rank", list);
+        if (ps[p].answered) {
+            char story[200];
+            status_story(&ps[p], story, sizeof story);
+            tb_add(&t, " never reached %s #%u (%s)", op_str(n->fp.op), n->fp.seq, story);
+        } else {
+            tb_add(&t, ": no answer (frozen, dead, unreachable, or stuck elsewhere)");
+        }
+    }
 }
 
 static HcclResult timed_out(hccl_netimpl *n, hccl_xfer *x, int cnt)
 {
-    char peers[900], fps[160];
+    char peers[400], fps[160];
     size_t o = 0;
     peers[0] = 0;
     for (int i = 0; i < cnt && o + 32 < sizeof peers; i++)
@@ -373,20 +631,19 @@ static HcclResult timed_out(hccl_netimpl *n, hccl_xfer *x, int cnt)
                     "%s timed out (HCCL_EXEC_TIMEOUT) on rank %u waiting for: %s (the peer did not post the "
                     "matching call, or is stuck)",
                     fps, n->rank, peers);
-    unsigned char *reached = hccl_calloc(n->nranks, 1);
-    char missing[400] = "";
-    if (reached) {
-        status_round(n, x, cnt, reached);
-        size_t m = 0;
-        for (uint32_t p = 0; p < n->nranks && m + 16 < sizeof missing; p++)
-            if (!reached[p]) m += (size_t)snprintf(missing + m, sizeof missing - m, "%srank %u", m ? ", " : "", p);
-        hccl_free(reached);
-    }
-    if (missing[0])
+    peer_status *ps = hccl_calloc(n->nranks, sizeof *ps);
+    if (!ps)
         return fail(n, HCCL_E_TIMEOUT,
-                    "op #%u %s timed out (HCCL_EXEC_TIMEOUT) on rank %u: ranks that have not reached op #%u (or are "
-                    "stuck before it): %s; this rank was waiting for: %s",
-                    n->fp.seq, fps, n->rank, n->fp.seq, missing, peers);
+                    "op #%u %s timed out (HCCL_EXEC_TIMEOUT) on rank %u (out of memory to ask the other ranks "
+                    "where they are); this rank was waiting for: %s",
+                    n->fp.seq, fps, n->rank, peers);
+    char missing[560];
+    status_round(n, x, cnt, ps);
+    status_report(n, ps, missing, sizeof missing);
+    hccl_free(ps);
+    if (missing[0])
+        return fail(n, HCCL_E_TIMEOUT, "op #%u %s timed out (HCCL_EXEC_TIMEOUT) on rank %u: %s; this rank was waiting for: %s",
+                    n->fp.seq, fps, n->rank, missing, peers);
     return fail(n, HCCL_E_TIMEOUT,
                 "op #%u %s timed out (HCCL_EXEC_TIMEOUT) on rank %u waiting for: %s (every rank reached op #%u; "
                 "those are stuck in it)",
@@ -451,7 +708,8 @@ static HcclResult net_exchange(hccl_net *base, hccl_xfer *x, int cnt)
             }
             size_t moved = 0;
             int sending = x[i].dir == HCCL_XFER_SEND;
-            HcclResult r = sending ? c->ops->send(c, iov, iovcnt, &moved) : c->ops->recv(c, iov, iovcnt, &moved);
+            HcclResult r = sending ? c->ops->send(c, iov, iovcnt, &moved)
+                                   : net_recv(n, x[i].peer, c, iov, iovcnt, &moved);
             if (r != HCCL_SUCCESS) {
                 /* An aborting peer sent its reason before it shut the connection. */
                 if (sending && !receiving_from(n, x, cnt, x[i].peer) && read_abort(n, x[i].peer) == HCCL_E_REMOTE)
@@ -554,6 +812,187 @@ static HcclResult net_exchange(hccl_net *base, hccl_xfer *x, int cnt)
     return HCCL_SUCCESS;
 }
 
+/* ---- the responder: STATUS answers between operations ---------------------------------
+ *
+ * A rank that has not called the collective its peers time out in (it skipped it, or
+ * is still computing) is not inside the engine, so nothing would read their STATUS
+ * questions. One thread per process looks, every RESP_PERIOD_NS, at each communicator
+ * that has been between successful operations for RESP_IDLE_NS: it reads what the
+ * peers sent ahead into a per-peer pushback (at most PUSHBACK_CAP bytes, whole
+ * messages parsed by their headers; the engine takes these bytes before reading the
+ * connection again), takes STATUS questions out and answers each with this rank's
+ * last completed collective. The engine and the responder never use the connections
+ * at the same time: the responder only works under io_lock while `idle` is set, which
+ * begin_op clears. A peer whose message does not fit, or whose STATUS frame is longer
+ * than STATUS_BODY_MAX, is not read further until the engine has taken the bytes.
+ * The thread runs while at least one communicator is listed.
+ */
+static pthread_mutex_t resp_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t resp_cv; /* CLOCK_MONOTONIC, made in resp_init */
+static pthread_once_t resp_once = PTHREAD_ONCE_INIT;
+static hccl_netimpl *resp_list;
+static int resp_running;
+
+static void resp_make_cv(void)
+{
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&resp_cv, &ca);
+    pthread_condattr_destroy(&ca);
+}
+
+static void resp_prefork(void) { pthread_mutex_lock(&resp_mu); }
+static void resp_postfork_parent(void) { pthread_mutex_unlock(&resp_mu); }
+static void resp_postfork_child(void)
+{
+    /* The thread did not survive the fork (nor did its wait on resp_cv), and the
+     * listed connections are the parent's. */
+    resp_list = NULL;
+    resp_running = 0;
+    resp_make_cv();
+    pthread_mutex_unlock(&resp_mu);
+}
+
+static void resp_init(void)
+{
+    resp_make_cv();
+    pthread_atfork(resp_prefork, resp_postfork_parent, resp_postfork_child);
+}
+
+/* Read ahead from peer p of an idle communicator; answer its STATUS questions. */
+static void resp_serve_peer(hccl_netimpl *n, uint32_t p)
+{
+    pushback *b = &n->pb[p];
+    hccl_conn *c = n->conns[p];
+    if (!c || b->stop) return;
+    if (!b->buf && !(b->buf = hccl_malloc(PUSHBACK_CAP))) return;
+    if (b->head) { /* the engine took the front: move the rest down */
+        memmove(b->buf, b->buf + b->head, b->len - b->head);
+        b->len -= b->head;
+        b->scan = b->scan > b->head ? b->scan - b->head : 0;
+        b->head = 0;
+    }
+    size_t got = 0;
+    for (int round = 0; round < 16; round++) {
+        size_t moved = 0;
+        if (b->len < PUSHBACK_CAP) {
+            struct iovec iov = {b->buf + b->len, PUSHBACK_CAP - b->len};
+            if (c->ops->recv(c, &iov, 1, &moved) != HCCL_SUCCESS) b->stop = 1; /* the engine will say why */
+            b->len += (uint32_t)moved;
+            got += moved;
+        }
+        /* Whole messages from scan on: keep data, take STATUS questions out. Lengths
+         * are checked before they are used. */
+        while (b->len - b->scan >= sizeof(msg_hdr)) {
+            msg_hdr h;
+            memcpy(&h, b->buf + b->scan, sizeof h);
+            if (h.op == OP_STATUS ? h.len > STATUS_BODY_MAX : h.len > PUSHBACK_CAP - b->scan - sizeof h) {
+                b->stop = 1; /* garbled, or too large to hold: the engine reads on */
+                break;
+            }
+            uint32_t whole = (uint32_t)(sizeof h + h.len);
+            if (b->len - b->scan < whole) break;
+            if (h.op != OP_STATUS) {
+                b->scan += whole;
+                continue;
+            }
+            if (!(h.flags & FLAG_STATUS_REPLY) && !n->send_partial[p]) status_send(n, p, 0);
+            memmove(b->buf + b->scan, b->buf + b->scan + whole, b->len - b->scan - whole);
+            b->len -= whole;
+        }
+        if (b->stop || !moved) break;
+    }
+    if (got)
+        HCCL_TRACE(NET, "rank %u: between operations, read %zu bytes from rank %u ahead (%u held)", n->rank, got, p,
+                   b->len);
+}
+
+static void *resp_main(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&resp_mu);
+    while (resp_list) {
+        for (hccl_netimpl *n = resp_list; n; n = n->resp_next) {
+            if (pthread_mutex_trylock(&n->io_lock) != 0) continue; /* in an operation */
+            if (n->idle && hccl_now_ns() >= n->idle_since + RESP_IDLE_NS)
+                for (uint32_t p = 0; p < n->nranks; p++)
+                    if (p != n->rank) resp_serve_peer(n, p);
+            pthread_mutex_unlock(&n->io_lock);
+        }
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        uint64_t ns = (uint64_t)ts.tv_nsec + RESP_PERIOD_NS;
+        ts.tv_sec += (time_t)(ns / 1000000000ull);
+        ts.tv_nsec = (long)(ns % 1000000000ull);
+        pthread_cond_timedwait(&resp_cv, &resp_mu, &ts);
+    }
+    resp_running = 0;
+    pthread_mutex_unlock(&resp_mu);
+    return NULL;
+}
+
+void hccl_net_start_responder(hccl_netimpl *n)
+{
+    pthread_once(&resp_once, resp_init);
+    pthread_mutex_lock(&n->io_lock);
+    n->serve = 1;
+    n->idle = !n->broken;
+    n->idle_since = hccl_now_ns();
+    pthread_mutex_unlock(&n->io_lock);
+    pthread_mutex_lock(&resp_mu);
+    if (!n->listed) {
+        n->resp_next = resp_list;
+        resp_list = n;
+        n->listed = 1;
+    }
+    if (!resp_running) {
+        pthread_attr_t attr;
+        pthread_t t;
+        sigset_t all, old;
+        pthread_attr_init(&attr);
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        sigfillset(&all); /* the application's signal handlers run on its own threads */
+        pthread_sigmask(SIG_SETMASK, &all, &old);
+        int err = pthread_create(&t, &attr, resp_main, NULL);
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        pthread_attr_destroy(&attr);
+        if (err == 0) resp_running = 1;
+        else HCCL_INFO(NET, "no thread to answer STATUS questions between operations (error %d)", err);
+    }
+    pthread_mutex_unlock(&resp_mu);
+}
+
+void hccl_net_stop_responder(hccl_netimpl *n)
+{
+    if (!n) return;
+    pthread_mutex_lock(&resp_mu); /* waits for a pass in progress */
+    if (n->listed) {
+        for (hccl_netimpl **pp = &resp_list; *pp; pp = &(*pp)->resp_next)
+            if (*pp == n) {
+                *pp = n->resp_next;
+                break;
+            }
+        n->listed = 0;
+        if (!resp_list) pthread_cond_signal(&resp_cv); /* let the thread end */
+    }
+    pthread_mutex_unlock(&resp_mu);
+}
+
+void hccl_net_end_op(hccl_netimpl *n, int ok)
+{
+    pthread_mutex_lock(&n->io_lock);
+    if (!ok) {
+        n->broken = 1;
+    } else if (!n->fp.p2p && n->fp.seq) {
+        n->last_seq = n->fp.seq;
+        n->last_op = n->fp.op;
+    }
+    n->idle = n->serve && !n->broken;
+    n->idle_since = hccl_now_ns();
+    pthread_mutex_unlock(&n->io_lock);
+}
+
 /* ---- direct access between ranks of one host ------------------------------------ */
 
 static HcclResult net_peer_copy(hccl_net *base, uint32_t peer, int write, void *local, uint64_t remote, size_t bytes)
@@ -625,6 +1064,10 @@ static void send_abort_frame(hccl_conn *c, const char *why, size_t len)
 void hccl_net_abort(hccl_netimpl *n, const char *why)
 {
     size_t len = strnlen(why, ABORT_TEXT_MAX);
+    pthread_mutex_lock(&n->io_lock); /* the responder reads these connections no more */
+    n->broken = 1;
+    n->idle = 0;
+    pthread_mutex_unlock(&n->io_lock);
     for (uint32_t p = 0; p < n->nranks; p++) {
         hccl_conn *c = n->conns[p];
         hccl_conn *live = n->live ? n->live[p] : NULL;
@@ -642,6 +1085,7 @@ HcclResult hccl_net_create(uint32_t rank, uint32_t nranks, hccl_conn **conns, hc
 {
     hccl_netimpl *n = hccl_calloc(1, sizeof *n);
     if (!n) return HCCL_E_MEMORY;
+    pthread_mutex_init(&n->io_lock, NULL);
     n->base.exchange = net_exchange;
     n->rank = rank;
     n->nranks = nranks;
@@ -653,7 +1097,9 @@ HcclResult hccl_net_create(uint32_t rank, uint32_t nranks, hccl_conn **conns, hc
     n->pfds = hccl_calloc(3u * nranks, sizeof(struct pollfd));
     n->dead = hccl_calloc(nranks, 1);
     n->heard = hccl_calloc(nranks, 1);
-    if (!n->p2p_sseq || !n->p2p_rseq || !n->send_partial || !n->busy || !n->pfds || !n->dead || !n->heard) {
+    n->pb = hccl_calloc(nranks, sizeof *n->pb);
+    if (!n->p2p_sseq || !n->p2p_rseq || !n->send_partial || !n->busy || !n->pfds || !n->dead || !n->heard ||
+        !n->pb) {
         hccl_net_destroy(n);
         return HCCL_E_MEMORY;
     }
@@ -664,6 +1110,10 @@ HcclResult hccl_net_create(uint32_t rank, uint32_t nranks, hccl_conn **conns, hc
 void hccl_net_destroy(hccl_netimpl *n)
 {
     if (!n) return;
+    hccl_net_stop_responder(n);
+    for (uint32_t p = 0; n->pb && p < n->nranks; p++) hccl_free(n->pb[p].buf);
+    hccl_free(n->pb);
+    pthread_mutex_destroy(&n->io_lock);
     hccl_free(n->p2p_sseq);
     hccl_free(n->p2p_rseq);
     hccl_free(n->send_partial);
@@ -680,6 +1130,9 @@ hccl_net *hccl_net_base(hccl_netimpl *n) { return &n->base; }
 
 void hccl_net_begin_op(hccl_netimpl *n, const hccl_fingerprint *fp, uint64_t deadline_ns)
 {
+    pthread_mutex_lock(&n->io_lock); /* waits for a responder pass; none starts until end_op */
+    n->idle = 0;
+    pthread_mutex_unlock(&n->io_lock);
     n->fp = *fp;
     n->deadline_ns = deadline_ns;
     n->err[0] = 0;

@@ -15,6 +15,15 @@
  * corrupting data. op = 255 is an ABORT frame: its payload is the sender's error
  * text; a rank that fails sends one to every peer it can (best effort) and shuts its
  * connections, so peers fail promptly too, naming the cause.
+ * op = 254 is a STATUS frame (HCCL_EXEC_TIMEOUT reports): seq = the sender's collective,
+ * flags bit 2 = an answer, payload (length at most 64, checked before it is read)
+ * version 1: {u8 version, u8 state (1 idle, 2 in an operation), u8 current op, u8
+ * current is point-to-point, u32 current seq, u32 last completed seq, u8 its op, 3
+ * pad}; later versions append fields. A rank that times out in a collective sends one
+ * to every peer and listens a second for theirs: ranks inside an operation answer
+ * with their own, idle ones through a background responder (net.c) that reads ahead
+ * between operations. The report names each rank that has not reached the operation
+ * with where it said it is and its last completed collective, or as silent.
  * Progress: every posted transfer advances non-blockingly; when nothing moves, the
  * engine spins briefly (HCCL_NET_SPIN_US) and then sleeps in poll(), waking every
  * 100 ms to check the execution deadline and the abort flag.
@@ -52,6 +61,18 @@ void hccl_fingerprint_str(const hccl_fingerprint *fp, char *buf, size_t len);
 /* Set before running an operation: its fingerprint and the execution deadline
  * (0 = none). */
 void hccl_net_begin_op(hccl_netimpl *n, const hccl_fingerprint *fp, uint64_t deadline_ns);
+
+/* After an operation begun with hccl_net_begin_op (ok: it succeeded; a collective's
+ * sequence number and kind become the last completed collective). After a failure the
+ * connections are not read between operations any more. */
+void hccl_net_end_op(hccl_netimpl *n, int ok);
+
+/* Once the communicator is set up: between operations, a background thread answers
+ * peers' STATUS questions with this rank's last completed collective. stop (before
+ * the connections are closed; waits for a pass in progress) ends that; destroy does
+ * too. */
+void hccl_net_start_responder(hccl_netimpl *n);
+void hccl_net_stop_responder(hccl_netimpl *n);
 
 /* Abort flag checked by the engine while it waits (set by destroy / watchdog). */
 void hccl_net_set_abort_flag(hccl_netimpl *n, const int *flag);

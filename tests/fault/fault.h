@@ -128,5 +128,6 @@ int scen_port(int argc, char **argv);
 int scen_ranktable(int argc, char **argv);
 int scen_whitelist(int argc, char **argv);
 int scen_frdump(int argc, char **argv);
+int scen_late(int argc, char **argv);
 
 #endif /* FAULT_H_ */

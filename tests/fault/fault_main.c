@@ -543,7 +543,7 @@ static const struct {
     {"kill", scen_kill},       {"skip", scen_skip},   {"stop", scen_stop},
     {"mismatch", scen_mismatch}, {"subcomm", scen_subcomm}, {"stray", scen_stray},
     {"port", scen_port},       {"ranktable", scen_ranktable}, {"whitelist", scen_whitelist},
-    {"frdump", scen_frdump},
+    {"frdump", scen_frdump},   {"late", scen_late},
 };
 
 static void usage(void)

@@ -10,12 +10,21 @@
  *           once; its stderr has a WARN line naming rank 2; destroy < 5 s.
  * skip      4 ranks, HCCL_EXEC_TIMEOUT=3: after op #1, rank 1 does not call op #2 (it
  *           waits, alive, until the others have failed). Ranks 0, 2, 3 fail op #2
- *           after 3 s (not before 2.5 s, not after 8 s) with a WARN line naming rank 1
- *           and op #2. With --fr, rank 1 then calls HcclCommDumpFlightRecorder(comm,
- *           NULL) (for tests/fault/fr_check.py, which checks the dumps and the report).
+ *           after 3 s (not before 2.5 s, not after 8 s) with a WARN line naming op #2
+ *           and saying, from rank 1's own answer to the STATUS question, "rank 1 never
+ *           reached AllReduce #2 (idle; last completed: #1 AllReduce)". With --fr,
+ *           rank 1 then calls HcclCommDumpFlightRecorder(comm, NULL) (for
+ *           tests/fault/fr_check.py, which checks the dumps and the report).
  * stop      3 ranks, HCCL_EXEC_TIMEOUT=3: after op #1 rank 2 stops itself (SIGSTOP).
- *           Ranks 0, 1 fail op #2 after about 3 s naming rank 2. Then the parent sends
- *           SIGCONT: rank 2's op #2 must fail within 2 s (its peers gave up), not hang.
+ *           Ranks 0, 1 fail op #2 after about 3 s naming rank 2 as silent ("rank 2: no
+ *           answer"). Then the parent sends SIGCONT: rank 2's op #2 must fail within
+ *           2 s (its peers gave up), not hang.
+ * late      3 ranks, HCCL_DEBUG=TRACE: for AllReduces of 4 KiB, 256 KiB and 4 MiB (two
+ *           each), rank 1 sleeps 0.4 s before every call while ranks 0 and 2 call at
+ *           once. Whatever they send meanwhile is read ahead by rank 1's STATUS
+ *           responder (up to 64 KiB per peer) and must reach the operation intact:
+ *           every result is checked. Run also over TCP, where the payloads are read
+ *           ahead (rank 1's log must say so), and with the reference algorithms.
  * mismatch  4 ranks, HCCL_EXEC_TIMEOUT=15; op #1 agrees, op #2 differs on rank 3:
  *           AllReduce vs AllGather, count 1024 vs 2048, fp32 vs int32, sum vs max,
  *           Broadcast root 0 vs root 1. Every rank's op #2 fails within 5 s, and its
@@ -196,6 +205,13 @@ int scen_skip(int argc, char **argv)
         if (r == SKIPPER) continue;
         FCHECK(NULL, fault_output_has(r, "WARN", "op #2", "rank 1", NULL),
                "rank %d printed no WARN line naming op #2 and rank %d, the rank that never called it", r, SKIPPER);
+        /* Rank 1 was idle: its responder answered with its last completed collective. */
+        FCHECK(NULL,
+               fault_output_has(r, "WARN", "op #2", "rank 1 never reached AllReduce #2",
+                                "idle; last completed: #1 AllReduce", NULL),
+               "rank %d printed no WARN line saying that rank %d never reached AllReduce #2 and that its last "
+               "completed collective is #1 AllReduce",
+               r, SKIPPER);
     }
     return 0;
 }
@@ -274,9 +290,54 @@ int scen_stop(int argc, char **argv)
         if (r == STOP_VICTIM) continue;
         FCHECK(NULL, fault_output_has(r, "WARN", "op #2", "rank 2", NULL),
                "rank %d printed no WARN line naming op #2 and the stopped rank 2", r);
+        FCHECK(NULL, fault_output_has(r, "WARN", "op #2", "rank 2: no answer", NULL),
+               "rank %d printed no WARN line saying that the stopped rank 2 did not answer", r);
     }
     FCHECK(NULL, fault_output_has(STOP_VICTIM, "WARN", "op #2", NULL),
            "the resumed rank 2 printed no WARN line about its failed op #2");
+    return 0;
+}
+
+/* ---- a rank that is always late: read-ahead between operations ----------------------------------- */
+
+#define LATE_N 3
+#define LATE_RANK 1
+#define LATE_SLEEP_US 400000
+
+static void late_body(fault_ctx *c)
+{
+    static const uint64_t counts[] = {1024, 64 * 1024, 1024 * 1024};
+    fault_bufs b;
+    if (fault_bufs_alloc(c, &b, 4u << 20, 4u << 20) != 0) return;
+    int op = 0;
+    for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++)
+        for (int rep = 0; rep < 2; rep++) {
+            op++;
+            if (c->rank == LATE_RANK) usleep(LATE_SLEEP_US);
+            fault_step(c, "op #%d AllReduce of %llu floats (rank %d late)", op, (unsigned long long)counts[i],
+                       LATE_RANK);
+            int rc = fault_allreduce_check(c, &b, counts[i], (float)op);
+            if (rc) {
+                fault_fail(c, "op #%d (AllReduce of %llu floats) failed (rc %d)", op, (unsigned long long)counts[i],
+                           rc);
+                goto out;
+            }
+        }
+out:
+    fault_bufs_free(&b);
+}
+
+int scen_late(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    setenv("HCCL_DEBUG", "TRACE", 1);
+    fault_job job = {.name = "late", .nranks = LATE_N, .init = INIT_ROOTINFO, .body = late_body, .watchdog_s = 40};
+    fault_run(&job);
+    const char *shm = getenv("HCCL_SHM_DISABLE");
+    if (shm && !strcmp(shm, "1"))
+        FCHECK(NULL, fault_output_has(LATE_RANK, "TRACE", "between operations, read", NULL),
+               "over TCP, rank %d's responder read nothing ahead while the others waited for it", LATE_RANK);
     return 0;
 }
 
