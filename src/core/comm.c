@@ -184,6 +184,7 @@ static hccl_comm *comm_alloc(uint32_t rank, uint32_t nranks, const hccl_comm_cfg
 {
     hccl_comm *c = hccl_calloc(1, sizeof *c);
     if (!c) return NULL;
+    hccl_log_set_rank(rank); /* HCCL_DEBUG_FILE's %r: this process's first communicator */
     c->magic = COMM_MAGIC;
     c->rank = rank;
     c->nranks = nranks;

@@ -3,6 +3,18 @@
  *
  * Line format: "host:pid:tid LEVEL SUBSYS file:line message". Configuration is read
  * once, on first use.
+ *
+ * HCCL_DEBUG_FILE: %h becomes the host name, %p the pid, %r the rank of this process,
+ * %% a percent sign. The log is one per process, and a process may hold several
+ * communicators (or several ranks, as threads), so %r is defined as the rank of the
+ * first communicator the process creates (hccl_log_set_rank, called as it is
+ * allocated: the rank argument of HcclCommInitRootInfo / HcclCommInitClusterInfo, the
+ * launcher's rank for HcclCommInitFromEnv; later calls change nothing). With %r the
+ * file opens at that moment; lines logged before it are held in memory (at most
+ * LOG_HOLD_MAX bytes, later ones are counted and reported) and written first. A
+ * process that ends (exit) without ever creating a communicator writes its held lines
+ * to the name with %r replaced by "pid<PID>". A forked child resolves names with %p
+ * or %r again for itself (the parent's held lines stay the parent's).
  */
 #include "util/log.h"
 
@@ -15,12 +27,23 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#define LOG_HOLD_MAX 65536u
+
 static pthread_once_t log_once = PTHREAD_ONCE_INIT;
 static int log_level = HCCL_LOG_WARN;
 static unsigned log_subsys = HCCL_SUBSYS_ALL;
 static FILE *log_file;
 static char log_host[64];
 static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
+/* HCCL_DEBUG_FILE, fixed at init; the rest under log_lock. */
+static char log_pattern[4096];
+static int log_wants_rank;   /* the pattern has %r */
+static int log_per_process;  /* the pattern has %p or %r */
+static long log_rank = -1;   /* hccl_log_set_rank, -1 = not yet */
+static int log_forked;       /* a forked child that has not resolved its name yet */
+static char *log_held;       /* lines waiting for the rank */
+static size_t log_held_len;
+static unsigned long log_held_dropped;
 
 static const struct {
     const char *name;
@@ -45,24 +68,117 @@ static unsigned parse_subsys(const char *s)
     return exclude ? ~mask : mask;
 }
 
-static void open_log_file(const char *pattern)
+/* The file name for this process; rank is the text for %r. */
+static void expand(const char *rank, char *path, size_t len)
 {
-    char path[4096];
     size_t o = 0;
-    for (const char *p = pattern; *p && o + 64 < sizeof path; p++) {
+    for (const char *p = log_pattern; *p && o + 64 < len; p++) {
         if (p[0] == '%' && p[1] == 'h') {
-            o += (size_t)snprintf(path + o, sizeof path - o, "%s", log_host);
+            o += (size_t)snprintf(path + o, len - o, "%s", log_host);
             p++;
         } else if (p[0] == '%' && p[1] == 'p') {
-            o += (size_t)snprintf(path + o, sizeof path - o, "%d", (int)getpid());
+            o += (size_t)snprintf(path + o, len - o, "%d", (int)getpid());
+            p++;
+        } else if (p[0] == '%' && p[1] == 'r') {
+            o += (size_t)snprintf(path + o, len - o, "%s", rank ? rank : "");
+            p++;
+        } else if (p[0] == '%' && p[1] == '%') {
+            path[o++] = '%';
             p++;
         } else {
             path[o++] = *p;
         }
     }
     path[o] = 0;
+}
+
+static void open_log_file(const char *rank)
+{
+    char path[4096];
+    expand(rank, path, sizeof path);
     log_file = fopen(path, "a");
     if (log_file) setvbuf(log_file, NULL, _IOLBF, 0);
+}
+
+static const char *subsys_name(unsigned subsys)
+{
+    for (size_t i = 0; i < sizeof subsys_names / sizeof subsys_names[0]; i++)
+        if (subsys == subsys_names[i].bit) return subsys_names[i].name;
+    return "ALL";
+}
+
+static const char *const level_names[] = {"NONE", "WARN", "INFO", "TRACE"};
+
+/* One whole line, newline included. */
+static void format_line(char *line, size_t len, hccl_log_level level, unsigned subsys, const char *file, int lineno,
+                        const char *msg)
+{
+    const char *base = strrchr(file, '/');
+    base = base ? base + 1 : file;
+    int k = snprintf(line, len, "%s:%d:%ld HCCL %s %s %s:%d %s\n", log_host, (int)getpid(),
+                     (long)syscall(SYS_gettid), level_names[level], subsys_name(subsys), base, lineno, msg);
+    if (k < 0 || (size_t)k >= len) {
+        line[len - 2] = '\n';
+        line[len - 1] = 0;
+    }
+}
+
+/* log_lock held. Lines before the rank is known wait here. */
+static void hold(const char *line)
+{
+    size_t n = strlen(line);
+    if (log_held_len + n > LOG_HOLD_MAX) {
+        log_held_dropped++;
+        return;
+    }
+    char *p = realloc(log_held, log_held_len + n + 1);
+    if (!p) {
+        log_held_dropped++;
+        return;
+    }
+    memcpy(p + log_held_len, line, n + 1);
+    log_held = p;
+    log_held_len += n;
+}
+
+/* log_lock held: write the held lines where lines now go, and forget them. */
+static void flush_held(void)
+{
+    FILE *out = log_file ? log_file : stderr;
+    if (log_held_len) fputs(log_held, out);
+    if (log_held_dropped) {
+        char msg[200], line[512];
+        snprintf(msg, sizeof msg, "%lu more lines logged before this process's rank was known (HCCL_DEBUG_FILE "
+                 "has %%r) were dropped: at most %u bytes are held", log_held_dropped, LOG_HOLD_MAX);
+        format_line(line, sizeof line, HCCL_LOG_WARN, HCCL_SUBSYS_ALL, __FILE__, __LINE__, msg);
+        fputs(line, out);
+    }
+    free(log_held);
+    log_held = NULL;
+    log_held_len = 0;
+    log_held_dropped = 0;
+}
+
+/* log_lock held, in a forked child: the name is resolved for this process. */
+static void after_fork(void)
+{
+    log_forked = 0;
+    if (log_file) fclose(log_file); /* the parent's (line-buffered: nothing pending) */
+    log_file = NULL;
+    log_rank = -1;
+    free(log_held);
+    log_held = NULL;
+    log_held_len = 0;
+    log_held_dropped = 0;
+    if (!log_wants_rank) open_log_file(NULL);
+}
+
+static void log_prefork(void) { pthread_mutex_lock(&log_lock); }
+static void log_postfork_parent(void) { pthread_mutex_unlock(&log_lock); }
+static void log_postfork_child(void)
+{
+    log_forked = log_per_process;
+    pthread_mutex_unlock(&log_lock);
 }
 
 static void log_init(void)
@@ -79,7 +195,16 @@ static void log_init(void)
     if (gethostname(log_host, sizeof log_host) != 0) snprintf(log_host, sizeof log_host, "?");
     log_host[sizeof log_host - 1] = 0;
     const char *file = getenv("HCCL_DEBUG_FILE");
-    if (file && *file) open_log_file(file);
+    if (!file || !*file) return;
+    snprintf(log_pattern, sizeof log_pattern, "%s", file);
+    for (const char *p = log_pattern; *p; p++) {
+        if (p[0] != '%' || !p[1]) continue;
+        if (p[1] == 'r') log_wants_rank = 1;
+        if (p[1] == 'r' || p[1] == 'p') log_per_process = 1;
+        p++; /* "%%r" is a literal "%r" */
+    }
+    if (!log_wants_rank) open_log_file(NULL);
+    if (log_per_process) pthread_atfork(log_prefork, log_postfork_parent, log_postfork_child);
 }
 
 int hccl_log_enabled(hccl_log_level level, unsigned subsys)
@@ -88,26 +213,54 @@ int hccl_log_enabled(hccl_log_level level, unsigned subsys)
     return (int)level <= log_level && (subsys & log_subsys) != 0;
 }
 
-static const char *subsys_name(unsigned subsys)
+void hccl_log_set_rank(uint32_t rank)
 {
-    for (size_t i = 0; i < sizeof subsys_names / sizeof subsys_names[0]; i++)
-        if (subsys == subsys_names[i].bit) return subsys_names[i].name;
-    return "ALL";
+    pthread_once(&log_once, log_init);
+    if (!log_wants_rank) return;
+    pthread_mutex_lock(&log_lock);
+    if (log_forked) after_fork();
+    if (log_rank < 0) {
+        char text[16];
+        snprintf(text, sizeof text, "%u", rank);
+        log_rank = (long)rank;
+        open_log_file(text);
+        flush_held();
+    }
+    pthread_mutex_unlock(&log_lock);
 }
 
 void hccl_log(hccl_log_level level, unsigned subsys, const char *file, int line, const char *fmt, ...)
 {
     if (!hccl_log_enabled(level, subsys)) return;
-    static const char *names[] = {"NONE", "WARN", "INFO", "TRACE"};
-    char msg[2048];
+    char msg[2048], text[2400];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    const char *base = strrchr(file, '/');
-    base = base ? base + 1 : file;
+    format_line(text, sizeof text, level, subsys, file, line, msg);
     pthread_mutex_lock(&log_lock);
-    fprintf(log_file ? log_file : stderr, "%s:%d:%ld HCCL %s %s %s:%d %s\n", log_host, (int)getpid(),
-            (long)syscall(SYS_gettid), names[level], subsys_name(subsys), base, line, msg);
+    if (log_forked) after_fork();
+    if (log_file) fputs(text, log_file);
+    else if (log_wants_rank && log_rank < 0) hold(text);
+    else fputs(text, stderr);
+    pthread_mutex_unlock(&log_lock);
+}
+
+/* At exit: a process that never learnt its rank writes what it held under its pid. */
+__attribute__((destructor)) static void log_fini(void)
+{
+    if (!log_wants_rank) return;
+    pthread_mutex_lock(&log_lock);
+    if (log_forked) after_fork();
+    if (log_rank < 0 && !log_file && (log_held_len || log_held_dropped)) {
+        char text[32];
+        snprintf(text, sizeof text, "pid%d", (int)getpid());
+        open_log_file(text);
+        flush_held();
+        if (log_file) {
+            fclose(log_file);
+            log_file = NULL;
+        }
+    }
     pthread_mutex_unlock(&log_lock);
 }

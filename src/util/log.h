@@ -3,8 +3,8 @@
  *
  * HCCL_DEBUG=NONE|WARN|INFO|TRACE (default WARN) and HCCL_DEBUG_SUBSYS=INIT,COLL,NET,BOOT,
  * ALL (comma list, ^ prefix excludes) select what is printed to stderr, or to
- * HCCL_DEBUG_FILE (a %h in it becomes the host name, %p the pid). Library code never
- * calls printf.
+ * HCCL_DEBUG_FILE (a %h in it becomes the host name, %p the pid, %r the rank of the
+ * process's first communicator: see log.c). Library code never calls printf.
  *
  * CHECK(call) propagates a non-success HcclResult and logs one TRACE-level line per
  * frame, so a failure prints its own backtrace with HCCL_DEBUG=TRACE.
@@ -13,6 +13,7 @@
 #define HCCL_UTIL_LOG_H
 
 #include <hccl/hccl_types.h>
+#include <stdint.h>
 
 typedef enum { HCCL_LOG_NONE = 0, HCCL_LOG_WARN = 1, HCCL_LOG_INFO = 2, HCCL_LOG_TRACE = 3 } hccl_log_level;
 
@@ -28,6 +29,9 @@ enum {
 void hccl_log(hccl_log_level level, unsigned subsys, const char *file, int line, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 int hccl_log_enabled(hccl_log_level level, unsigned subsys);
+/* The rank for %r in HCCL_DEBUG_FILE: the first call wins (called as each communicator
+ * is allocated, so it is the rank of the process's first one). */
+void hccl_log_set_rank(uint32_t rank);
 
 #define HCCL_WARN(sub, ...) hccl_log(HCCL_LOG_WARN, HCCL_SUBSYS_##sub, __FILE__, __LINE__, __VA_ARGS__)
 #define HCCL_INFO(sub, ...) hccl_log(HCCL_LOG_INFO, HCCL_SUBSYS_##sub, __FILE__, __LINE__, __VA_ARGS__)

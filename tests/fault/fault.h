@@ -29,6 +29,7 @@ typedef struct {
     int async_rc;        /* HcclGetCommAsyncError after the failure */
     double destroy_s;    /* how long HcclCommDestroy took */
     int fds_before, fds_after;
+    int pid;             /* the rank's process */
     char step[FAULT_STEP_LEN];
 } fault_rank_state;
 
@@ -129,5 +130,7 @@ int scen_ranktable(int argc, char **argv);
 int scen_whitelist(int argc, char **argv);
 int scen_frdump(int argc, char **argv);
 int scen_late(int argc, char **argv);
+/* fault_log.c */
+int scen_logfile(int argc, char **argv);
 
 #endif /* FAULT_H_ */

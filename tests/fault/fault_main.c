@@ -333,6 +333,7 @@ static int rank_main(fault_job *job, int rank)
     c.nranks = job->nranks;
     c.arg = job->arg;
     fault_rank_state *s = &g_sh->r[rank];
+    s->pid = (int)getpid();
 
     fault_step(&c, "aclrtSetDevice / aclrtCreateStream");
     if (aclrtSetDevice(rank) != ACL_SUCCESS || aclrtCreateStream(&c.stream) != ACL_SUCCESS) {
@@ -543,7 +544,7 @@ static const struct {
     {"kill", scen_kill},       {"skip", scen_skip},   {"stop", scen_stop},
     {"mismatch", scen_mismatch}, {"subcomm", scen_subcomm}, {"stray", scen_stray},
     {"port", scen_port},       {"ranktable", scen_ranktable}, {"whitelist", scen_whitelist},
-    {"frdump", scen_frdump},   {"late", scen_late},
+    {"frdump", scen_frdump},   {"late", scen_late},   {"logfile", scen_logfile},
 };
 
 static void usage(void)
