@@ -227,7 +227,10 @@ static HcclResult net_recv(hccl_netimpl *n, uint32_t p, hccl_conn *c, const stru
         got += k;
         if (k < iov[i].iov_len) break;
     }
-    if (b->head == b->len) b->head = b->len = b->scan = b->stop = 0;
+    if (b->head == b->len) { /* drained: the memory goes back */
+        hccl_free(b->buf);
+        memset(b, 0, sizeof *b);
+    }
     *moved = got;
     return HCCL_SUCCESS;
 }
@@ -866,6 +869,7 @@ static void resp_serve_peer(hccl_netimpl *n, uint32_t p)
     pushback *b = &n->pb[p];
     hccl_conn *c = n->conns[p];
     if (!c || b->stop) return;
+    size_t got = 0;
     if (!b->buf && !(b->buf = hccl_malloc(PUSHBACK_CAP))) return;
     if (b->head) { /* the engine took the front: move the rest down */
         memmove(b->buf, b->buf + b->head, b->len - b->head);
@@ -873,7 +877,6 @@ static void resp_serve_peer(hccl_netimpl *n, uint32_t p)
         b->scan = b->scan > b->head ? b->scan - b->head : 0;
         b->head = 0;
     }
-    size_t got = 0;
     for (int round = 0; round < 16; round++) {
         size_t moved = 0;
         if (b->len < PUSHBACK_CAP) {
@@ -906,6 +909,11 @@ static void resp_serve_peer(hccl_netimpl *n, uint32_t p)
     if (got)
         HCCL_TRACE(NET, "rank %u: between operations, read %zu bytes from rank %u ahead (%u held)", n->rank, got, p,
                    b->len);
+    if (!b->len) { /* memory only while it holds something */
+        hccl_free(b->buf);
+        b->buf = NULL;
+        b->scan = 0;
+    }
 }
 
 static void *resp_main(void *arg)
