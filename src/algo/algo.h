@@ -35,9 +35,10 @@ struct hccl_net {
      * write = 0 reads from the peer. Only while the peer is inside the same
      * operation, between synchronising exchanges. */
     HcclResult (*peer_copy)(hccl_net *net, uint32_t peer, int write, void *local, uint64_t remote, size_t bytes);
-    /* Optional: a pointer through which this rank reaches the peer's address
-     * directly (peers that are threads of this process), or NULL. */
-    void *(*peer_ptr)(hccl_net *net, uint32_t peer, uint64_t remote);
+    /* Optional: a pointer through which this rank reaches the peer's bytes
+     * [remote, remote + bytes) directly (peers that are threads of this process, or
+     * processes whose shared device memory holds them), or NULL. */
+    void *(*peer_ptr)(hccl_net *net, uint32_t peer, uint64_t remote, size_t bytes);
 };
 
 typedef enum {

@@ -69,7 +69,7 @@ HcclResult hccl_algo_direct_allreduce(hccl_algo_ctx *ctx, const hccl_op_args *a)
             char *st = stage[j & 1];
             if (j == r) {
                 xj = (const char *)a->sendbuf + byte_off;
-            } else if (net->peer_ptr && (xj = net->peer_ptr(net, j, peer[j].send + byte_off)) != NULL) {
+            } else if (net->peer_ptr && (xj = net->peer_ptr(net, j, peer[j].send + byte_off, bytes)) != NULL) {
             } else {
                 res = net->peer_copy(net, j, 0, st, peer[j].send + byte_off, bytes);
                 if (res != HCCL_SUCCESS) return res;

@@ -46,7 +46,7 @@ HcclResult hccl_direct_copy(hccl_algo_ctx *ctx, uint32_t peer, int write, void *
 {
     if (bytes == 0) return HCCL_SUCCESS;
     hccl_net *net = ctx->net;
-    void *p = net->peer_ptr ? net->peer_ptr(net, peer, remote) : NULL;
+    void *p = net->peer_ptr ? net->peer_ptr(net, peer, remote, bytes) : NULL;
     if (p) {
         if (write) memcpy(p, local, bytes);
         else memcpy(local, p, bytes);

@@ -66,7 +66,7 @@ HcclResult hccl_algo_direct_reduce_scatter(hccl_algo_ctx *ctx, const hccl_op_arg
             const void *xj;
             void *p = NULL;
             if (j == r) xj = own + boff;
-            else if (ctx->net->peer_ptr && (p = ctx->net->peer_ptr(ctx->net, j, theirs[j].send + boff)) != NULL) xj = p;
+            else if (ctx->net->peer_ptr && (p = ctx->net->peer_ptr(ctx->net, j, theirs[j].send + boff, b)) != NULL) xj = p;
             else {
                 res = ctx->net->peer_copy(ctx->net, j, 0, stage, theirs[j].send + boff, b);
                 xj = stage;

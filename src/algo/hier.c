@@ -56,10 +56,10 @@ static HcclResult g_peer_copy(hccl_net *net, uint32_t peer, int write, void *loc
     return g->parent->peer_copy(g->parent, g->map[peer], write, local, remote, bytes);
 }
 
-static void *g_peer_ptr(hccl_net *net, uint32_t peer, uint64_t remote)
+static void *g_peer_ptr(hccl_net *net, uint32_t peer, uint64_t remote, size_t bytes)
 {
     group_net *g = (group_net *)net;
-    return g->parent->peer_ptr ? g->parent->peer_ptr(g->parent, g->map[peer], remote) : NULL;
+    return g->parent->peer_ptr ? g->parent->peer_ptr(g->parent, g->map[peer], remote, bytes) : NULL;
 }
 
 /* A context for the sub-group map[0..n-1] (which must contain ctx->rank). */

@@ -10,6 +10,7 @@
 
 #include "boot/launch_env.h"
 #include "reduce/reduce.h"
+#include "runtime/sharemem.h"
 #include "util/log.h"
 #include "util/param.h"
 #include "util/util.h"
@@ -208,7 +209,7 @@ static hccl_comm *comm_alloc(uint32_t rank, uint32_t nranks, const hccl_comm_cfg
 
 typedef struct setup_rec {
     uint32_t pid;
-    uint32_t pad;
+    int32_t dirfd; /* its shared device memory's directory (runtime/sharemem.h), -1 = none */
     uint64_t host;
     uint64_t probe_addr;
 } setup_rec;
@@ -235,14 +236,17 @@ static HcclResult setup_direct(hccl_comm *c)
 {
     uint32_t n = c->nranks;
     setup_rec *recs = hccl_calloc(n, sizeof *recs);
+    int32_t *dirfds = hccl_calloc(n, sizeof *dirfds);
     c->pids = hccl_calloc(n, sizeof *c->pids);
     c->hosts = hccl_calloc(n, sizeof *c->hosts);
     c->host_leader = hccl_calloc(n, sizeof *c->host_leader);
-    if (!recs || !c->pids || !c->hosts || !c->host_leader) {
+    if (!recs || !dirfds || !c->pids || !c->hosts || !c->host_leader) {
         hccl_free(recs);
+        hccl_free(dirfds);
         return HCCL_E_MEMORY;
     }
-    recs[c->rank] = (setup_rec){(uint32_t)getpid(), 0, hccl_boot_host_hash(), (uint64_t)(uintptr_t)&probe_word};
+    recs[c->rank] = (setup_rec){(uint32_t)getpid(), aclrtInternalShareDirFd(), hccl_boot_host_hash(),
+                                (uint64_t)(uintptr_t)&probe_word};
     hccl_op_args ag = {.type = HCCL_OP_ALLGATHER, .sendbuf = &recs[c->rank], .recvbuf = recs,
                        .count = sizeof(setup_rec), .dtype = HCCL_DATA_TYPE_UINT8};
     HcclResult res = setup_op(c, &ag);
@@ -254,6 +258,7 @@ static HcclResult setup_direct(hccl_comm *c)
     if (!c->host_of) res = HCCL_E_MEMORY;
     for (uint32_t p = 0; res == HCCL_SUCCESS && p < n; p++) {
         c->pids[p] = recs[p].pid;
+        dirfds[p] = recs[p].dirfd;
         c->hosts[p] = recs[p].host;
         uint32_t h = 0;
         while (h < c->nhosts && c->hosts[c->host_leader[h]] != recs[p].host) h++;
@@ -266,21 +271,23 @@ static HcclResult setup_direct(hccl_comm *c)
         if (same && !probe_ok) flags[1] = 0;
     }
     hccl_free(recs);
-    if (res != HCCL_SUCCESS) return res;
     hccl_op_args ar = {.type = HCCL_OP_ALLREDUCE, .sendbuf = flags, .recvbuf = agreed, .count = 2,
                        .dtype = HCCL_DATA_TYPE_INT32, .redop = HCCL_REDUCE_MIN};
-    CHECK(setup_op(c, &ar));
+    if (res == HCCL_SUCCESS) res = setup_op(c, &ar);
     c->direct = agreed[0];
     c->direct_local = agreed[1];
-    if (c->direct_local) {
-        /* Direct copies only between ranks of one host. */
+    if (res == HCCL_SUCCESS && c->direct_local) {
+        /* Direct copies only between ranks of one host; pointers into the shared
+         * device memory of those that publish it. */
         uint32_t *pids = hccl_calloc(n, sizeof *pids);
-        if (!pids) return HCCL_E_MEMORY;
-        for (uint32_t p = 0; p < n; p++) pids[p] = c->hosts[p] == c->hosts[c->rank] ? c->pids[p] : 0;
-        res = hccl_net_enable_direct(c->net, pids);
+        if (!pids) res = HCCL_E_MEMORY;
+        for (uint32_t p = 0; pids && p < n; p++) pids[p] = c->hosts[p] == c->hosts[c->rank] ? c->pids[p] : 0;
+        if (res == HCCL_SUCCESS) res = hccl_net_enable_direct(c->net, pids);
+        if (res == HCCL_SUCCESS) hccl_net_enable_peermem(c->net, dirfds);
         hccl_free(pids);
-        if (res != HCCL_SUCCESS) return res;
     }
+    hccl_free(dirfds);
+    if (res != HCCL_SUCCESS) return res;
     HCCL_INFO(INIT, "comm rank %u: %u host(s); direct copies %s", c->rank, c->nhosts,
               c->direct ? "between all ranks" : c->direct_local ? "within each host" : "off");
     return HCCL_SUCCESS;

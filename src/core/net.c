@@ -2,6 +2,7 @@
  * net.c - the exchange engine behind hccl_net (framing and checks in net.h).
  */
 #include "core/net.h"
+#include "core/peermem.h"
 
 #include "algo/algo.h"
 #include "reduce/reduce.h"
@@ -95,6 +96,7 @@ struct hccl_netimpl {
     struct pollfd *pfds;
     uint32_t *pids; /* direct access: pid per peer, 0 = none */
     uint32_t self_pid;
+    hccl_peermem **pmem; /* per peer: its shared device memory, NULL = none */
     hccl_conn **live;     /* liveness connection per peer, or NULL */
     unsigned char *heard; /* a message of the current operation came from this peer */
     unsigned char *dead;  /* the liveness connection hung up */
@@ -1028,11 +1030,23 @@ static HcclResult net_peer_copy(hccl_net *base, uint32_t peer, int write, void *
     return HCCL_SUCCESS;
 }
 
-static void *net_peer_ptr(hccl_net *base, uint32_t peer, uint64_t remote)
+static void *net_peer_ptr(hccl_net *base, uint32_t peer, uint64_t remote, size_t bytes)
 {
     hccl_netimpl *n = (hccl_netimpl *)base;
-    if (peer < n->nranks && n->pids && n->pids[peer] == n->self_pid) return (void *)(uintptr_t)remote;
-    return NULL;
+    if (peer >= n->nranks || !n->pids) return NULL;
+    if (n->pids[peer] == n->self_pid) return (void *)(uintptr_t)remote;
+    return n->pmem && n->pmem[peer] ? hccl_peermem_ptr(n->pmem[peer], remote, bytes) : NULL;
+}
+
+void hccl_net_enable_peermem(hccl_netimpl *n, const int32_t *dirfds)
+{
+    if (!n->pids || n->pmem) return;
+    n->pmem = hccl_calloc(n->nranks, sizeof *n->pmem);
+    uint32_t mapped = 0;
+    for (uint32_t p = 0; n->pmem && p < n->nranks; p++)
+        if (n->pids[p] && n->pids[p] != n->self_pid && dirfds[p] >= 0)
+            mapped += (n->pmem[p] = hccl_peermem_open(n->pids[p], dirfds[p])) != NULL;
+    HCCL_INFO(NET, "%u peer(s) share their device memory with this rank", mapped);
 }
 
 HcclResult hccl_net_enable_direct(hccl_netimpl *n, const uint32_t *pids)
@@ -1128,6 +1142,8 @@ void hccl_net_destroy(hccl_netimpl *n)
     hccl_free(n->busy);
     hccl_free(n->pfds);
     hccl_free(n->st);
+    for (uint32_t p = 0; n->pmem && p < n->nranks; p++) hccl_peermem_close(n->pmem[p]);
+    hccl_free(n->pmem);
     hccl_free(n->pids);
     hccl_free(n->dead);
     hccl_free(n->heard);

@@ -81,6 +81,11 @@ void hccl_net_set_abort_flag(hccl_netimpl *n, const int *flag);
  * whose pid is listed (0 = not reachable): same process -> memcpy, another process
  * on this host -> cross-memory attach (process_vm_readv / writev). */
 HcclResult hccl_net_enable_direct(hccl_netimpl *n, const uint32_t *pids);
+/* After hccl_net_enable_direct: map the shared device memory of the listed peers
+ * (dirfds[p]: the descriptor of peer p's memory directory in its process, -1 =
+ * none), so hccl_net.peer_ptr gives pointers into other processes' aclrtMalloc
+ * buffers too. Peers that cannot be mapped keep cross-memory attach. */
+void hccl_net_enable_peermem(hccl_netimpl *n, const int32_t *dirfds);
 /* Try one cross-memory-attach read of 8 bytes from pid at addr; 0 when it works. */
 int hccl_net_probe_direct(uint32_t pid, uint64_t addr, uint64_t expect);
 

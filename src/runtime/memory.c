@@ -4,9 +4,10 @@
  *
  * Every allocation is zero-filled and 64-byte aligned (programs written for NPUs
  * rely on zero fill). Sizes up to MMAP_THRESHOLD come from posix_memalign + memset;
- * larger ones from an anonymous mmap (page aligned, zeroed by the kernel for free,
- * returned to it at once on free; ACL_MEM_MALLOC_HUGE_* policies ask for transparent
- * huge pages with madvise).
+ * larger ones from mmap (page aligned, zeroed by the kernel for free, returned to it
+ * at once on free): for aclrtMalloc a shared memfd mapping that same-host peers can
+ * map (sharemem.c; HCCL_SHARE_DEVICE_MEM=0 turns it off), otherwise an anonymous one
+ * (ACL_MEM_MALLOC_HUGE_* policies ask for transparent huge pages with madvise).
  *
  * A registry (hash map under a mutex) maps each live pointer to its size and kind:
  *   value = size << 2 | HOST_BIT (MallocHost) | MMAP_BIT (came from mmap)
@@ -15,6 +16,7 @@
  * After fork the child keeps its copies of the parent's allocations and may free them.
  */
 #include "runtime/runtime_int.h"
+#include "runtime/sharemem.h"
 
 #include "util/util.h"
 
@@ -44,7 +46,7 @@ static void release(void *p, uint64_t val)
     if (val & MMAP_BIT) {
         size_t page = (size_t)sysconf(_SC_PAGESIZE);
         size_t len = ((size_t)(val >> 2) + page - 1) & ~(page - 1);
-        munmap(p, len);
+        if (!hccl_sharemem_release(p, len)) munmap(p, len);
     } else {
         free(p);
     }
@@ -58,7 +60,9 @@ static aclError alloc_zeroed(void **out, size_t size, int huge, int host, const 
     if (size > MMAP_THRESHOLD) {
         size_t page = (size_t)sysconf(_SC_PAGESIZE);
         size_t len = (size + page - 1) & ~(page - 1);
-        p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        /* Device memory is shared with the host's other processes when it can be. */
+        p = host ? NULL : hccl_sharemem_alloc(len);
+        if (!p) p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         if (p == MAP_FAILED) return hccl_rt_error(ACL_ERROR_BAD_ALLOC, "%s: cannot allocate %zu bytes", api, size);
 #ifdef MADV_HUGEPAGE
         if (huge) madvise(p, len, MADV_HUGEPAGE);

@@ -256,10 +256,11 @@ static HcclResult fake_peer_copy(hccl_net *net, uint32_t peer, int write, void *
     return HCCL_SUCCESS;
 }
 
-static void *fake_peer_ptr(hccl_net *net, uint32_t peer, uint64_t remote)
+static void *fake_peer_ptr(hccl_net *net, uint32_t peer, uint64_t remote, size_t bytes)
 {
     (void)net;
     (void)peer;
+    (void)bytes;
     return (void *)(uintptr_t)remote;
 }
 

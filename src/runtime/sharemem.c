@@ -1,0 +1,162 @@
+/*
+ * sharemem.c - memfd-backed device memory and its directory (see sharemem.h).
+ */
+#include "runtime/sharemem.h"
+
+#include "util/param.h"
+
+#include <pthread.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+/* 1 (default): large aclrtMalloc allocations are shared mappings that same-host
+ * peers may map; 0: private mappings (peers copy through the kernel). */
+HCCL_PARAM_INT(share_device_mem, "HCCL_SHARE_DEVICE_MEM", 1)
+HCCL_PARAM_INT(shm_disable_rt, "HCCL_SHM_DISABLE", 0)
+
+static pthread_mutex_t dir_mu = PTHREAD_MUTEX_INITIALIZER;
+static hccl_sharemem_dir *dir; /* NULL until first use, or after fork in the child */
+static int dir_fd = -1;
+static int dir_failed;
+static uint32_t next_gen = 1;
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+
+static int enabled(void)
+{
+#ifdef __SANITIZE_THREAD__
+    return 0; /* TSan cannot follow memory shared with another mapping */
+#else
+    return hccl_param_share_device_mem() != 0 && hccl_param_shm_disable_rt() == 0;
+#endif
+}
+
+static void prefork(void) { pthread_mutex_lock(&dir_mu); }
+static void postfork_parent(void) { pthread_mutex_unlock(&dir_mu); }
+
+/* The child must not share its parent's memory: each shared allocation becomes a
+ * private copy at the same address, and the child has no directory until it needs
+ * one. */
+static void postfork_child(void)
+{
+    if (dir) {
+        for (uint32_t i = 0; i < dir->cap; i++) {
+            hccl_sharemem_entry *e = &dir->e[i];
+            if (!e->gen) continue;
+            void *base = (void *)(uintptr_t)e->base;
+            void *tmp = mmap(NULL, e->len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+            if (tmp != MAP_FAILED) {
+                memcpy(tmp, base, e->len);
+                if (mremap(tmp, e->len, e->len, MREMAP_MAYMOVE | MREMAP_FIXED, base) == MAP_FAILED)
+                    munmap(tmp, e->len); /* keeps sharing with the parent: the best left */
+            }
+            close(e->fd);
+        }
+        munmap(dir, HCCL_SHAREMEM_DIR_BYTES);
+        dir = NULL;
+    }
+    if (dir_fd >= 0) close(dir_fd);
+    dir_fd = -1;
+    dir_failed = 0;
+    pthread_mutex_unlock(&dir_mu);
+}
+
+static void install_atfork(void) { pthread_atfork(prefork, postfork_parent, postfork_child); }
+
+/* dir_mu held. */
+static int dir_open(void)
+{
+    if (dir) return 1;
+    if (dir_failed) return 0;
+    pthread_once(&atfork_once, install_atfork);
+    int fd = memfd_create("hccl-dir", MFD_CLOEXEC);
+    if (fd >= 0 && ftruncate(fd, (off_t)HCCL_SHAREMEM_DIR_BYTES) == 0) {
+        void *p = mmap(NULL, HCCL_SHAREMEM_DIR_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (p != MAP_FAILED) {
+            dir = p;
+            dir->version = HCCL_SHAREMEM_VERSION;
+            dir->cap = HCCL_SHAREMEM_CAP;
+            __atomic_store_n(&dir->magic, HCCL_SHAREMEM_MAGIC, __ATOMIC_RELEASE);
+            dir_fd = fd;
+            return 1;
+        }
+    }
+    if (fd >= 0) close(fd);
+    dir_failed = 1;
+    return 0;
+}
+
+/* Sequence lock, writer side (dir_mu held): odd while the entries change. */
+static void seq_begin(void)
+{
+    __atomic_store_n(&dir->seq, dir->seq + 1, __ATOMIC_RELAXED);
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+}
+
+static void seq_end(void) { __atomic_store_n(&dir->seq, dir->seq + 1, __ATOMIC_RELEASE); }
+
+void *hccl_sharemem_alloc(size_t len)
+{
+    if (!enabled()) return NULL;
+    pthread_mutex_lock(&dir_mu);
+    void *p = NULL;
+    uint32_t slot = HCCL_SHAREMEM_CAP;
+    if (dir_open())
+        for (uint32_t i = 0; i < dir->cap; i++)
+            if (!dir->e[i].gen) {
+                slot = i;
+                break;
+            }
+    int fd = slot < HCCL_SHAREMEM_CAP ? memfd_create("hccl-dev", MFD_CLOEXEC) : -1;
+    /* Each shared allocation holds a descriptor: leave half of them to the program. */
+    struct rlimit rl;
+    if (fd >= 0 && getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && (rlim_t)fd >= rl.rlim_cur / 2) {
+        close(fd);
+        fd = -1;
+    }
+    if (fd >= 0 && ftruncate(fd, (off_t)len) == 0) {
+        p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (p == MAP_FAILED) p = NULL;
+    }
+    if (p) {
+        seq_begin();
+        dir->e[slot] = (hccl_sharemem_entry){(uint64_t)(uintptr_t)p, len, fd, next_gen++};
+        if (slot >= dir->used) dir->used = slot + 1;
+        if (!next_gen) next_gen = 1;
+        seq_end();
+    } else if (fd >= 0) {
+        close(fd);
+    }
+    pthread_mutex_unlock(&dir_mu);
+    return p;
+}
+
+int hccl_sharemem_release(void *p, size_t len)
+{
+    int found = 0;
+    pthread_mutex_lock(&dir_mu);
+    for (uint32_t i = 0; dir && i < dir->cap; i++) {
+        hccl_sharemem_entry *e = &dir->e[i];
+        if (!e->gen || e->base != (uint64_t)(uintptr_t)p) continue;
+        int fd = e->fd;
+        seq_begin();
+        memset(e, 0, sizeof *e);
+        seq_end();
+        munmap(p, len);
+        close(fd);
+        found = 1;
+        break;
+    }
+    pthread_mutex_unlock(&dir_mu);
+    return found;
+}
+
+int aclrtInternalShareDirFd(void)
+{
+    if (!enabled()) return -1;
+    pthread_mutex_lock(&dir_mu);
+    int fd = dir_open() ? dir_fd : -1;
+    pthread_mutex_unlock(&dir_mu);
+    return fd;
+}

@@ -1,0 +1,119 @@
+/*
+ * test_peermem.c - shared device memory between processes (runtime/sharemem.c,
+ * core/peermem.c): a child maps its parent's aclrtMalloc buffers and sees the
+ * parent's later writes; after fork the child's own copies are private; a freed
+ * buffer is never returned, a reallocated one is remapped; ranges that leave an
+ * allocation and small (heap) allocations give NULL.
+ */
+#include "tinytest.h"
+
+#include "core/peermem.h"
+#include "runtime/sharemem.h"
+
+#include <acl/acl.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define BIG (1u << 20)
+
+static void say(int fd, char c) { (void)!write(fd, &c, 1); }
+static char hear(int fd)
+{
+    char c = 0;
+    (void)!read(fd, &c, 1);
+    return c;
+}
+
+/* Child side; returns the number of failed checks. */
+static int child(uint32_t ppid, int dirfd, uint64_t *buf, uint64_t *small, int to_parent, int from_parent)
+{
+    int bad = 0;
+    /* Our copy of buf is private now: writing it must not reach the parent. */
+    buf[1] = 0xdeadbeef;
+    hccl_peermem *m = hccl_peermem_open(ppid, dirfd);
+    if (!m) return 100;
+    uint64_t *p = hccl_peermem_ptr(m, (uint64_t)(uintptr_t)buf, BIG);
+    if (!p) bad++;
+    else {
+        if (p[0] != 42) bad++;
+        if (p[1] != 43) bad++; /* the parent's value, not ours */
+    }
+    if (hccl_peermem_ptr(m, (uint64_t)(uintptr_t)buf + 8, BIG) != NULL) bad++;     /* runs past the end */
+    if (hccl_peermem_ptr(m, (uint64_t)(uintptr_t)buf - 8, 16) != NULL) bad++;      /* starts before it */
+    if (hccl_peermem_ptr(m, (uint64_t)(uintptr_t)small, 8) != NULL) bad++;         /* heap allocation */
+    uint64_t *mid = hccl_peermem_ptr(m, (uint64_t)(uintptr_t)(buf + 1000), 80);
+    if (!p || mid != p + 1000) bad++;
+    say(to_parent, 'a');
+    /* The parent writes after our mapping exists: we see it. */
+    if (hear(from_parent) != 'b') bad++;
+    p = hccl_peermem_ptr(m, (uint64_t)(uintptr_t)buf, 8);
+    if (!p || p[0] != 4242) bad++;
+    say(to_parent, 'c');
+    /* The parent freed buf and allocated buf2 (maybe at the same address). */
+    if (hear(from_parent) != 'd') bad++;
+    uint64_t *buf2;
+    if (read(from_parent, &buf2, sizeof buf2) != (ssize_t)sizeof buf2) bad++;
+    p = hccl_peermem_ptr(m, (uint64_t)(uintptr_t)buf2, BIG);
+    if (!p || p[0] != 7 || p[BIG / 8 - 1] != 8) bad++;
+    if ((void *)buf2 != (void *)buf && hccl_peermem_ptr(m, (uint64_t)(uintptr_t)buf, 8) != NULL) bad++;
+    hccl_peermem_close(m);
+    return bad;
+}
+
+int main(void)
+{
+    TT_ASSERT_EQ(aclInit(NULL), ACL_SUCCESS);
+    TT_ASSERT_EQ(aclrtSetDevice(0), ACL_SUCCESS);
+    uint64_t *buf = NULL, *small = NULL;
+    TT_ASSERT_EQ(aclrtMalloc((void **)&buf, BIG, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+    TT_ASSERT_EQ(aclrtMalloc((void **)&small, 64, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+    int dirfd = aclrtInternalShareDirFd();
+#ifdef __SANITIZE_THREAD__
+    TT_ASSERT(dirfd < 0); /* no shared device memory under TSan */
+    return tt_report("test_peermem");
+#endif
+    const char *env = getenv("HCCL_SHARE_DEVICE_MEM");
+    if (env && strcmp(env, "0") == 0) {
+        TT_ASSERT(dirfd < 0);
+        TT_ASSERT(hccl_peermem_open(getpid(), dirfd) == NULL);
+        return tt_report("test_peermem");
+    }
+    TT_ASSERT(dirfd >= 0);
+    TT_ASSERT(buf[0] == 0 && buf[BIG / 8 - 1] == 0); /* zero-filled */
+    buf[0] = 42;
+    buf[1] = 43;
+    TT_ASSERT(hccl_peermem_open(getpid(), -1) == NULL);
+    TT_ASSERT(hccl_peermem_open(getpid(), 0) == NULL); /* stdin is no directory */
+
+    int up[2], down[2];
+    TT_ASSERT(pipe(up) == 0 && pipe(down) == 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(up[0]);
+        close(down[1]);
+        _exit(child((uint32_t)getppid(), dirfd, buf, small, up[1], down[0]));
+    }
+    close(up[1]); /* a child that fails early gives EOF, not a hang */
+    close(down[0]);
+    TT_ASSERT(hear(up[0]) == 'a');
+    TT_ASSERT_EQ(buf[1], 43); /* the child's write to its copy stayed there */
+    buf[0] = 4242;
+    say(down[1], 'b');
+    TT_ASSERT(hear(up[0]) == 'c');
+    TT_ASSERT_EQ(aclrtFree(buf), ACL_SUCCESS);
+    uint64_t *buf2 = NULL;
+    TT_ASSERT_EQ(aclrtMalloc((void **)&buf2, BIG, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+    buf2[0] = 7;
+    buf2[BIG / 8 - 1] = 8;
+    say(down[1], 'd');
+    (void)!write(down[1], &buf2, sizeof buf2);
+    int st = 0;
+    waitpid(pid, &st, 0);
+    TT_ASSERT_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child: %d failed check(s)", WEXITSTATUS(st));
+    TT_ASSERT_EQ(aclrtFree(buf2), ACL_SUCCESS);
+    TT_ASSERT_EQ(aclrtFree(small), ACL_SUCCESS);
+    return tt_report("test_peermem");
+}
