@@ -458,8 +458,6 @@ static void unlink_all(const char *name)
 
 static HcclResult open_bells(shm_conn *s, const char *name)
 {
-    s->tok_tx = ring_token(name, s->side);
-    s->tok_rx = ring_token(name, 1 - s->side);
     char path[96];
     for (int a = 0; a < 2; a++)
         for (int b = 0; b < 2; b++) {
@@ -484,7 +482,8 @@ static HcclResult map_segment(shm_conn *s, int fd)
     return HCCL_SUCCESS;
 }
 
-static void conn_init(shm_conn *s, int side, size_t ring_bytes)
+/* name: the segment's; the TSan token of ring k derives from it and k, like ring k. */
+static void conn_init(shm_conn *s, int side, size_t ring_bytes, const char *name)
 {
     s->side = side;
     s->size = ring_bytes;
@@ -492,6 +491,8 @@ static void conn_init(shm_conn *s, int side, size_t ring_bytes)
     s->chunk = HCCL_MIN(CHUNK, (uint64_t)ring_bytes / 4);
     s->tx = &s->hdr->ring[side];
     s->rx = &s->hdr->ring[1 - side];
+    s->tok_tx = ring_token(name, side);
+    s->tok_rx = ring_token(name, 1 - side);
     unsigned char *data = (unsigned char *)s->hdr + DATA_OFFSET;
     s->txdata = data + (size_t)side * ring_bytes;
     s->rxdata = data + (size_t)(1 - side) * ring_bytes;
@@ -538,7 +539,7 @@ static HcclResult create_side(shm_conn *s, int tcp_fd, size_t ring_bytes, uint64
     s->hdr->magic = SHM_MAGIC;
     s->hdr->version = SHM_VERSION;
     s->hdr->ring_bytes = ring_bytes;
-    conn_init(s, 0, ring_bytes);
+    conn_init(s, 0, ring_bytes, hello.name);
 
     hello.magic = SHM_MAGIC;
     hello.version = SHM_VERSION;
@@ -597,7 +598,7 @@ static HcclResult map_side(shm_conn *s, int tcp_fd, uint64_t deadline_ns)
         goto answer;
     }
     res = open_bells(s, hello.name);
-    if (res == HCCL_SUCCESS) conn_init(s, 1, (size_t)hello.ring_bytes);
+    if (res == HCCL_SUCCESS) conn_init(s, 1, (size_t)hello.ring_bytes, hello.name);
 answer:;
     shm_ack ack = {SHM_MAGIC, (int32_t)res};
     HcclResult sres = hccl_socket_send_all(tcp_fd, &ack, sizeof ack, deadline_ns);
