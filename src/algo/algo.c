@@ -5,14 +5,21 @@
  * rank makes the same choice:
  *   AllReduce, n > 1:  bytes <= 16 KiB and n <= 64             -> oneshot
  *                      ctx->direct (all ranks on one host)      -> direct
- *                      otherwise                                -> ring (reference)
  *   AllGather(V), ReduceScatter(V), Broadcast:
  *                      ctx->direct and (n > 2 or >= 4 KiB)      -> direct
- *                      otherwise                                -> reference
  *   Several hosts, some with several ranks: AllReduce above 16 KiB, Broadcast,
  *                      AllGather, ReduceScatter -> hierarchical (inside hosts, then
  *                      across host leaders)
- *   ctx->reference forces the reference algorithms.
+ *   otherwise (TCP between hosts, HCCL_SHM_DISABLE=1, the leaders' step of the
+ *   hierarchical algorithms, and Reduce / AlltoAll everywhere): the cheapest by the
+ *   alpha-beta model of cost.c among the reference and
+ *                      AllReduce, ReduceScatter(V)  -> halving-doubling
+ *                      AllGather(V)                 -> halving-doubling, Bruck
+ *                      Broadcast, Reduce            -> pipelined chain
+ *                      AlltoAll                     -> Bruck
+ *   ctx->reference == 1 forces the reference algorithms; HCCL_ALGO_FORCED(id) forces
+ *   algorithm id where it implements the operation, except on direct (one host) and
+ *   hierarchical communicators, whose choice stays as above.
  *
  * The reference algorithms:
  *   AllReduce -> ring             ReduceScatter(V) -> ring      AllGather(V) -> ring
@@ -30,9 +37,46 @@
 #define ONESHOT_MAX_BYTES (16u << 10)
 #define DIRECT_MIN_BYTES (4u << 10)
 
+int hccl_algo_implements(hccl_algo_id id, hccl_op_type t)
+{
+    switch (id) {
+    case HCCL_ALGO_REFERENCE: return t < HCCL_OP_COUNT;
+    case HCCL_ALGO_ONESHOT: return t == HCCL_OP_ALLREDUCE;
+    case HCCL_ALGO_DIRECT:
+        return t == HCCL_OP_ALLREDUCE || t == HCCL_OP_ALLGATHER || t == HCCL_OP_ALLGATHER_V ||
+               t == HCCL_OP_REDUCE_SCATTER || t == HCCL_OP_REDUCE_SCATTER_V || t == HCCL_OP_BROADCAST;
+    case HCCL_ALGO_HIER:
+        return t == HCCL_OP_ALLREDUCE || t == HCCL_OP_ALLGATHER || t == HCCL_OP_REDUCE_SCATTER ||
+               t == HCCL_OP_BROADCAST;
+    case HCCL_ALGO_HD:
+        return t == HCCL_OP_ALLREDUCE || t == HCCL_OP_REDUCE_SCATTER || t == HCCL_OP_REDUCE_SCATTER_V ||
+               t == HCCL_OP_ALLGATHER || t == HCCL_OP_ALLGATHER_V;
+    case HCCL_ALGO_BRUCK: return t == HCCL_OP_ALLGATHER || t == HCCL_OP_ALLGATHER_V || t == HCCL_OP_ALLTOALL;
+    case HCCL_ALGO_CHAIN: return t == HCCL_OP_BROADCAST || t == HCCL_OP_REDUCE;
+    default: return 0;
+    }
+}
+
+/* The cheapest network algorithm for the operation by the cost model (cost.c). */
+static hccl_algo_id cheapest(const hccl_algo_ctx *ctx, hccl_op_type type, uint64_t bytes)
+{
+    static const hccl_algo_id candidates[] = {HCCL_ALGO_REFERENCE, HCCL_ALGO_HD, HCCL_ALGO_BRUCK, HCCL_ALGO_CHAIN};
+    hccl_link_kind link = hccl_algo_link(ctx);
+    hccl_algo_id best = HCCL_ALGO_REFERENCE;
+    double best_cost = hccl_algo_cost(best, type, ctx->nranks, bytes, link);
+    for (size_t i = 1; i < sizeof candidates / sizeof candidates[0]; i++) {
+        double c = hccl_algo_cost(candidates[i], type, ctx->nranks, bytes, link);
+        if (c < best_cost) {
+            best = candidates[i];
+            best_cost = c;
+        }
+    }
+    return best;
+}
+
 hccl_algo_id hccl_algo_select(const hccl_algo_ctx *ctx, const hccl_op_args *a)
 {
-    if (ctx->reference || ctx->nranks == 1) return HCCL_ALGO_REFERENCE;
+    if (ctx->reference == 1 || ctx->nranks == 1) return HCCL_ALGO_REFERENCE;
     size_t es = hccl_dtype_size(a->dtype);
     uint64_t bytes = a->count * es;
     /* V forms: a->count is this rank's own count; decide on the average block,
@@ -47,14 +91,21 @@ hccl_algo_id hccl_algo_select(const hccl_algo_ctx *ctx, const hccl_op_args *a)
     }
     /* Several hosts, some with several ranks: work inside hosts first. */
     int hier = ctx->host_of && ctx->nhosts > 1 && ctx->nhosts < ctx->nranks;
+    /* An algorithm forced by HCCL_ALGO, where the choice is the network algorithms'. */
+    hccl_algo_id forced = (ctx->reference & 0x100) ? (hccl_algo_id)(ctx->reference & 0xff) : HCCL_ALGO_REFERENCE;
+    if ((forced != HCCL_ALGO_HD && forced != HCCL_ALGO_BRUCK && forced != HCCL_ALGO_CHAIN) ||
+        !hccl_algo_implements(forced, a->type) || ctx->direct ||
+        (hier && hccl_algo_implements(HCCL_ALGO_HIER, a->type)))
+        forced = HCCL_ALGO_REFERENCE;
     switch (a->type) {
     case HCCL_OP_ALLREDUCE:
         if (hier && bytes > ONESHOT_MAX_BYTES) return HCCL_ALGO_HIER;
+        if (forced) return forced;
         if (ctx->nranks <= 64 && bytes <= ONESHOT_MAX_BYTES &&
             (((bytes + 63) & ~63ull) * ctx->nranks) <= ctx->scratch_bytes)
             return HCCL_ALGO_ONESHOT;
         if (ctx->direct && ctx->nranks <= 64 && ctx->net->peer_copy) return HCCL_ALGO_DIRECT;
-        return HCCL_ALGO_REFERENCE;
+        return cheapest(ctx, a->type, bytes);
     case HCCL_OP_ALLGATHER:
     case HCCL_OP_ALLGATHER_V:
     case HCCL_OP_REDUCE_SCATTER:
@@ -64,7 +115,10 @@ hccl_algo_id hccl_algo_select(const hccl_algo_ctx *ctx, const hccl_op_args *a)
             return HCCL_ALGO_HIER;
         if (ctx->direct && ctx->nranks <= 64 && ctx->net->peer_copy && (ctx->nranks > 2 || bytes >= DIRECT_MIN_BYTES))
             return HCCL_ALGO_DIRECT;
-        return HCCL_ALGO_REFERENCE;
+        return forced ? forced : cheapest(ctx, a->type, bytes);
+    case HCCL_OP_REDUCE:
+    case HCCL_OP_ALLTOALL:
+        return forced ? forced : cheapest(ctx, a->type, bytes);
     default:
         return HCCL_ALGO_REFERENCE;
     }
@@ -76,9 +130,14 @@ const char *hccl_algo_id_name(hccl_algo_id id, hccl_op_type type)
     case HCCL_ALGO_ONESHOT: return "oneshot";
     case HCCL_ALGO_DIRECT: return "direct";
     case HCCL_ALGO_HIER: return "hierarchical";
+    case HCCL_ALGO_HD: return "halving-doubling";
+    case HCCL_ALGO_BRUCK: return "bruck";
+    case HCCL_ALGO_CHAIN: return "pipelined chain";
     default: return hccl_algo_name(type);
     }
 }
+
+static int needs_agreement(const hccl_algo_ctx *ctx, hccl_op_type t);
 
 HcclResult hccl_algo_run(hccl_algo_ctx *ctx, const hccl_op_args *args)
 {
@@ -109,6 +168,26 @@ HcclResult hccl_algo_run_with(hccl_algo_ctx *ctx, const hccl_op_args *args, hccl
         case HCCL_OP_REDUCE_SCATTER: return hccl_algo_hier_reduce_scatter(ctx, args);
         default: return hccl_algo_hier_broadcast(ctx, args);
         }
+    case HCCL_ALGO_HD:
+        switch (args->type) {
+        case HCCL_OP_ALLREDUCE: return hccl_algo_hd_allreduce(ctx, args);
+        case HCCL_OP_REDUCE_SCATTER:
+        case HCCL_OP_REDUCE_SCATTER_V: return hccl_algo_hd_reduce_scatter(ctx, args);
+        case HCCL_OP_ALLGATHER:
+        case HCCL_OP_ALLGATHER_V: return hccl_algo_hd_allgather(ctx, args);
+        default: return hccl_algo_run_reference(ctx, args);
+        }
+    case HCCL_ALGO_BRUCK:
+        switch (args->type) {
+        case HCCL_OP_ALLGATHER:
+        case HCCL_OP_ALLGATHER_V: return hccl_algo_bruck_allgather(ctx, args);
+        case HCCL_OP_ALLTOALL: return hccl_algo_bruck_alltoall(ctx, args);
+        default: return hccl_algo_run_reference(ctx, args);
+        }
+    case HCCL_ALGO_CHAIN:
+        if (args->type != HCCL_OP_BROADCAST && args->type != HCCL_OP_REDUCE) return hccl_algo_run_reference(ctx, args);
+        if (args->count > 0 && needs_agreement(ctx, args->type)) CHECK(hccl_direct_close(ctx));
+        return args->type == HCCL_OP_BROADCAST ? hccl_algo_chain_broadcast(ctx, args) : hccl_algo_chain_reduce(ctx, args);
     default: return hccl_algo_run_reference(ctx, args);
     }
 }

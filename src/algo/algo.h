@@ -108,7 +108,9 @@ typedef struct hccl_algo_ctx {
     void *scratch; /* HCCL_ALGO_SCRATCH_BYTES, 64-byte aligned, private to this op */
     size_t scratch_bytes;
     int direct;    /* every peer is reachable with net->peer_copy (same on all ranks) */
-    int reference; /* use the reference algorithms only (same on all ranks) */
+    int reference; /* 1: the reference algorithms only; HCCL_ALGO_FORCED(id): that
+                      algorithm where it implements the operation (see below); 0: the
+                      selection chooses (same on all ranks) */
     /* Topology (same on all ranks): host index of every rank (0..nhosts-1, numbered
      * in order of first appearance), or NULL / nhosts <= 1 for one host. */
     const uint32_t *host_of;
@@ -125,8 +127,18 @@ typedef enum {
     HCCL_ALGO_ONESHOT,       /* allreduce: everyone sends everything to everyone, reduce locally */
     HCCL_ALGO_DIRECT,        /* same host: read peers' buffers directly, reduce owned slices */
     HCCL_ALGO_HIER,          /* several hosts: within each host, then across host leaders */
+    HCCL_ALGO_HD,            /* recursive halving-doubling (allreduce, reduce-scatter, allgather) */
+    HCCL_ALGO_BRUCK,         /* Bruck (allgather, alltoall) */
+    HCCL_ALGO_CHAIN,         /* pipelined chain (broadcast, reduce) */
     HCCL_ALGO_COUNT
 } hccl_algo_id;
+
+/* ctx->reference value that forces algorithm id (HCCL_ALGO): used where id implements
+ * the operation and the communicator is not one host's direct group (ctx->direct) nor
+ * hierarchical; elsewhere the selection chooses as usual. */
+#define HCCL_ALGO_FORCED(id) (0x100 | (int)(id))
+/* Does algorithm id implement operation type (the reference implements them all)? */
+int hccl_algo_implements(hccl_algo_id id, hccl_op_type type);
 hccl_algo_id hccl_algo_select(const hccl_algo_ctx *ctx, const hccl_op_args *args);
 const char *hccl_algo_id_name(hccl_algo_id id, hccl_op_type type);
 HcclResult hccl_algo_run(hccl_algo_ctx *ctx, const hccl_op_args *args);
@@ -157,5 +169,28 @@ HcclResult hccl_algo_hier_allreduce(hccl_algo_ctx *ctx, const hccl_op_args *a);
 HcclResult hccl_algo_hier_broadcast(hccl_algo_ctx *ctx, const hccl_op_args *a);
 HcclResult hccl_algo_hier_allgather(hccl_algo_ctx *ctx, const hccl_op_args *a);
 HcclResult hccl_algo_hier_reduce_scatter(hccl_algo_ctx *ctx, const hccl_op_args *a);
+/* The network algorithms for any transport and any number of ranks (one per file). */
+HcclResult hccl_algo_hd_allreduce(hccl_algo_ctx *ctx, const hccl_op_args *a);
+HcclResult hccl_algo_hd_reduce_scatter(hccl_algo_ctx *ctx, const hccl_op_args *a); /* also _V */
+HcclResult hccl_algo_hd_allgather(hccl_algo_ctx *ctx, const hccl_op_args *a);      /* also _V */
+HcclResult hccl_algo_bruck_allgather(hccl_algo_ctx *ctx, const hccl_op_args *a);   /* also _V */
+HcclResult hccl_algo_bruck_alltoall(hccl_algo_ctx *ctx, const hccl_op_args *a);    /* ALLTOALL only */
+HcclResult hccl_algo_chain_broadcast(hccl_algo_ctx *ctx, const hccl_op_args *a);
+HcclResult hccl_algo_chain_reduce(hccl_algo_ctx *ctx, const hccl_op_args *a);
+
+/*
+ * The alpha-beta cost model (cost.c): predicted time in microseconds of algorithm id
+ * for operation type over n ranks, where `bytes` is the size hccl_algo_select
+ * measures (allreduce, broadcast, reduce: the vector; allgather, reduce-scatter: one
+ * rank's block; alltoall: one pair's block); HUGE_VAL where id does not implement
+ * type. Links are TCP unless every pair is on one host with direct copies (then
+ * shared memory).
+ */
+typedef enum { HCCL_LINK_TCP = 0, HCCL_LINK_SHM = 1 } hccl_link_kind;
+hccl_link_kind hccl_algo_link(const hccl_algo_ctx *ctx);
+double hccl_algo_cost(hccl_algo_id id, hccl_op_type type, uint32_t n, uint64_t bytes, hccl_link_kind link);
+/* Elements per segment of the pipelined chain for count elements of es bytes (the
+ * same on every rank): the model's optimum, a power of two in bytes, 8 KiB..1 MiB. */
+uint64_t hccl_algo_chain_segment(uint32_t n, uint64_t count, size_t es, int reduce, hccl_link_kind link);
 
 #endif
