@@ -1,14 +1,24 @@
 /*
  * algo_env.c - HCCL_ALGO: the upstream syntax, honoured with the algorithms we have.
  *
- *   HCCL_ALGO="level0:NA;level1:ring"                       every operation
- *   HCCL_ALGO="allreduce=level0:NA;level1:H-D_R/allgather=level0:NA;level1:ring"
+ *   HCCL_ALGO="level0:NA;level1:H-D_R"                      every operation
+ *   HCCL_ALGO="allreduce=level0:NA;level1:H-D_R/allgather=level0:NA;level1:NB"
  *
- * A level set to "ring" (or "pairwise", for alltoall) selects the reference
- * algorithms for that operation; "NA", "fullmesh", "mesh", "direct" or an empty
- * value leave the choice to the cost-based selection. Values we do not implement yet
- * (H-D_R, NHR, NB, pipeline, star) also leave it to the selection, with one INFO line.
+ * Level values (at any level; we do not tell the levels apart):
+ *   ring, pairwise         the reference algorithms of the operation
+ *   H-D_R (H-D, HD)        recursive halving-doubling (allreduce, reducescatter, allgather)
+ *   NB (bruck)             Bruck (allgather, alltoall)
+ *   pipeline (chain)       pipelined chain (broadcast, reduce)
+ *   NA, fullmesh, mesh, direct, or empty: the cost-based selection chooses.
+ * An algorithm that does not implement an operation leaves that operation to the
+ * selection (with the global form that is expected: H-D_R applies to the three ops
+ * it implements); NHR, star and other upstream values too, with one INFO line. A
+ * forced algorithm replaces the network algorithms' choice only: communicators of
+ * one host with direct copies, and hierarchical ones, keep theirs (hccl_algo_select).
  * HCCL_REFERENCE_ALGOS=1 forces the reference algorithms everywhere (for tests).
+ *
+ * hccl_algo_env_reference(type) gives ctx->reference: 0 (choose), 1 (reference) or
+ * HCCL_ALGO_FORCED(id).
  */
 #include "core/comm.h"
 
@@ -20,42 +30,71 @@
 #include <string.h>
 #include <strings.h>
 
-static int force_reference[HCCL_OP_COUNT];
+static int force[HCCL_OP_COUNT];
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
 static const struct {
     const char *name;
-    hccl_op_type ops[2];
-} op_names[] = {{"allreduce", {HCCL_OP_ALLREDUCE, HCCL_OP_ALLREDUCE}},
-                {"allgather", {HCCL_OP_ALLGATHER, HCCL_OP_ALLGATHER_V}},
-                {"reducescatter", {HCCL_OP_REDUCE_SCATTER, HCCL_OP_REDUCE_SCATTER_V}},
-                {"broadcast", {HCCL_OP_BROADCAST, HCCL_OP_BROADCAST}},
-                {"reduce", {HCCL_OP_REDUCE, HCCL_OP_REDUCE}},
-                {"alltoall", {HCCL_OP_ALLTOALL, HCCL_OP_ALLTOALLV}}};
+    hccl_op_type ops[3];
+} op_names[] = {{"allreduce", {HCCL_OP_ALLREDUCE, HCCL_OP_ALLREDUCE, HCCL_OP_ALLREDUCE}},
+                {"allgather", {HCCL_OP_ALLGATHER, HCCL_OP_ALLGATHER_V, HCCL_OP_ALLGATHER_V}},
+                {"reducescatter", {HCCL_OP_REDUCE_SCATTER, HCCL_OP_REDUCE_SCATTER_V, HCCL_OP_REDUCE_SCATTER_V}},
+                {"broadcast", {HCCL_OP_BROADCAST, HCCL_OP_BROADCAST, HCCL_OP_BROADCAST}},
+                {"reduce", {HCCL_OP_REDUCE, HCCL_OP_REDUCE, HCCL_OP_REDUCE}},
+                {"alltoall", {HCCL_OP_ALLTOALL, HCCL_OP_ALLTOALLV, HCCL_OP_ALLTOALLVC}}};
 
-/* "level0:NA;level1:ring" -> 1 when some level asks for the reference algorithms. */
+static const struct {
+    const char *value;
+    int algo; /* 1: reference; else HCCL_ALGO_FORCED(id) */
+} values[] = {{"ring", 1},
+              {"pairwise", 1},
+              {"H-D_R", HCCL_ALGO_FORCED(HCCL_ALGO_HD)},
+              {"H-D", HCCL_ALGO_FORCED(HCCL_ALGO_HD)},
+              {"HD", HCCL_ALGO_FORCED(HCCL_ALGO_HD)},
+              {"NB", HCCL_ALGO_FORCED(HCCL_ALGO_BRUCK)},
+              {"bruck", HCCL_ALGO_FORCED(HCCL_ALGO_BRUCK)},
+              {"pipeline", HCCL_ALGO_FORCED(HCCL_ALGO_CHAIN)},
+              {"chain", HCCL_ALGO_FORCED(HCCL_ALGO_CHAIN)}};
+
+/* "level0:NA;level1:ring" -> 1 when some level asks for the reference algorithms,
+ * else the last algorithm named, else 0. */
 static int parse_levels(const char *spec)
 {
-    int ref = 0;
+    int ref = 0, algo = 0;
     char buf[256];
     snprintf(buf, sizeof buf, "%s", spec);
     for (char *save = NULL, *tok = strtok_r(buf, ";", &save); tok; tok = strtok_r(NULL, ";", &save)) {
         char *v = strchr(tok, ':');
         v = v ? v + 1 : tok;
-        if (strcasecmp(v, "ring") == 0 || strcasecmp(v, "pairwise") == 0) ref = 1;
-        else if (*v && strcasecmp(v, "NA") && strcasecmp(v, "fullmesh") && strcasecmp(v, "mesh") &&
-                 strcasecmp(v, "direct"))
+        size_t i;
+        for (i = 0; i < sizeof values / sizeof values[0]; i++)
+            if (strcasecmp(v, values[i].value) == 0) break;
+        if (i < sizeof values / sizeof values[0]) {
+            if (values[i].algo == 1) ref = 1;
+            else algo = values[i].algo;
+        } else if (*v && strcasecmp(v, "NA") && strcasecmp(v, "fullmesh") && strcasecmp(v, "mesh") &&
+                   strcasecmp(v, "direct")) {
             HCCL_INFO(COLL, "HCCL_ALGO: %s is not implemented here; the selection chooses", v);
+        }
     }
-    return ref;
+    return ref ? 1 : algo;
+}
+
+/* Force `value` on op where it applies (the reference always does). */
+static void apply(hccl_op_type op, int value)
+{
+    if (value == 1 || (value && hccl_algo_implements((hccl_algo_id)(value & 0xff), op))) force[op] = value;
 }
 
 static void load(void)
 {
-    int all_ref = hccl_param_read_int("HCCL_REFERENCE_ALGOS", 0) != 0;
+    int all = hccl_param_read_int("HCCL_REFERENCE_ALGOS", 0) != 0;
     const char *algo = hccl_param_read_str("HCCL_ALGO", NULL);
-    if (algo && !strchr(algo, '=')) all_ref |= parse_levels(algo);
-    for (int i = 0; i < HCCL_OP_COUNT; i++) force_reference[i] = all_ref;
+    int global = algo && !strchr(algo, '=') ? parse_levels(algo) : 0;
+    for (int i = 0; i < HCCL_OP_COUNT; i++) {
+        force[i] = 0;
+        apply((hccl_op_type)i, all ? 1 : global);
+    }
     if (!algo || !strchr(algo, '=')) return;
     char buf[1600];
     snprintf(buf, sizeof buf, "%s", algo);
@@ -70,15 +109,16 @@ static void load(void)
             HCCL_WARN(COLL, "HCCL_ALGO: unknown operation \"%s\" ignored", tok);
             continue;
         }
-        int ref = parse_levels(eq + 1);
-        force_reference[op_names[i].ops[0]] |= ref;
-        force_reference[op_names[i].ops[1]] |= ref;
-        if (op_names[i].ops[0] == HCCL_OP_ALLTOALL) force_reference[HCCL_OP_ALLTOALLVC] |= ref;
+        int value = parse_levels(eq + 1);
+        if (value && value != 1 && !hccl_algo_implements((hccl_algo_id)(value & 0xff), op_names[i].ops[0]))
+            HCCL_INFO(COLL, "HCCL_ALGO: %s has no such algorithm here; the selection chooses", op_names[i].name);
+        for (int k = 0; k < 3 && !all; k++)
+            if (force[op_names[i].ops[k]] != 1) apply(op_names[i].ops[k], value);
     }
 }
 
 int hccl_algo_env_reference(hccl_op_type type)
 {
     pthread_once(&once, load);
-    return (unsigned)type < HCCL_OP_COUNT ? force_reference[type] : 1;
+    return (unsigned)type < HCCL_OP_COUNT ? force[type] : 1;
 }
