@@ -371,7 +371,9 @@ static HcclResult rank_fn(hccl_algo_ctx *ctx, void *arg)
 {
     tc *t = arg;
     ctx->reference = g_force;
-    if (g_force && ctx->nranks > 1 && hccl_algo_select(ctx, &t->args[ctx->rank]) != (hccl_algo_id)(g_force & 0xff))
+    int hier = ctx->host_of && ctx->nhosts > 1 && ctx->nhosts < ctx->nranks; /* forcing applies to its leaders */
+    if (g_force && !hier && ctx->nranks > 1 &&
+        hccl_algo_select(ctx, &t->args[ctx->rank]) != (hccl_algo_id)(g_force & 0xff))
         atomic_fetch_add(&g_wrong_algo, 1);
     return hccl_algo_run(ctx, &t->args[ctx->rank]);
 }
@@ -541,16 +543,21 @@ static void test_direct(void)
 }
 
 /* Hierarchical allreduce, broadcast, allgather and reduce-scatter over simulated hosts, with and without direct
- * copies inside hosts, against the serial result. */
+ * copies inside hosts, against the serial result; also with each network algorithm forced (for the leaders'
+ * step), and one rank per host (the network algorithms throughout). */
 static void test_hier(void)
 {
     static const uint32_t l3[] = {0, 0, 1}, l4[] = {0, 0, 1, 1}, l5[] = {0, 1, 0, 1, 1}, l6[] = {0, 0, 0, 1, 1, 2},
-                          l8[] = {0, 1, 2, 3, 0, 1, 2, 3};
+                          l8[] = {0, 1, 2, 3, 0, 1, 2, 3}, l5f[] = {0, 1, 2, 3, 4};
     static const struct {
         const uint32_t *host_of;
         uint32_t n, nhosts;
-    } layouts[] = {{l3, 3, 2}, {l4, 4, 2}, {l5, 5, 2}, {l6, 6, 3}, {l8, 8, 4}};
-    for (int dmode = 0; dmode <= 2; dmode += 2) {
+    } layouts[] = {{l3, 3, 2}, {l4, 4, 2}, {l5, 5, 2}, {l6, 6, 3}, {l8, 8, 4}, {l5f, 5, 5}};
+    static const int forces[] = {0, HCCL_ALGO_FORCED(HCCL_ALGO_HD), HCCL_ALGO_FORCED(HCCL_ALGO_BRUCK),
+                                 HCCL_ALGO_FORCED(HCCL_ALGO_CHAIN)};
+    for (int step = 0; step < 8; step++) {
+        int dmode = step % 2 * 2;
+        g_force = forces[step / 2];
         fake_net_set_direct(dmode);
         for (size_t l = 0; l < sizeof layouts / sizeof layouts[0]; l++) {
             uint32_t n = layouts[l].n;
@@ -573,6 +580,7 @@ static void test_hier(void)
         }
         run_case(HCCL_OP_ALLREDUCE, 4, (1u << 20) + 3, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, 0, 1);
     }
+    g_force = 0;
     fake_net_set_hosts(NULL, 0);
     fake_net_set_direct(0);
 }
