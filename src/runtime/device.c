@@ -142,6 +142,20 @@ void hccl_rt_device_bind(int32_t device)
     tls_ctx = NULL;
 }
 
+void hccl_rt_device_enter(int32_t device, hccl_rt_binding *saved)
+{
+    saved->device = tls_device;
+    saved->ctx = tls_ctx;
+    tls_device = device;
+    tls_ctx = NULL;
+}
+
+void hccl_rt_device_leave(const hccl_rt_binding *saved)
+{
+    tls_device = saved->device;
+    tls_ctx = saved->ctx;
+}
+
 aclError aclrtResetDevice(int32_t deviceId) { return check_device(deviceId, "aclrtResetDevice"); }
 
 aclError aclrtGetRunMode(aclrtRunMode *runMode)

@@ -12,7 +12,13 @@
  * call (the most recent record before the wait; none: nothing to wait for) and
  * enqueues a task that blocks until completed >= target. aclrtSynchronizeEvent waits
  * the same way in the caller; aclrtQueryEventStatus compares completed with recorded.
- * Waiters spin briefly (see stream.c) then sleep on the event's condition variable.
+ *
+ * The event remembers where its latest record's marker was queued. A waiter for that
+ * record (aclrtSynchronizeEvent, or the wait task of another stream) first runs the
+ * recording stream's tasks up to the marker itself, as aclrtSynchronizeStream does
+ * (stream.c: no thread switch, and no wait for a deferred wake-up); then it spins
+ * briefly and sleeps on the event's condition variable. aclrtQueryEventStatus that
+ * finds the record pending wakes the recording stream's worker, so polling advances.
  *
  * Lifetime: an event is reference counted: the registry holds one reference and each
  * queued marker or in-flight API call holds one, so aclrtDestroyEvent while a marker is
@@ -34,6 +40,8 @@ typedef struct rt_event {
     uint64_t completed; /* highest record whose marker ran (atomic reads) */
     int sleepers;
     int refs; /* atomic */
+    uint64_t last_num;           /* the record whose marker position is known (under mu) */
+    hccl_rt_stream_pos last_pos; /* where that marker was queued */
 } rt_event;
 
 typedef struct marker {
@@ -73,8 +81,21 @@ static void complete_record(rt_event *e, uint64_t seq)
     pthread_mutex_unlock(&e->mu);
 }
 
+/* 1 and *pos when record number num is the one whose marker position is known. */
+static int record_pos(rt_event *e, uint64_t num, hccl_rt_stream_pos *pos)
+{
+    pthread_mutex_lock(&e->mu);
+    int known = e->last_num == num && e->last_pos.stream;
+    if (known) *pos = e->last_pos;
+    pthread_mutex_unlock(&e->mu);
+    return known;
+}
+
 static void wait_record(rt_event *e, uint64_t target)
 {
+    hccl_rt_stream_pos pos;
+    if (__atomic_load_n(&e->completed, __ATOMIC_ACQUIRE) >= target) return;
+    if (record_pos(e, target, &pos)) hccl_rt_stream_help(&pos);
     if (hccl_rt_spin_until_ge(&e->completed, target)) return;
     pthread_mutex_lock(&e->mu);
     while (e->completed < target) {
@@ -143,11 +164,23 @@ aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream)
     }
     pthread_mutex_lock(&e->mu);
     m->ev = e;
-    m->seq = ++e->recorded;
+    uint64_t num = m->seq = ++e->recorded;
     pthread_mutex_unlock(&e->mu);
-    /* The marker owns the reference taken by event_get. */
-    aclError rc = hccl_rt_stream_enqueue(stream, record_task, m, "aclrtRecordEvent");
-    if (rc != ACL_SUCCESS) record_task(m); /* never leave a record that cannot complete */
+    /* The marker owns the reference taken by event_get; this call holds one more. */
+    __atomic_add_fetch(&e->refs, 1, __ATOMIC_ACQ_REL);
+    hccl_rt_stream_pos pos;
+    aclError rc = hccl_rt_stream_enqueue_at(stream, record_task, m, "aclrtRecordEvent", &pos);
+    if (rc != ACL_SUCCESS) {
+        record_task(m); /* never leave a record that cannot complete */
+    } else if (pos.stream) {
+        pthread_mutex_lock(&e->mu);
+        if (num > e->last_num) {
+            e->last_num = num;
+            e->last_pos = pos;
+        }
+        pthread_mutex_unlock(&e->mu);
+    }
+    event_put(e);
     return rc;
 }
 
@@ -195,8 +228,11 @@ aclError aclrtQueryEventStatus(aclrtEvent event, aclrtEventRecordedStatus *statu
     rt_event *e = event_get(event);
     if (!e) return hccl_rt_error(ACL_ERROR_RT_INVALID_HANDLE, "aclrtQueryEventStatus: %p is not a live event", event);
     pthread_mutex_lock(&e->mu);
-    int done = e->completed >= e->recorded;
+    uint64_t recorded = e->recorded;
+    int done = e->completed >= recorded;
     pthread_mutex_unlock(&e->mu);
+    hccl_rt_stream_pos pos;
+    if (!done && record_pos(e, recorded, &pos)) hccl_rt_stream_kick(&pos); /* polling must advance */
     event_put(e);
     *status = done ? ACL_EVENT_RECORDED_STATUS_COMPLETE : ACL_EVENT_RECORDED_STATUS_NOT_READY;
     return ACL_SUCCESS;
@@ -225,6 +261,7 @@ static void reset_event(uintptr_t key, uint64_t val, void *ctx)
     pthread_cond_init(&e->cv, NULL);
     e->sleepers = 0;
     e->completed = e->recorded;
+    e->last_pos.stream = NULL;
     e->refs = 1; /* markers of the parent's streams never run here */
 }
 

@@ -7,7 +7,8 @@
  *   errmsg.c  the thread-local "recent error" text behind aclGetRecentErrMsg;
  *   device.c  aclInit/aclFinalize, devices, contexts, run mode, the fork handlers;
  *   memory.c  aclrtMalloc/Free/MallocHost/FreeHost/Memcpy/Memset (+ Async);
- *   stream.c  streams: in-order work queues, each run by one worker thread;
+ *   stream.c  streams: in-order work queues, each run by one worker thread or by
+ *             the thread that synchronizes it;
  *   event.c   events (CUDA semantics) built on stream tasks.
  *
  * Nothing here is exported: the version script exports only acl*.
@@ -55,7 +56,23 @@ int hccl_rt_spin_until_ge(const uint64_t *word, uint64_t target);
  * On an error return fn was not queued and arg is still the caller's.
  */
 aclError hccl_rt_stream_enqueue(aclrtStream stream, aclrtHostTask fn, void *arg, const char *api);
-/* Waits for all live streams (skipping the calling worker's own); first error found. */
+/* Where a task was queued: the stream, its id (never reused) and the task's seq. */
+typedef struct hccl_rt_stream_pos {
+    aclrtStream stream; /* NULL: nowhere (the NULL stream ran it at once) */
+    unsigned id;
+    uint64_t seq;
+} hccl_rt_stream_pos;
+/* hccl_rt_stream_enqueue that also says where the task went (pos may be NULL). */
+aclError hccl_rt_stream_enqueue_at(aclrtStream stream, aclrtHostTask fn, void *arg, const char *api,
+                                   hccl_rt_stream_pos *pos);
+/* Runs the tasks of pos's stream up to pos->seq on the calling thread (waiting while
+ * another thread runs one), as aclrtSynchronizeStream does; nothing when that stream is
+ * gone or its task is running further down this thread's stack. */
+void hccl_rt_stream_help(const hccl_rt_stream_pos *pos);
+/* Makes pos's stream's worker start its queued tasks now (no deferred wake-up). */
+void hccl_rt_stream_kick(const hccl_rt_stream_pos *pos);
+/* Waits for the live streams of the caller's device (skipping any whose task is running
+ * on this thread), running their tasks here; first error found, not cleared. */
 aclError hccl_rt_stream_sync_all(void);
 void hccl_rt_stream_atfork_prepare(void);
 void hccl_rt_stream_atfork_parent(void);
@@ -79,5 +96,13 @@ int32_t hccl_rt_device_current(void);
 /* Binds the calling thread to a device id (used by stream workers: a task sees its
  * stream creator's device through aclrtGetDevice). */
 void hccl_rt_device_bind(int32_t device);
+/* A synchronizing thread that runs a stream's tasks itself binds the stream's device for
+ * the task (enter) and then gets its own binding back (leave). */
+typedef struct hccl_rt_binding {
+    int32_t device;
+    void *ctx;
+} hccl_rt_binding;
+void hccl_rt_device_enter(int32_t device, hccl_rt_binding *saved);
+void hccl_rt_device_leave(const hccl_rt_binding *saved);
 
 #endif

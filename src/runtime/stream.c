@@ -1,33 +1,62 @@
 /*
- * stream.c - streams: in-order work queues, each run by its own worker thread.
+ * stream.c - streams: in-order work queues, run by a worker thread per stream or by
+ * the thread that synchronizes them.
  *
  *   caller threads                       worker thread (one per stream)
- *   aclrtLaunchHostTask ──┐  lock mu     loop: pop head (under mu)
+ *   aclrtLaunchHostTask ──┐  lock mu     loop: claim the head (under mu)
  *   aclrtMemcpyAsync ─────┼─> append ──> ...   run fn(arg) (no lock held)
- *   aclrtRecordEvent ─────┘  submitted++       lock mu; error ?= rc; done = seq;
- *                                              wake synchronizers if any sleep
- *   aclrtSynchronizeStream: target = submitted; wait until done >= target;
- *                           return and clear the stream's error.
+ *   aclrtRecordEvent ─────┘  submitted++       lock mu; error ?= rc; done = seq
+ *
+ *   aclrtSynchronizeStream: target = submitted; until done >= target, run the head
+ *                           here when no task of the stream is running, else wait for
+ *                           the running one; return and clear the stream's error.
  *
  * Task k (1-based) gets seq k; done is the seq of the last finished task, so
  * "done >= target" means every task enqueued before the synchronize has finished.
  * A task's non-zero result becomes the stream's error (the first one since the last
  * synchronize is kept); later tasks still run.
  *
- * Latency: a sleeping thread costs a futex wake-up (~5-50 us), so both the worker
- * (waiting for work) and a synchronizer (waiting for done) first spin for up to
- * ACL_HOST_SPIN_US microseconds (default 30, 0 = never spin) on the lock-free counters,
- * calling sched_yield every few iterations, then sleep on a condition variable. The
- * spin is bounded and yields, so with more threads than cores nothing livelocks.
+ * Who runs a task. Tasks of one stream run one at a time and in order: only the head
+ * is ever claimed, under mu, and only while `running` is clear. A thread that waits
+ * for a stream without a timeout (aclrtSynchronizeStream; aclrtSynchronizeEvent and a
+ * stream's wait for an event, on the stream that records it; aclrtSynchronizeDevice)
+ * registers as a helper: the worker then claims
+ * nothing more, and the helper runs the tasks up to its target on its own thread,
+ * bound to the stream's device (a task's aclrtGetDevice sees the stream creator's
+ * device wherever it runs). That saves two thread switches per synchronized operation.
+ * An enqueue never runs a task: an HCCL operation may wait for a peer whose matching
+ * operation is queued behind other work (two streams on two communicators enqueued in
+ * opposite orders on two ranks), and only the workers make that progress.
+ *
+ * Deferred wake-ups. Waking a sleeping worker costs a futex call and a context switch,
+ * more than an 8-byte allreduce over shared memory. When a stream's synchronizes come
+ * within ACL_STREAM_DEFER_US (default 500) of the enqueue of its oldest unfinished
+ * task twice in a row (launch, then synchronize at once: the usual pattern), the
+ * stream defers: an enqueue no longer wakes the worker, which dozes in timed waits of
+ * that length and runs a task only after it has been queued that long unclaimed, so
+ * the synchronize that follows finds the task queued and runs it. A task the worker
+ * had to take that way (nobody synchronized in time), a synchronize with a timeout, or
+ * a synchronize that finds new work already done puts the stream back to waking the
+ * worker at each enqueue: a task starts at most ACL_STREAM_DEFER_US late, once per
+ * switch. A synchronizing thread first wakes the workers of the other streams on which
+ * it deferred tasks (two streams enqueued in different orders on two ranks, then
+ * synchronized one after the other, must not wait for the doze);
+ * aclrtStreamWaitEvent and aclrtQueryEventStatus wake the recording stream's worker.
+ * A deferring worker with nothing queued for a whole period sleeps until an enqueue
+ * wakes it. ACL_STREAM_DEFER_US=0 never defers.
+ *
+ * Latency: a sleeping thread costs a futex wake-up (~5-50 us), so a worker waiting for
+ * work (when not deferring) and a synchronizer waiting for a running task first spin
+ * for up to ACL_HOST_SPIN_US microseconds (default 30, 0 = never spin) on the
+ * lock-free counters, calling sched_yield every few iterations, then sleep on a
+ * condition variable. The spin is bounded and yields, so with more threads than cores
+ * nothing livelocks.
  *
  * Handles: a registry (hash map under reg_mu) holds every live stream; an API call
  * looks the handle up and takes a user reference, so an unknown or destroyed handle
  * is rejected without being dereferenced, and destroy frees the stream only after
  * the last user has left. aclrtDestroyStream unregisters the stream, lets the worker
  * drain the queue, joins it and frees everything.
- *
- * A worker runs bound to the device of the thread that created its stream, so a task
- * calling aclrtGetDevice sees that device.
  *
  * Fork: the child has no worker threads, so every stream created before the fork is
  * forgotten there (its handle becomes invalid); new streams work normally.
@@ -46,29 +75,48 @@
 #include <time.h>
 
 HCCL_PARAM_INT(rt_spin_us_env, "ACL_HOST_SPIN_US", 30)
+HCCL_PARAM_INT(rt_defer_us_env, "ACL_STREAM_DEFER_US", 500)
+
+enum {
+    DEFER_VOTES = 2,    /* prompt synchronizes in a row before a stream defers */
+    DEFER_SCORE_MAX = 8 /* cap, so one late task switches back at once */
+};
+
+/* What the worker does (under mu): running (or about to look at the queue), in a timed
+ * wait that ends by itself, or asleep until signalled. */
+enum { W_AWAKE, W_DOZING, W_SLEEPING };
 
 typedef struct task {
     struct task *next;
     aclrtHostTask fn;
     void *arg;
     uint64_t seq;
+    uint64_t t_enq; /* hccl_now_ns() at the enqueue */
 } task;
 
 typedef struct rt_stream {
     pthread_mutex_t mu;
-    pthread_cond_t work_cv; /* worker sleeps here for work */
-    pthread_cond_t done_cv; /* synchronizers sleep here for done */
+    pthread_cond_t work_cv; /* the worker waits here */
+    pthread_cond_t done_cv; /* synchronizers wait here for done */
     task *head, *tail;
-    uint64_t submitted; /* seq of the last enqueued task (atomic reads) */
-    uint64_t done;      /* seq of the last finished task (atomic reads) */
-    int error;          /* first task error since the last synchronize */
-    int stop;           /* destroy requested: drain and exit */
-    int worker_sleeping;
+    uint64_t submitted;   /* seq of the last enqueued task (atomic reads) */
+    uint64_t done;        /* seq of the last finished task (atomic reads) */
+    uint64_t run_t_enq;   /* t_enq of the running task */
+    uint64_t kicked_upto; /* tasks up to this seq are not deferred */
+    uint64_t synced_upto; /* target of the last synchronize */
+    int error;            /* first task error since the last synchronize */
+    int stop;             /* destroy requested: drain and exit */
+    int running;          /* a task is running (on the worker or a helper) */
+    int helpers;          /* threads running the stream's tasks themselves */
+    int wstate;           /* W_* */
+    int defer_score;      /* prompt synchronizes in a row (see deferring()) */
+    int deferred;         /* an enqueue left a task to the doze (counted in n_deferred) */
+    pthread_t deferred_by; /* the thread of that enqueue */
     int sync_sleepers;
     uint64_t wake_at; /* smallest target a sleeping synchronizer waits for */
     int users; /* API calls in flight holding the stream (under reg_mu) */
     unsigned id;
-    int32_t device; /* the creator's device (-1: none); the worker runs bound to it */
+    int32_t device; /* the creator's device (-1: none); tasks run bound to it */
     pthread_t worker;
 } rt_stream;
 
@@ -76,13 +124,35 @@ static pthread_mutex_t reg_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t reg_cv = PTHREAD_COND_INITIALIZER; /* a user reference was dropped */
 static hccl_rt_map reg;
 static unsigned next_id;
-static __thread rt_stream *tls_worker; /* the stream whose worker is this thread */
+static int n_deferred; /* streams with `deferred` set (atomic) */
+
+/* The streams whose task this thread is running, innermost first: a task must not
+ * synchronize or destroy its own stream, and a thread never helps a stream twice. */
+typedef struct exec_frame {
+    const rt_stream *s;
+    struct exec_frame *prev;
+} exec_frame;
+static __thread exec_frame *tls_frames;
+
+static int runs_here(const rt_stream *s)
+{
+    for (const exec_frame *f = tls_frames; f; f = f->prev)
+        if (f->s == s) return 1;
+    return 0;
+}
 
 int64_t hccl_rt_spin_us(void)
 {
     int64_t v = hccl_param_rt_spin_us_env();
     if (v < 0) return 0;
     return v > 1000000 ? 1000000 : v;
+}
+
+static uint64_t defer_ns(void)
+{
+    int64_t v = hccl_param_rt_defer_us_env();
+    if (v <= 0) return 0;
+    return (uint64_t)(v > 1000000 ? 1000000 : v) * 1000u;
 }
 
 static inline void cpu_relax(void)
@@ -111,48 +181,209 @@ int hccl_rt_spin_until_ge(const uint64_t *word, uint64_t target)
     }
 }
 
+/* ---- everything below that takes an rt_stream * expects s->mu held */
+
+static int deferring(const rt_stream *s) { return s->defer_score >= DEFER_VOTES && defer_ns() > 0; }
+
+static void set_deferred(rt_stream *s, int on)
+{
+    if (s->deferred == on) return;
+    s->deferred = on;
+    if (on) s->deferred_by = pthread_self();
+    __atomic_add_fetch(&n_deferred, on ? 1 : -1, __ATOMIC_ACQ_REL);
+}
+
+/* After the helpers left, or a kick: make sure queued work (or a stop) gets the worker. */
+static void wake_worker(rt_stream *s)
+{
+    if (s->helpers || (!s->head && !s->stop)) return;
+    int due = s->stop || !deferring(s) || (s->head && s->head->seq <= s->kicked_upto);
+    if (s->wstate == W_SLEEPING || (s->wstate == W_DOZING && due)) pthread_cond_signal(&s->work_cv);
+}
+
+/* Makes the worker start what is queued now, without deferring it. */
+static void kick(rt_stream *s)
+{
+    s->kicked_upto = s->submitted;
+    set_deferred(s, 0);
+    wake_worker(s);
+}
+
+/*
+ * Claims the head and runs it on this thread (the worker when on_worker, else a
+ * helper, which binds the stream's device for the task). Unlocks mu meanwhile.
+ */
+static void run_head(rt_stream *s, int on_worker)
+{
+    task *t = s->head;
+    s->head = t->next;
+    if (!s->head) {
+        s->tail = NULL;
+        set_deferred(s, 0);
+    }
+    s->running = 1;
+    s->run_t_enq = t->t_enq;
+    pthread_mutex_unlock(&s->mu);
+
+    exec_frame frame = {s, tls_frames};
+    tls_frames = &frame;
+    hccl_rt_binding saved;
+    if (!on_worker) hccl_rt_device_enter(s->device, &saved);
+    aclError rc = t->fn(t->arg);
+    if (!on_worker) hccl_rt_device_leave(&saved);
+    tls_frames = frame.prev;
+    uint64_t seq = t->seq;
+    hccl_free(t);
+
+    pthread_mutex_lock(&s->mu);
+    s->running = 0;
+    if (rc != ACL_SUCCESS && s->error == ACL_SUCCESS) s->error = rc;
+    __atomic_store_n(&s->done, seq, __ATOMIC_RELEASE);
+    /* Wake synchronizers only when the earliest of their targets is reached: a
+     * wake-up per task would cost two system calls and a context switch each. */
+    if (s->sync_sleepers && seq >= s->wake_at) {
+        s->wake_at = UINT64_MAX;
+        pthread_cond_broadcast(&s->done_cv);
+    }
+}
+
+/* The worker waits in state st until signalled or, when deadline_ns != 0, until then. */
+static void worker_wait(rt_stream *s, int st, uint64_t deadline_ns)
+{
+    s->wstate = st;
+    if (!deadline_ns) {
+        pthread_cond_wait(&s->work_cv, &s->mu);
+    } else {
+        struct timespec ts = {(time_t)(deadline_ns / 1000000000u), (long)(deadline_ns % 1000000000u)};
+        pthread_cond_timedwait(&s->work_cv, &s->mu, &ts);
+    }
+    s->wstate = W_AWAKE;
+}
+
 static void *worker_main(void *p)
 {
     rt_stream *s = p;
     char name[16];
     snprintf(name, sizeof name, "acl-stream-%u", s->id % 10000u);
     pthread_setname_np(pthread_self(), name);
-    tls_worker = s;
     if (s->device >= 0) hccl_rt_device_bind(s->device);
-    uint64_t taken = 0;
+    uint64_t idle_mark = UINT64_MAX; /* submitted when a doze with nothing queued began */
     pthread_mutex_lock(&s->mu);
     for (;;) {
-        while (!s->head && !s->stop) {
-            pthread_mutex_unlock(&s->mu);
-            hccl_rt_spin_until_ge(&s->submitted, taken + 1);
-            pthread_mutex_lock(&s->mu);
-            if (s->head || s->stop) break;
-            s->worker_sleeping = 1;
-            pthread_cond_wait(&s->work_cv, &s->mu);
-            s->worker_sleeping = 0;
+        if (s->head && !s->running && !s->helpers) {
+            int defer = !s->stop && deferring(s) && s->head->seq > s->kicked_upto;
+            uint64_t due = s->head->t_enq + defer_ns();
+            if (defer && hccl_now_ns() < due) {
+                worker_wait(s, W_DOZING, due); /* a synchronize may still come for it */
+                continue;
+            }
+            if (defer) s->defer_score = 0; /* none came in time: asynchronous use */
+            run_head(s, 1);
+            continue;
         }
-        if (!s->head) break; /* stop requested and the queue is drained */
-        task *t = s->head;
-        s->head = t->next;
-        if (!s->head) s->tail = NULL;
-        taken = t->seq;
-        pthread_mutex_unlock(&s->mu);
-
-        aclError rc = t->fn(t->arg);
-        hccl_free(t);
-
-        pthread_mutex_lock(&s->mu);
-        if (rc != ACL_SUCCESS && s->error == ACL_SUCCESS) s->error = rc;
-        __atomic_store_n(&s->done, taken, __ATOMIC_RELEASE);
-        /* Wake synchronizers only when the earliest of their targets is reached: a
-         * wake-up per task would cost two system calls and a context switch each. */
-        if (s->sync_sleepers && taken >= s->wake_at) {
-            s->wake_at = UINT64_MAX;
-            pthread_cond_broadcast(&s->done_cv);
+        if (s->stop && !s->head && !s->running) break; /* drained */
+        if (s->head || s->running || s->helpers || s->stop) {
+            /* Helpers run the stream; the last one to leave wakes us if work remains. */
+            worker_wait(s, W_SLEEPING, 0);
+            continue;
+        }
+        if (!deferring(s)) {
+            uint64_t seen = s->submitted;
+            pthread_mutex_unlock(&s->mu);
+            int more = hccl_rt_spin_until_ge(&s->submitted, seen + 1);
+            pthread_mutex_lock(&s->mu);
+            if (!more && !s->head && !s->stop) worker_wait(s, W_SLEEPING, 0);
+            continue;
+        }
+        /* Deferring with nothing queued: doze a period at a time (an enqueue does not
+         * wake us); sleep after a whole period without enqueues. */
+        if (s->submitted == idle_mark) {
+            idle_mark = UINT64_MAX;
+            worker_wait(s, W_SLEEPING, 0);
+        } else {
+            idle_mark = s->submitted;
+            worker_wait(s, W_DOZING, hccl_now_ns() + defer_ns());
         }
     }
     pthread_mutex_unlock(&s->mu);
     return NULL;
+}
+
+/*
+ * This thread runs the stream's tasks up to target itself, waiting while another
+ * thread runs one (the worker finishes the task it has and then leaves the stream to
+ * the helpers). Returns with mu held and done >= target.
+ */
+static void help(rt_stream *s, uint64_t target)
+{
+    s->helpers++;
+    while (s->done < target) {
+        if (!s->running && s->head) {
+            run_head(s, 0);
+            continue;
+        }
+        uint64_t d = s->done;
+        pthread_mutex_unlock(&s->mu);
+        hccl_rt_spin_until_ge(&s->done, d + 1);
+        pthread_mutex_lock(&s->mu);
+        while (s->done == d && s->running) {
+            s->sync_sleepers++;
+            if (d + 1 < s->wake_at) s->wake_at = d + 1;
+            pthread_cond_wait(&s->done_cv, &s->mu);
+            s->sync_sleepers--;
+        }
+    }
+    s->helpers--;
+    wake_worker(s);
+}
+
+typedef struct kick_ctx {
+    const rt_stream *except;
+    pthread_t me;
+} kick_ctx;
+
+static void kick_if_mine(uintptr_t key, uint64_t val, void *ctx)
+{
+    (void)val;
+    const kick_ctx *k = ctx;
+    rt_stream *o = (rt_stream *)key;
+    if (o == k->except) return;
+    pthread_mutex_lock(&o->mu);
+    if (o->deferred && pthread_equal(o->deferred_by, k->me)) kick(o);
+    pthread_mutex_unlock(&o->mu);
+}
+
+/* Wakes the workers of the other streams on which this thread deferred tasks. */
+static void kick_mine(const rt_stream *except)
+{
+    kick_ctx k = {except, pthread_self()};
+    pthread_mutex_lock(&reg_mu); /* a registered stream is not freed meanwhile */
+    hccl_rt_map_each(&reg, kick_if_mine, &k);
+    pthread_mutex_unlock(&reg_mu);
+}
+
+/*
+ * A synchronize without timeout: counts whether it came promptly (deferring()), then
+ * runs the stream's tasks up to target here. Returns with mu held.
+ */
+static void sync_help(rt_stream *s, uint64_t target)
+{
+    pthread_mutex_lock(&s->mu);
+    if (s->done >= target) {
+        /* New work was already done: the caller overlapped it; wake the worker eagerly. */
+        if (target > s->synced_upto) s->defer_score = 0;
+    } else {
+        uint64_t oldest = s->running ? s->run_t_enq : s->head->t_enq;
+        if (hccl_now_ns() - oldest < defer_ns() && s->defer_score < DEFER_SCORE_MAX) s->defer_score++;
+        set_deferred(s, 0); /* we run them */
+        if (__atomic_load_n(&n_deferred, __ATOMIC_ACQUIRE) > 0) {
+            pthread_mutex_unlock(&s->mu);
+            kick_mine(s);
+            pthread_mutex_lock(&s->mu);
+        }
+        help(s, target);
+    }
+    if (target > s->synced_upto) s->synced_upto = target;
 }
 
 /* Looks a handle up and takes a user reference; NULL when it is not a live stream. */
@@ -175,6 +406,14 @@ static void stream_put(rt_stream *s)
     pthread_mutex_unlock(&reg_mu);
 }
 
+static void stream_free(rt_stream *s)
+{
+    pthread_cond_destroy(&s->work_cv);
+    pthread_cond_destroy(&s->done_cv);
+    pthread_mutex_destroy(&s->mu);
+    hccl_free(s);
+}
+
 aclError aclrtCreateStream(aclrtStream *stream)
 {
     if (!stream) return hccl_rt_error(ACL_ERROR_INVALID_PARAM, "aclrtCreateStream: stream is NULL");
@@ -182,12 +421,12 @@ aclError aclrtCreateStream(aclrtStream *stream)
     if (!s) return hccl_rt_error(ACL_ERROR_BAD_ALLOC, "aclrtCreateStream: out of memory");
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* the timed waits use hccl_now_ns's clock */
     pthread_mutex_init(&s->mu, NULL);
-    pthread_cond_init(&s->work_cv, NULL);
+    pthread_cond_init(&s->work_cv, &ca);
     pthread_cond_init(&s->done_cv, &ca);
-    s->wake_at = UINT64_MAX;
     pthread_condattr_destroy(&ca);
+    s->wake_at = UINT64_MAX;
     s->id = __atomic_fetch_add(&next_id, 1, __ATOMIC_RELAXED);
     s->device = hccl_rt_device_current();
 
@@ -198,10 +437,7 @@ aclError aclrtCreateStream(aclrtStream *stream)
     int err = pthread_create(&s->worker, NULL, worker_main, s);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (err != 0) {
-        pthread_cond_destroy(&s->work_cv);
-        pthread_cond_destroy(&s->done_cv);
-        pthread_mutex_destroy(&s->mu);
-        hccl_free(s);
+        stream_free(s);
         return hccl_rt_error(ACL_ERROR_RT_INTERNAL_ERROR, "aclrtCreateStream: cannot start a worker thread (errno %d)",
                              err);
     }
@@ -214,7 +450,7 @@ aclError aclrtCreateStream(aclrtStream *stream)
         pthread_cond_signal(&s->work_cv);
         pthread_mutex_unlock(&s->mu);
         pthread_join(s->worker, NULL);
-        hccl_free(s);
+        stream_free(s);
         return hccl_rt_error(rc, "aclrtCreateStream: out of memory");
     }
     *stream = s;
@@ -232,7 +468,7 @@ aclError aclrtDestroyStream(aclrtStream stream)
         return hccl_rt_error(ACL_ERROR_RT_INVALID_HANDLE, "aclrtDestroyStream: %p is not a live stream", stream);
     }
     rt_stream *s = stream;
-    if (s == tls_worker) {
+    if (runs_here(s)) {
         pthread_mutex_unlock(&reg_mu);
         return hccl_rt_error(ACL_ERROR_INVALID_PARAM,
                              "aclrtDestroyStream: a task cannot destroy the stream it runs on (%p)", stream);
@@ -242,6 +478,7 @@ aclError aclrtDestroyStream(aclrtStream stream)
 
     pthread_mutex_lock(&s->mu);
     s->stop = 1;
+    set_deferred(s, 0);
     pthread_cond_signal(&s->work_cv);
     pthread_mutex_unlock(&s->mu);
     pthread_join(s->worker, NULL); /* the worker drains the queue first */
@@ -249,20 +486,19 @@ aclError aclrtDestroyStream(aclrtStream stream)
     pthread_mutex_lock(&reg_mu);
     while (s->users > 0) pthread_cond_wait(&reg_cv, &reg_mu);
     pthread_mutex_unlock(&reg_mu);
-    pthread_cond_destroy(&s->work_cv);
-    pthread_cond_destroy(&s->done_cv);
-    pthread_mutex_destroy(&s->mu);
-    hccl_free(s);
+    stream_free(s);
     return ACL_SUCCESS;
 }
 
-static aclError enqueue(rt_stream *s, aclrtHostTask fn, void *arg, const char *api)
+/* Appends fn(arg); *seq (if not NULL) gets the task's seq. */
+static aclError enqueue(rt_stream *s, aclrtHostTask fn, void *arg, const char *api, uint64_t *seq)
 {
     task *t = hccl_malloc(sizeof *t);
     if (!t) return hccl_rt_error(ACL_ERROR_BAD_ALLOC, "%s: out of memory for a stream task", api);
     t->next = NULL;
     t->fn = fn;
     t->arg = arg;
+    t->t_enq = hccl_now_ns();
     pthread_mutex_lock(&s->mu);
     if (s->stop) {
         pthread_mutex_unlock(&s->mu);
@@ -274,25 +510,81 @@ static aclError enqueue(rt_stream *s, aclrtHostTask fn, void *arg, const char *a
     else s->head = t;
     s->tail = t;
     __atomic_store_n(&s->submitted, t->seq, __ATOMIC_RELEASE);
-    if (s->worker_sleeping) pthread_cond_signal(&s->work_cv);
+    if (seq) *seq = t->seq;
+    /* With helpers present the last one to leave wakes the worker if work remains; a
+     * dozing worker of a deferring stream looks again by itself. */
+    if (!s->helpers && (s->wstate == W_SLEEPING || (s->wstate == W_DOZING && !deferring(s))))
+        pthread_cond_signal(&s->work_cv);
+    else if (deferring(s))
+        set_deferred(s, 1);
     pthread_mutex_unlock(&s->mu);
     return ACL_SUCCESS;
 }
 
-aclError hccl_rt_stream_enqueue(aclrtStream stream, aclrtHostTask fn, void *arg, const char *api)
+aclError hccl_rt_stream_enqueue_at(aclrtStream stream, aclrtHostTask fn, void *arg, const char *api,
+                                   hccl_rt_stream_pos *pos)
 {
+    if (pos) pos->stream = NULL;
     if (!stream) return fn(arg);
     rt_stream *s = stream_get(stream);
     if (!s) return hccl_rt_error(ACL_ERROR_RT_INVALID_HANDLE, "%s: %p is not a live stream", api, stream);
-    aclError rc = enqueue(s, fn, arg, api);
+    uint64_t seq = 0;
+    aclError rc = enqueue(s, fn, arg, api, &seq);
+    if (rc == ACL_SUCCESS && pos) {
+        pos->stream = s;
+        pos->id = s->id;
+        pos->seq = seq;
+    }
     stream_put(s);
     return rc;
+}
+
+aclError hccl_rt_stream_enqueue(aclrtStream stream, aclrtHostTask fn, void *arg, const char *api)
+{
+    return hccl_rt_stream_enqueue_at(stream, fn, arg, api, NULL);
 }
 
 aclError aclrtLaunchHostTask(aclrtStream stream, aclrtHostTask fn, void *arg)
 {
     if (!fn) return hccl_rt_error(ACL_ERROR_INVALID_PARAM, "aclrtLaunchHostTask: fn is NULL");
     return hccl_rt_stream_enqueue(stream, fn, arg, "aclrtLaunchHostTask");
+}
+
+/* The stream at pos when it is still live and the same stream (ids are never reused);
+ * with a user reference. */
+static rt_stream *pos_get(const hccl_rt_stream_pos *pos)
+{
+    if (!pos || !pos->stream) return NULL;
+    rt_stream *s = stream_get(pos->stream);
+    if (s && s->id != pos->id) {
+        stream_put(s);
+        s = NULL;
+    }
+    return s;
+}
+
+void hccl_rt_stream_help(const hccl_rt_stream_pos *pos)
+{
+    rt_stream *s = pos_get(pos);
+    if (!s) return;
+    if (runs_here(s)) {
+        /* our own stream, further down this thread's stack: it cannot advance here */
+        stream_put(s);
+        return;
+    }
+    sync_help(s, pos->seq);
+    pthread_mutex_unlock(&s->mu);
+    stream_put(s);
+}
+
+void hccl_rt_stream_kick(const hccl_rt_stream_pos *pos)
+{
+    rt_stream *s = pos_get(pos);
+    if (!s) return;
+    pthread_mutex_lock(&s->mu);
+    kick(s);
+    pthread_mutex_unlock(&s->mu);
+    stream_put(s);
 }
 
 /*
@@ -338,20 +630,29 @@ static aclError sync_stream(aclrtStream stream, int64_t timeout_ms, const char *
     if (!stream) return ACL_SUCCESS; /* work on the NULL stream ran synchronously */
     rt_stream *s = stream_get(stream);
     if (!s) return hccl_rt_error(ACL_ERROR_RT_INVALID_HANDLE, "%s: %p is not a live stream", api, stream);
-    if (s == tls_worker) {
+    if (runs_here(s)) {
         stream_put(s);
         return hccl_rt_error(ACL_ERROR_INVALID_PARAM, "%s: a task cannot synchronize the stream it runs on (%p)", api,
                              stream);
     }
     uint64_t target = __atomic_load_n(&s->submitted, __ATOMIC_ACQUIRE);
-    aclError rc = wait_done(s, target, timeout_ms);
-    if (rc != ACL_SUCCESS) {
-        stream_put(s);
-        return hccl_rt_error(rc, "%s: stream %p did not finish within %lld ms (its work continues)", api, stream,
-                             (long long)timeout_ms);
+    if (timeout_ms < 0) {
+        sync_help(s, target);
+    } else {
+        /* A task run here could outlast the timeout: leave the work to the worker, now. */
+        pthread_mutex_lock(&s->mu);
+        s->defer_score = 0;
+        kick(s);
+        pthread_mutex_unlock(&s->mu);
+        aclError rc = wait_done(s, target, timeout_ms);
+        if (rc != ACL_SUCCESS) {
+            stream_put(s);
+            return hccl_rt_error(rc, "%s: stream %p did not finish within %lld ms (its work continues)", api, stream,
+                                 (long long)timeout_ms);
+        }
+        pthread_mutex_lock(&s->mu);
     }
-    pthread_mutex_lock(&s->mu);
-    rc = s->error;
+    aclError rc = s->error;
     s->error = ACL_SUCCESS;
     pthread_mutex_unlock(&s->mu);
     stream_put(s);
@@ -371,40 +672,57 @@ aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream, int32_t timeout)
     return sync_stream(stream, timeout, "aclrtSynchronizeStreamWithTimeout");
 }
 
+typedef struct collect_ctx {
+    rt_stream **out;
+    size_t n;
+    int32_t device;
+} collect_ctx;
+
 static void collect(uintptr_t key, uint64_t val, void *ctx)
 {
     (void)val;
-    rt_stream ***cursor = ctx;
+    collect_ctx *c = ctx;
     rt_stream *s = (rt_stream *)key;
+    if (s->device != c->device) return;
     s->users++;
-    *(*cursor)++ = s;
+    c->out[c->n++] = s;
 }
 
+/*
+ * aclrtSynchronizeDevice: the streams created on the caller's device (as upstream; in
+ * one process with a rank per thread and device, a rank must not wait for another
+ * rank's next operations). Wakes their workers first (their tasks may wait for each
+ * other's peers), then runs each one's tasks here.
+ */
 aclError hccl_rt_stream_sync_all(void)
 {
     pthread_mutex_lock(&reg_mu);
-    size_t n = reg.len;
-    rt_stream **all = hccl_calloc(n ? n : 1, sizeof *all);
-    if (!all) {
+    collect_ctx c = {hccl_calloc(reg.len ? reg.len : 1, sizeof(rt_stream *)), 0, hccl_rt_device_current()};
+    if (!c.out) {
         pthread_mutex_unlock(&reg_mu);
         return hccl_rt_error(ACL_ERROR_BAD_ALLOC, "aclrtSynchronizeDevice: out of memory");
     }
-    rt_stream **cursor = all;
-    hccl_rt_map_each(&reg, collect, &cursor);
+    hccl_rt_map_each(&reg, collect, &c);
     pthread_mutex_unlock(&reg_mu);
 
+    for (size_t i = 0; i < c.n; i++) {
+        pthread_mutex_lock(&c.out[i]->mu);
+        kick(c.out[i]);
+        pthread_mutex_unlock(&c.out[i]->mu);
+    }
     aclError first = ACL_SUCCESS;
-    for (size_t i = 0; i < n; i++) {
-        rt_stream *s = all[i];
-        if (s != tls_worker) {
-            wait_done(s, __atomic_load_n(&s->submitted, __ATOMIC_ACQUIRE), -1);
+    for (size_t i = 0; i < c.n; i++) {
+        rt_stream *s = c.out[i];
+        if (!runs_here(s)) {
+            uint64_t target = __atomic_load_n(&s->submitted, __ATOMIC_ACQUIRE);
             pthread_mutex_lock(&s->mu);
+            help(s, target);
             if (first == ACL_SUCCESS) first = s->error; /* reported, not cleared */
             pthread_mutex_unlock(&s->mu);
         }
         stream_put(s);
     }
-    hccl_free(all);
+    hccl_free(c.out);
     if (first != ACL_SUCCESS)
         hccl_rt_error_quiet("aclrtSynchronizeDevice: a stream task failed with error %d", first);
     return first;
@@ -418,7 +736,8 @@ void hccl_rt_stream_atfork_child(void)
 {
     /* No worker exists here: forget the parent's streams (their memory is leaked). */
     hccl_rt_map_clear(&reg);
-    tls_worker = NULL;
+    tls_frames = NULL;
+    n_deferred = 0;
     pthread_mutex_init(&reg_mu, NULL);
     pthread_cond_init(&reg_cv, NULL);
 }
