@@ -3,6 +3,7 @@
  * read once per process, so this is its own executable): every hand-off goes through
  * the condition variables, which must neither lose a wake-up nor stall.
  */
+#include "test_acl_util.h"
 #include "tinytest.h"
 
 #include <acl/acl.h>
@@ -11,13 +12,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <time.h>
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static aclError inc_task(void *arg)
 {

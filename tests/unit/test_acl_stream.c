@@ -3,6 +3,7 @@
  * propagation, timeouts, destroy with pending work, cross-stream events, the NULL
  * stream, bad handles, oversubscription (many more threads than cores) and latency.
  */
+#include "test_acl_util.h"
 #include "tinytest.h"
 
 #include <acl/acl.h>
@@ -13,19 +14,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static void sleep_ms(int ms)
-{
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
 
 /* ---- in-order execution */
 
@@ -71,20 +59,6 @@ static void test_order(void)
 }
 
 /* ---- errors */
-
-static aclError fail_task(void *arg) { return (aclError)(intptr_t)arg; }
-
-static aclError set_flag(void *arg)
-{
-    __atomic_store_n((int *)arg, 1, __ATOMIC_RELEASE);
-    return ACL_SUCCESS;
-}
-
-static aclError sleep_task(void *arg)
-{
-    sleep_ms((int)(intptr_t)arg);
-    return ACL_SUCCESS;
-}
 
 static void test_errors(void)
 {
@@ -191,18 +165,6 @@ static void test_destroy_race(void)
 
 /* ---- events */
 
-typedef struct ev_check {
-    int *flag_a;
-    int seen;
-} ev_check;
-
-static aclError check_flag(void *arg)
-{
-    ev_check *c = arg;
-    c->seen = __atomic_load_n(c->flag_a, __ATOMIC_ACQUIRE);
-    return ACL_SUCCESS;
-}
-
 static void test_events(void)
 {
     aclrtStream a = NULL, b = NULL;
@@ -277,8 +239,6 @@ static void test_events(void)
 
 /* ---- NULL stream, async copies, bad handles, device sync */
 
-static aclError ret_arg(void *arg) { return (aclError)(intptr_t)arg; }
-
 static aclError sync_self(void *arg)
 {
     /* a task synchronizing or destroying its own stream must fail, not deadlock */
@@ -309,7 +269,7 @@ static void test_null_and_async(void)
     int flag = 0;
     TT_ASSERT_EQ(aclrtLaunchHostTask(NULL, set_flag, &flag), ACL_SUCCESS);
     TT_ASSERT_EQ(flag, 1); /* ran synchronously */
-    TT_ASSERT_EQ(aclrtLaunchHostTask(NULL, ret_arg, (void *)(intptr_t)42), 42);
+    TT_ASSERT_EQ(aclrtLaunchHostTask(NULL, fail_task, (void *)(intptr_t)42), 42);
     TT_ASSERT_EQ(aclrtSynchronizeStream(NULL), ACL_SUCCESS);
     TT_ASSERT_EQ(aclrtDestroyStream(NULL), ACL_ERROR_RT_INVALID_HANDLE);
 
@@ -346,7 +306,7 @@ static void test_null_and_async(void)
     TT_ASSERT_EQ(aclrtLaunchHostTask(s, sync_self, s), ACL_SUCCESS);
     TT_ASSERT_EQ(aclrtSynchronizeStream(s), ACL_SUCCESS);
 
-    /* aclrtSynchronizeDevice waits for every stream and reports (without clearing) errors */
+    /* aclrtSynchronizeDevice waits for the device's streams and reports (without clearing) errors */
     aclrtStream s2 = NULL;
     int f1 = 0, f2 = 0;
     TT_ASSERT_EQ(aclrtCreateStream(&s2), ACL_SUCCESS);
