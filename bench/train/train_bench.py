@@ -20,11 +20,19 @@ micro-batches. The rows differ only in how gradients are communicated:
      and broadcast inside the host (a communication thread runs the chain, overlapped with
      backward)
 
-Communication share = time the training thread spends inside communication calls
-(blocking collectives, async launches, wait()s) / step time, over the timed steps,
-averaged over ranks. tokens/s = all ranks' tokens of the timed steps / the slowest rank's
-elapsed time. Each backend runs in its own processes (ranks launched here with torchrun-
-style variables); --repeat R alternates the backends and keeps each row's best run.
+Every (row, backend) pair has its own model and runs in the same processes: the default
+process group (gloo) only coordinates, and each backend's rows use groups of their own
+(dist.new_group(..., backend=...)). The ten configurations take turns, one optimizer
+step each, in an order that rotates every step, each turn starting from a barrier, so a
+change in the machine's load hits every configuration alike. One thread per rank for
+torch (torch.set_num_threads(1), OMP_NUM_THREADS=1) for both backends.
+
+Per timed step: step time = the slowest rank's (barrier to the end of its optimizer
+step); communication share = the mean over ranks of (time the training thread spends
+inside communication calls: blocking collectives, async launches, wait()s, in (e) the
+wait for the communication thread) / step time. A row's tokens/s = all ranks' tokens
+per step / the median step time; its share = the median of the per-step shares
+(over the timed steps of every --repeat launch).
 
 Writes OUT/train_bench.md (the tables), OUT/train_bench.json, OUT/train_bench.png.
 Exits 1 if any row's loss curve deviates from row (a)'s (hccl) by more than --tol.
@@ -57,29 +65,36 @@ def worker(cfg):
     import torch.nn as nn
     import torch.nn.functional as F
 
-    torch.set_num_threads(1)
-    backend = cfg["backend"]
-    if backend == "hccl":
+    torch.set_num_threads(1)           # one compute thread per rank, same for every backend
+    if "hccl" in cfg["backends"]:
         import hccl  # noqa: F401  (registers the backend)
-    dist.init_process_group(backend)
+    # The default group only coordinates (barriers between timed steps); every row runs
+    # over groups of its own backend, created below.
+    dist.init_process_group("gloo")
     rank, world = dist.get_rank(), dist.get_world_size()
     G = cfg["ranks_per_host"]
-    host, lrank = divmod(rank, G)
+    host = rank // G
     nhosts = world // G
     leader = host * G
-    # communication groups for row (e): every rank takes part in every new_group call
-    intra = None
-    for h in range(nhosts):
-        ranks = list(range(h * G, (h + 1) * G))
-        g = dist.new_group(ranks) if G > 1 else None
-        if h == host:
-            intra = g
-    if G > 1 and nhosts > 1:
-        inter = dist.new_group([h * G for h in range(nhosts)])
-    elif G > 1:
-        inter = None                    # one host: nothing to do between hosts
-    else:
-        inter = dist.group.WORLD        # one rank per host: the leaders are everybody
+
+    def make_groups(backend):
+        """world, intra-host and inter-host (leaders) groups of one backend; every rank
+        takes part in every new_group call."""
+        W = dist.new_group(list(range(world)), backend=backend)
+        intra = None
+        for h in range(nhosts):
+            g = dist.new_group(list(range(h * G, (h + 1) * G)), backend=backend) if G > 1 else None
+            if h == host:
+                intra = g
+        if G > 1 and nhosts > 1:
+            inter = dist.new_group([h * G for h in range(nhosts)], backend=backend)
+        elif G > 1:
+            inter = None                    # one host: nothing to do between hosts
+        else:
+            inter = W                       # one rank per host: the leaders are everybody
+        return W, intra, inter
+
+    groups = {b: make_groups(b) for b in cfg["backends"]}
 
     V, D, L, H, S = cfg["vocab"], cfg["d"], cfg["layers"], cfg["heads"], cfg["seq"]
     M, B = cfg["micro"], cfg["mb"]
@@ -137,182 +152,199 @@ def worker(cfg):
             per.append((x[:, :-1].contiguous(), x[:, 1:].contiguous()))
         data.append(per)
 
-    WORLD = dist.group.WORLD
     bucket_cap = int(cfg["bucket_mb"] * (1 << 20) / 4)
-    results = {}
+    clock = time.perf_counter
 
-    for row in cfg["rows"]:
-        torch.manual_seed(cfg["seed"])
-        model = GPT()
-        params = [p for p in model.parameters()]
-        # buckets in reverse registration order (roughly the order backward produces them);
-        # gradients are views into the buckets (DDP's gradient_as_bucket_view)
-        buckets, cur, size = [], [], 0
-        for p in reversed(params):
-            if cur and size + p.numel() > bucket_cap:
-                buckets.append(cur)
-                cur, size = [], 0
-            cur.append(p)
-            size += p.numel()
-        buckets.append(cur)
-        flats, bucket_of = [], {}
-        for i, bp in enumerate(buckets):
-            flat = torch.zeros(sum(p.numel() for p in bp))
-            off = 0
-            for p in bp:
-                p.grad = flat[off: off + p.numel()].view_as(p)
-                bucket_of[p] = i
-                off += p.numel()
-            flats.append(flat)
-        accs = [torch.zeros_like(f) for f in flats]
-        opt = torch.optim.AdamW(model.parameters(), lr=cfg["lr"], weight_decay=0.01)
+    class Trainer:
+        """One row on one backend: its own model, optimizer, buckets and hooks."""
 
-        st = {"active": False, "ready": [0] * len(buckets), "next": 0, "handles": [], "comm": 0.0}
-        need = [len(bp) for bp in buckets]
-
-        # row (e): a communication thread runs reduce -> leaders' all_reduce -> broadcast
-        chain_q, chain_done = [], threading.Condition()
-        chain_state = {"done": 0, "stop": False, "err": None}
-
-        def chain_loop():
-            while True:
-                with chain_done:
-                    while not chain_q and not chain_state["stop"]:
-                        chain_done.wait()
-                    if chain_state["stop"] and not chain_q:
-                        return
-                    i = chain_q.pop(0)
-                try:
-                    f = flats[i]
-                    if intra is not None:
-                        dist.reduce(f, dst=leader, group=intra)
-                    if rank == leader and inter is not None:
-                        dist.all_reduce(f, group=inter)
-                    if intra is not None:
-                        dist.broadcast(f, src=leader, group=intra)
-                except Exception as e:  # reported by the training thread
-                    chain_state["err"] = e
-                with chain_done:
-                    chain_state["done"] += 1
-                    chain_done.notify_all()
-
-        chain_thread = None
-        if row == "e":
-            chain_thread = threading.Thread(target=chain_loop, daemon=True)
-            chain_thread.start()
-
-        def launch(i):
-            t0 = time.perf_counter()
+        def __init__(self, row, backend):
+            self.row, self.backend = row, backend
+            self.W, self.intra, self.inter = groups[backend]
+            torch.manual_seed(cfg["seed"])
+            self.model = GPT()
+            self.params = params = list(self.model.parameters())
+            # buckets in reverse registration order (roughly the order backward produces
+            # them); gradients are views into the buckets (DDP's gradient_as_bucket_view)
+            buckets, cur, size = [], [], 0
+            for p in reversed(params):
+                if cur and size + p.numel() > bucket_cap:
+                    buckets.append(cur)
+                    cur, size = [], 0
+                cur.append(p)
+                size += p.numel()
+            buckets.append(cur)
+            self.flats, self.bucket_of = [], {}
+            for i, bp in enumerate(buckets):
+                flat = torch.zeros(sum(p.numel() for p in bp))
+                off = 0
+                for p in bp:
+                    p.grad = flat[off: off + p.numel()].view_as(p)
+                    self.bucket_of[p] = i
+                    off += p.numel()
+                self.flats.append(flat)
+            self.nb = len(buckets)
+            self.need = [len(bp) for bp in buckets]
+            self.accs = [torch.zeros_like(f) for f in self.flats] if row in "abc" else []
+            self.opt = torch.optim.AdamW(params, lr=cfg["lr"], weight_decay=0.01)
+            self.active, self.ready, self.next, self.handles, self.comm = False, [0] * self.nb, 0, [], 0.0
+            self.hooks = []
+            if row in "cde":
+                for p in params:
+                    acc = p.view_as(p).grad_fn.next_functions[0][0]   # p's AccumulateGrad node
+                    self.hooks.append((acc, acc.register_hook(self._hook(p))))
+            # row (e): a communication thread runs reduce -> leaders' all_reduce -> broadcast
+            self.cv = threading.Condition()
+            self.queue, self.done, self.stop, self.err = [], 0, False, None
+            self.thread = None
             if row == "e":
-                with chain_done:
-                    chain_q.append(i)
-                    chain_done.notify_all()
-            else:
-                st["handles"].append(dist.all_reduce(flats[i], group=WORLD, async_op=True))
-            st["comm"] += time.perf_counter() - t0
+                self.thread = threading.Thread(target=self._chain_loop, daemon=True)
+                self.thread.start()
+            self.rec = {"loss": [], "step_t": [], "comm_t": [], "opt_t": [], "acc_t": []}
 
-        def make_hook(p):
-            i = bucket_of[p]
+        def _chain_loop(self):
+            while True:
+                with self.cv:
+                    while not self.queue and not self.stop:
+                        self.cv.wait()
+                    if self.stop and not self.queue:
+                        return
+                    i = self.queue.pop(0)
+                try:
+                    f = self.flats[i]
+                    if self.intra is not None:
+                        dist.reduce(f, dst=leader, group=self.intra)
+                    if rank == leader and self.inter is not None:
+                        dist.all_reduce(f, group=self.inter)
+                    if self.intra is not None:
+                        dist.broadcast(f, src=leader, group=self.intra)
+                except Exception as e:  # reported by the training thread
+                    self.err = e
+                with self.cv:
+                    self.done += 1
+                    self.cv.notify_all()
+
+        def _launch(self, i):
+            t0 = clock()
+            if self.row == "e":
+                with self.cv:
+                    self.queue.append(i)
+                    self.cv.notify_all()
+            else:
+                self.handles.append(dist.all_reduce(self.flats[i], group=self.W, async_op=True))
+            self.comm += clock() - t0
+
+        def _hook(self, p):
+            i = self.bucket_of[p]
 
             def hook(*_):
-                if not st["active"]:
+                if not self.active:
                     return
-                st["ready"][i] += 1
+                self.ready[i] += 1
                 # launch buckets strictly in index order, so every rank issues the same sequence
-                while st["next"] < len(buckets) and st["ready"][st["next"]] == need[st["next"]]:
-                    launch(st["next"])
-                    st["next"] += 1
+                while self.next < self.nb and self.ready[self.next] == self.need[self.next]:
+                    self._launch(self.next)
+                    self.next += 1
             return hook
 
-        hooks, accumulators = [], []
-        if row in "cde":
-            for p in params:
-                acc = p.view_as(p).grad_fn.next_functions[0][0]   # p's AccumulateGrad node
-                hooks.append(acc.register_hook(make_hook(p)))
-                accumulators.append(acc)
-
-        def wait_all():
+        def _wait_all(self):
             """Training thread: wait for every bucket launched in this backward."""
-            t0 = time.perf_counter()
-            if row == "e":
-                with chain_done:
-                    while chain_state["done"] < len(buckets):
-                        chain_done.wait()
-                    chain_state["done"] = 0
-                if chain_state["err"] is not None:
-                    raise chain_state["err"]
+            t0 = clock()
+            if self.row == "e":
+                with self.cv:
+                    while self.done < self.nb:
+                        self.cv.wait()
+                    self.done = 0
+                if self.err is not None:
+                    raise self.err
             else:
-                for h in st["handles"]:
+                for h in self.handles:
                     h.wait()
-                st["handles"] = []
-            st["comm"] += time.perf_counter() - t0
-            if st["next"] != len(buckets):
-                raise RuntimeError("row %s: only %d of %d buckets launched" % (row, st["next"], len(buckets)))
+                self.handles = []
+            self.comm += clock() - t0
+            if self.next != self.nb:
+                raise RuntimeError("row %s: only %d of %d buckets launched" % (self.row, self.next, self.nb))
 
-        losses, step_t, comm_t = [], [], []
-        n_tok = M * B * S
-        elapsed = 0.0
-        for s in range(steps):
-            if s == cfg["warmup"]:
-                dist.barrier()
-                t_start = time.perf_counter()
-                cpu_start = time.process_time()
-            t0 = time.perf_counter()
-            st["comm"] = 0.0
+        def step(self, s):
+            row, W = self.row, self.W
+            t_start = clock()
+            self.comm = acc_t = 0.0
             lsum = 0.0
             for m in range(M):
                 x, y = data[s][m]
                 sync_now = row in "abc" or m == M - 1
-                st["active"] = sync_now and row in "cde"
-                st["ready"] = [0] * len(buckets)
-                st["next"] = 0
-                loss = F.cross_entropy(model(x).view(-1, V), y.view(-1))
+                self.active = sync_now and row in "cde"
+                self.ready = [0] * self.nb
+                self.next = 0
+                loss = F.cross_entropy(self.model(x).view(-1, V), y.view(-1))
                 loss.backward()
                 lsum += loss.item()
                 if row == "a":
-                    for p in params:
-                        t1 = time.perf_counter()
-                        dist.all_reduce(p.grad, group=WORLD)
-                        st["comm"] += time.perf_counter() - t1
+                    for p in self.params:
+                        t1 = clock()
+                        dist.all_reduce(p.grad, group=W)
+                        self.comm += clock() - t1
                 elif row == "b":
-                    for f in flats:
-                        t1 = time.perf_counter()
-                        dist.all_reduce(f, group=WORLD)
-                        st["comm"] += time.perf_counter() - t1
+                    for f in self.flats:
+                        t1 = clock()
+                        dist.all_reduce(f, group=W)
+                        self.comm += clock() - t1
                 elif sync_now:
-                    wait_all()
+                    self._wait_all()
                 if row in "abc":          # synced every micro-batch: accumulate the sums
-                    for f, a in zip(flats, accs):
+                    t1 = clock()
+                    for f, a in zip(self.flats, self.accs):
                         a.add_(f)
                         f.zero_()
+                    acc_t += clock() - t1
+            t1 = clock()
             if row in "abc":
-                for f, a in zip(flats, accs):
+                for f, a in zip(self.flats, self.accs):
                     f.copy_(a)
                     a.zero_()
-            for f in flats:
+            for f in self.flats:
                 f.div_(world * M)
-            opt.step()
-            for f in flats:
+            t2 = clock()
+            self.opt.step()
+            for f in self.flats:
                 f.zero_()
-            t1 = time.perf_counter()
-            losses.append(lsum / M)
-            if s >= cfg["warmup"]:
-                step_t.append(t1 - t0)
-                comm_t.append(st["comm"])
-        elapsed = time.perf_counter() - t_start
-        cpu = time.process_time() - cpu_start      # all threads of this process
-        for h in hooks:
-            h.remove()
-        if chain_thread is not None:
-            with chain_done:
-                chain_state["stop"] = True
-                chain_done.notify_all()
-            chain_thread.join()
-        results[row] = {"loss": losses, "step_t": step_t, "comm_t": comm_t, "elapsed": elapsed, "cpu": cpu,
-                        "tokens": n_tok * cfg["steps"], "buckets": len(buckets),
-                        "params": sum(p.numel() for p in params), "tensors": len(params)}
-        dist.barrier()
+            t_end = clock()
+            r = self.rec
+            r["loss"].append(lsum / M)
+            r["step_t"].append(t_end - t_start)
+            r["comm_t"].append(self.comm)
+            r["opt_t"].append(t_end - t2)
+            r["acc_t"].append(acc_t + t2 - t1)
 
+        def close(self):
+            for _, h in self.hooks:
+                h.remove()
+            if self.thread is not None:
+                with self.cv:
+                    self.stop = True
+                    self.cv.notify_all()
+                self.thread.join()
+
+    # Every (row, backend) pair is a trainer; they take turns, one optimizer step each,
+    # in an order that rotates every step, so a change in the machine's load hits every
+    # configuration alike. A barrier on the coordination group starts each turn.
+    trainers = [Trainer(row, b) for row in cfg["rows"] for b in cfg["backends"]]
+    n = len(trainers)
+    cpu = [0.0] * n
+    for s in range(steps):
+        for k in range(n):
+            tr = trainers[(k + s) % n]
+            dist.barrier()
+            c0 = time.process_time()
+            tr.step(s)
+            if s >= cfg["warmup"]:
+                cpu[(k + s) % n] += time.process_time() - c0
+    results = {}
+    for k, tr in enumerate(trainers):
+        tr.close()
+        rec = dict(tr.rec, cpu=cpu[k], buckets=tr.nb, params=sum(p.numel() for p in tr.params),
+                   tensors=len(tr.params), tokens_per_step=M * B * S)
+        results.setdefault(tr.backend, {})[tr.row] = rec
     with open(os.path.join(cfg["tmp"], "rank%d.json" % rank), "w") as f:
         json.dump(results, f)
     dist.barrier()
@@ -353,7 +385,7 @@ def launch(cfg, world, timeout):
             if p.poll() is None:
                 p.kill()
                 p.wait()
-        raise SystemExit("train_bench: %s world=%d failed (exit codes %s)" % (cfg["backend"], world, rcs))
+        raise SystemExit("train_bench: world=%d failed (exit codes %s)" % (world, rcs))
     out = []
     for r in range(world):
         with open(os.path.join(tmp, "rank%d.json" % r)) as f:
@@ -363,16 +395,34 @@ def launch(cfg, world, timeout):
     return out
 
 
-def summarise(per_rank, world, row):
-    rs = [pr[row] for pr in per_rank]
-    elapsed = max(r["elapsed"] for r in rs)
-    tokens = sum(r["tokens"] for r in rs)
-    share = sum(sum(r["comm_t"]) / sum(r["step_t"]) for r in rs) / len(rs)
+def median(xs):
+    xs = sorted(xs)
+    n = len(xs)
+    return xs[n // 2] if n % 2 else 0.5 * (xs[n // 2 - 1] + xs[n // 2])
+
+
+def summarise(runs, world, backend, row, warmup):
+    """runs: one list of per-rank results per launch. Per timed step: the step's time is
+    the slowest rank's, its communication share the mean over ranks of comm / step time;
+    the row's numbers are medians over the timed steps of every launch."""
+    T, share, comm, opt, acc, cpu, busy = [], [], [], [], [], 0.0, 0.0
+    for per_rank in runs:
+        rs = [pr[backend][row] for pr in per_rank]
+        for s in range(warmup, len(rs[0]["step_t"])):
+            T.append(max(r["step_t"][s] for r in rs))
+            share.append(sum(r["comm_t"][s] / r["step_t"][s] for r in rs) / len(rs))
+            comm.append(sum(r["comm_t"][s] for r in rs) / len(rs))
+            opt.append(sum(r["opt_t"][s] for r in rs) / len(rs))
+            acc.append(sum(r["acc_t"][s] for r in rs) / len(rs))
+        cpu += sum(r["cpu"] for r in rs)
+        busy += sum(sum(r["step_t"][warmup:]) for r in rs)
+    rs = [pr[backend][row] for pr in runs[0]]
     nsteps = len(rs[0]["loss"])
     loss = [sum(r["loss"][s] for r in rs) / len(rs) for s in range(nsteps)]
-    cpu = sum(r["cpu"] for r in rs) / sum(r["elapsed"] for r in rs)
-    return {"tok_s": tokens / elapsed, "share": share, "cpu_per_rank": cpu, "loss": loss, "elapsed": elapsed,
-            "step_ms": 1e3 * elapsed / len(rs[0]["step_t"]),
+    step = median(T)
+    return {"tok_s": world * rs[0]["tokens_per_step"] / step, "share": median(share), "step_ms": 1e3 * step,
+            "comm_ms": 1e3 * median(comm), "opt_ms": 1e3 * median(opt), "acc_ms": 1e3 * median(acc),
+            "step_ms_all": [1e3 * t for t in T], "cpu_per_rank": cpu / busy, "loss": loss,
             "buckets": rs[0]["buckets"], "params": rs[0]["params"], "tensors": rs[0]["tensors"]}
 
 
@@ -383,13 +433,19 @@ def loadavg():
         return (float("nan"),) * 3
 
 
+def table_head(backends, names, extra=()):
+    """A markdown table's two head lines: one column per backend and name, then extra."""
+    cols = ["%s %s" % (b, n) for b in backends for n in names] + list(extra)
+    return ["| configuration |" + "".join(" %s |" % c for c in cols), "|---|" + "---:|" * len(cols)]
+
+
 def render(res, args, meta):
     lines = ["# Training benchmark: communication share and throughput per optimisation", ""]
     lines.append("`%s`" % meta["command"])
     lines.append("")
     lines.append("%s; model %s parameters in %d tensors (%d buckets of <= %.2g MiB), %d layers, d=%d, "
                  "vocab %d, seq %d; %d micro-batches of %d sequences per rank per step (%d tokens); "
-                 "%d timed steps after %d warm-up; best of %d; load average %s -> %s."
+                 "%d timed steps after %d warm-up x %d launch(es), medians; load average %s -> %s."
                  % (meta["date"], f"{meta['params']:,}", meta["tensors"], meta["buckets"], args.bucket_mb,
                     args.layers, args.d, args.vocab, args.seq, args.micro, args.mb, args.micro * args.mb * args.seq,
                     args.steps, args.warmup, args.repeat,
@@ -397,28 +453,29 @@ def render(res, args, meta):
     for world in args.worlds:
         G = rph(args, world)
         lines += ["", "### %d ranks (%d simulated host%s of %d)" % (world, world // G, "s" if world // G > 1 else "", G), ""]
-        bks = [b for b in args.backends]
-        hdr = "| configuration |"
-        sep = "|---|"
-        for b in bks:
-            hdr += " %s comm share | %s tokens/s | %s speed-up |" % (b, b, b)
-            sep += "---:|---:|---:|"
-        if "hccl" in bks and "gloo" in bks:
-            hdr += " hccl/gloo |"
-            sep += "---:|"
-        hdr += " max loss dev. |"
-        sep += "---:|"
-        lines += [hdr, sep]
+        bks = list(args.backends)
+        both = "hccl" in bks and "gloo" in bks
+        lines += table_head(bks, ("comm share", "tokens/s", "speed-up"), (["hccl/gloo"] if both else []) + ["max loss dev."])
         for row in args.rows:
             cells = "| %s |" % ROWS[row]
             for b in bks:
                 r = res[world][b][row]
                 base = res[world][b][args.rows[0]]
                 cells += " %.1f%% | %.0f | %.2fx |" % (100 * r["share"], r["tok_s"], r["tok_s"] / base["tok_s"])
-            if "hccl" in bks and "gloo" in bks:
+            if both:
                 cells += " %.2f |" % (res[world]["hccl"][row]["tok_s"] / res[world]["gloo"][row]["tok_s"])
-            dev = max(meta["dev"][world][b][row] for b in bks)
-            cells += " %.1e |" % dev
+            cells += " %.1e |" % max(meta["dev"][world][b][row] for b in bks)
+            lines.append(cells)
+        lines += ["", "Where a step's time goes (ms, medians over steps of the mean over ranks; *other* = "
+                  "forward, backward and waiting for the CPU):", ""]
+        lines += table_head(bks, ("step", "comm", "optimizer", "accumulate", "other"))
+        for row in args.rows:
+            cells = "| %s |" % ROWS[row]
+            for b in bks:
+                r = res[world][b][row]
+                cells += " %.0f | %.0f | %.0f | %.0f | %.0f |" % (
+                    r["step_ms"], r["comm_ms"], r["opt_ms"], r["acc_ms"],
+                    r["step_ms"] - r["comm_ms"] - r["opt_ms"] - r["acc_ms"])
             lines.append(cells)
     lines += ["", "## Bars", ""]
     for name, ok, detail in meta["bars"]:
@@ -467,7 +524,7 @@ def main():
     ap.add_argument("--worlds", default="2,4", help="rank counts (default 2,4)")
     ap.add_argument("--backends", default="hccl,gloo")
     ap.add_argument("--rows", default="abcde")
-    ap.add_argument("--steps", type=int, default=8, help="timed optimizer steps per row")
+    ap.add_argument("--steps", type=int, default=8, help="timed optimizer steps per configuration")
     ap.add_argument("--warmup", type=int, default=2)
     ap.add_argument("--micro", type=int, default=4, help="micro-batches per optimizer step")
     ap.add_argument("--mb", type=int, default=1, help="sequences per micro-batch")
@@ -480,7 +537,7 @@ def main():
     ap.add_argument("--bucket-mb", type=float, default=1.0)
     ap.add_argument("--ranks-per-host", type=int, default=0,
                     help="ranks per simulated host (default: 2 with 4+ ranks, else 1)")
-    ap.add_argument("--repeat", type=int, default=1, help="runs per backend, alternating; best per row kept")
+    ap.add_argument("--repeat", type=int, default=1, help="launches per rank count; medians over all their timed steps")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--tol", type=float, default=1e-4, help="max |loss - loss of row a| allowed")
     ap.add_argument("--timeout", type=float, default=600, help="seconds per launch")
@@ -504,29 +561,30 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     cmd = " ".join(["python3", "bench/train/train_bench.py"] + sys.argv[1:])
     load_start = loadavg()
-    res, raw = {}, {}
+    res = {}
     for world in args.worlds:
         G = rph(args, world)
         if world % G:
             raise SystemExit("--ranks-per-host %d does not divide %d ranks" % (G, world))
-        res[world] = {b: {} for b in args.backends}
+        cfg = {k: getattr(args, k) for k in ("steps", "warmup", "micro", "mb", "seq", "d", "layers",
+                                             "heads", "vocab", "lr", "bucket_mb", "seed", "rows", "backends")}
+        cfg.update(ranks_per_host=G)
+        runs = []
         for rep in range(args.repeat):
-            order = args.backends if rep % 2 == 0 else list(reversed(args.backends))
-            for b in order:
-                cfg = {k: getattr(args, k) for k in ("steps", "warmup", "micro", "mb", "seq", "d", "layers",
-                                                     "heads", "vocab", "lr", "bucket_mb", "seed", "rows")}
-                cfg.update(backend=b, ranks_per_host=G)
-                t0 = time.time()
-                per_rank = launch(cfg, world, args.timeout)
+            t0 = time.time()
+            l0 = loadavg()[0]
+            runs.append(launch(cfg, world, args.timeout))
+            for b in args.backends:
                 line = []
                 for row in args.rows:
-                    s = summarise(per_rank, world, row)
-                    best = res[world][b].get(row)
-                    if best is None or s["tok_s"] > best["tok_s"]:
-                        res[world][b][row] = s
-                    line.append("%s %.0f tok/s %.0f%% cpu %.2f" % (row, s["tok_s"], 100 * s["share"], s["cpu_per_rank"]))
-                print("[%d ranks, %s, run %d, %.0f s, load %.2f] %s"
-                      % (world, b, rep + 1, time.time() - t0, loadavg()[0], "; ".join(line)), flush=True)
+                    s = summarise(runs[-1:], world, b, row, args.warmup)
+                    line.append("%s %.0f tok/s %.0f%% (step %.0f comm %.0f opt %.0f acc %.0f ms) cpu %.2f"
+                                % (row, s["tok_s"], 100 * s["share"], s["step_ms"], s["comm_ms"], s["opt_ms"],
+                                   s["acc_ms"], s["cpu_per_rank"]))
+                print("[%d ranks, %s, run %d, %.0f s, load %.2f -> %.2f]\n  %s"
+                      % (world, b, rep + 1, time.time() - t0, l0, loadavg()[0], "\n  ".join(line)), flush=True)
+        res[world] = {b: {row: summarise(runs, world, b, row, args.warmup) for row in args.rows}
+                      for b in args.backends}
     load_end = loadavg()
 
     # loss curves: every row and backend against row (a) of the first backend
