@@ -24,6 +24,44 @@ from . import _hccl
 Comm = _hccl.Comm
 Handle = _hccl.Handle
 
+# ---------------------------------------------------------------- waiting
+
+_SPIN_VARS = ("HCCL_NET_SPIN_US", "ACL_HOST_SPIN_US")
+_LOCAL_SIZE_VARS = ("LOCAL_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS")
+
+
+def _local_ranks():
+    """Ranks the launcher started on this machine (0 when it does not say)."""
+    for var in _LOCAL_SIZE_VARS:
+        v = os.environ.get(var, "")
+        if v.isdigit():
+            return int(v)
+    return 0
+
+
+def _cpus():
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def _spin_defaults():
+    """Before the first communicator: when the launcher started more ranks on this
+    machine than this process has CPUs, a rank that busy-polls while it waits for a
+    peer holds a CPU that some peer needs in order to reach the same collective, so
+    every wait takes longer (Open MPI yields when oversubscribed for the same reason).
+    Then the library's spin tunables (HCCL_NET_SPIN_US, ACL_HOST_SPIN_US) default to 0:
+    a waiting thread sleeps at once and is woken by the data. Variables the user set
+    are left alone. The library reads them once, so this must run before it does."""
+    local = _local_ranks()
+    if local <= _cpus():
+        return
+    for var in _SPIN_VARS:
+        if not os.environ.get(var):
+            os.environ[var] = "0"
+
+
 # ---------------------------------------------------------------- errors
 
 _CODE_NAMES = {
@@ -439,6 +477,7 @@ def init(exec_timeout=None):
             return _world
         c = _dist_default_comm()
         if c is None:
+            _spin_defaults()
             c = _hccl.comm_init_from_env(-1 if exec_timeout is None else int(exec_timeout))
             if exec_timeout is not None:
                 c.exec_timeout = int(exec_timeout)

@@ -226,6 +226,7 @@ class ProcessGroupHCCL(_BasePG):
             exec_timeout = -1
             if "HCCL_EXEC_TIMEOUT" not in os.environ and self._timeout_s:
                 exec_timeout = max(1, int(self._timeout_s + 0.999))
+            _api._spin_defaults()
             key = "hccl_root_info"
             if rank == 0:
                 info = _hccl.get_root_info()
