@@ -472,7 +472,10 @@ static void status_classify(const hccl_netimpl *n, peer_status *s, const msg_hdr
         s->last_seq = b.last_seq;
         s->last_op = b.last_op;
         s->has_last = 1;
-        s->reached = b.state == STATUS_IN_OP ? (!s->cur_p2p && b.cur_seq >= k) : b.last_seq >= k;
+        /* In the same collective number but another operation: it skipped ours. */
+        s->reached = b.state == STATUS_IN_OP
+                         ? !s->cur_p2p && (b.cur_seq > k || (b.cur_seq == k && b.cur_op == (uint8_t)n->fp.op))
+                         : b.last_seq >= k;
     } else {
         s->reached = h->seq >= k; /* no details we can read */
     }
