@@ -165,6 +165,7 @@ static void comm_free(hccl_comm *c)
         hccl_free(c->live);
     }
     hccl_net_destroy(c->net);
+    if (c->share_dir) aclrtInternalShareDirRelease();
     if (c->listen_fd >= 0) close(c->listen_fd);
     hccl_boot_stash_free(&c->stash);
     hccl_free(c->peers);
@@ -245,8 +246,9 @@ static HcclResult setup_direct(hccl_comm *c)
         hccl_free(dirfds);
         return HCCL_E_MEMORY;
     }
-    recs[c->rank] = (setup_rec){(uint32_t)getpid(), aclrtInternalShareDirFd(), hccl_boot_host_hash(),
-                                (uint64_t)(uintptr_t)&probe_word};
+    int dirfd = aclrtInternalShareDirAcquire();
+    c->share_dir = dirfd >= 0;
+    recs[c->rank] = (setup_rec){(uint32_t)getpid(), dirfd, hccl_boot_host_hash(), (uint64_t)(uintptr_t)&probe_word};
     hccl_op_args ag = {.type = HCCL_OP_ALLGATHER, .sendbuf = &recs[c->rank], .recvbuf = recs,
                        .count = sizeof(setup_rec), .dtype = HCCL_DATA_TYPE_UINT8};
     HcclResult res = setup_op(c, &ag);

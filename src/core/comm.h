@@ -37,6 +37,7 @@ typedef struct hccl_comm {
     hccl_comm_cfg cfg;
 
     int listen_fd;
+    int share_dir; /* holds a reference on the runtime's shared-memory directory */
     hccl_boot_stash stash;
     hccl_boot_peer *peers; /* nranks */
 

@@ -21,6 +21,8 @@ static hccl_sharemem_dir *dir; /* NULL until first use, or after fork in the chi
 static int dir_fd = -1;
 static int dir_failed;
 static uint32_t next_gen = 1;
+static unsigned dir_refs;   /* communicators holding the directory */
+static unsigned dir_allocs; /* live shared allocations */
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 
 static int enabled(void)
@@ -59,7 +61,18 @@ static void postfork_child(void)
     if (dir_fd >= 0) close(dir_fd);
     dir_fd = -1;
     dir_failed = 0;
+    dir_refs = dir_allocs = 0;
     pthread_mutex_unlock(&dir_mu);
+}
+
+/* dir_mu held: close the directory when nothing needs it any more. */
+static void dir_close_if_unused(void)
+{
+    if (!dir || dir_refs || dir_allocs) return;
+    munmap(dir, HCCL_SHAREMEM_DIR_BYTES);
+    close(dir_fd);
+    dir = NULL;
+    dir_fd = -1;
 }
 
 static void install_atfork(void) { pthread_atfork(prefork, postfork_parent, postfork_child); }
@@ -125,9 +138,11 @@ void *hccl_sharemem_alloc(size_t len)
         if (slot >= dir->used) dir->used = slot + 1;
         if (!next_gen) next_gen = 1;
         seq_end();
+        dir_allocs++;
     } else if (fd >= 0) {
         close(fd);
     }
+    dir_close_if_unused(); /* opened for nothing */
     pthread_mutex_unlock(&dir_mu);
     return p;
 }
@@ -146,17 +161,31 @@ int hccl_sharemem_release(void *p, size_t len)
         munmap(p, len);
         close(fd);
         found = 1;
+        dir_allocs--;
+        dir_close_if_unused();
         break;
     }
     pthread_mutex_unlock(&dir_mu);
     return found;
 }
 
-int aclrtInternalShareDirFd(void)
+int aclrtInternalShareDirAcquire(void)
 {
     if (!enabled()) return -1;
     pthread_mutex_lock(&dir_mu);
-    int fd = dir_open() ? dir_fd : -1;
+    int fd = -1;
+    if (dir_open()) {
+        fd = dir_fd;
+        dir_refs++;
+    }
     pthread_mutex_unlock(&dir_mu);
     return fd;
+}
+
+void aclrtInternalShareDirRelease(void)
+{
+    pthread_mutex_lock(&dir_mu);
+    if (dir_refs) dir_refs--;
+    dir_close_if_unused();
+    pthread_mutex_unlock(&dir_mu);
 }

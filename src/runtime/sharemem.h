@@ -52,9 +52,13 @@ void *hccl_sharemem_alloc(size_t len);
  * was, 0 if not (the caller unmaps it as an ordinary mapping). */
 int hccl_sharemem_release(void *p, size_t len);
 
-/* For libhccl (exported by libascendcl, not part of the public API): the descriptor
- * of this process's directory, created on first use; -1 when unavailable (also with
- * HCCL_SHAREMEM_DISABLE=1 or under ThreadSanitizer). */
-int aclrtInternalShareDirFd(void);
+/* For libhccl (exported by libascendcl, not part of the public API): take a
+ * reference on this process's directory (created on first use) and return its
+ * descriptor, or -1 when there is none (HCCL_SHARE_DEVICE_MEM=0, HCCL_SHM_DISABLE=1,
+ * ThreadSanitizer; then nothing is to be released). The directory is closed when no
+ * reference and no shared allocation is left, so a program that destroyed its
+ * communicators and freed its buffers holds no descriptor of ours. */
+int aclrtInternalShareDirAcquire(void);
+void aclrtInternalShareDirRelease(void);
 
 #endif

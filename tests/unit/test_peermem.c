@@ -12,6 +12,7 @@
 
 #include <acl/acl.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -70,7 +71,7 @@ int main(void)
     uint64_t *buf = NULL, *small = NULL;
     TT_ASSERT_EQ(aclrtMalloc((void **)&buf, BIG, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
     TT_ASSERT_EQ(aclrtMalloc((void **)&small, 64, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
-    int dirfd = aclrtInternalShareDirFd();
+    int dirfd = aclrtInternalShareDirAcquire();
 #ifdef __SANITIZE_THREAD__
     TT_ASSERT(dirfd < 0); /* no shared device memory under TSan */
     return tt_report("test_peermem");
@@ -115,5 +116,11 @@ int main(void)
     TT_ASSERT_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child: %d failed check(s)", WEXITSTATUS(st));
     TT_ASSERT_EQ(aclrtFree(buf2), ACL_SUCCESS);
     TT_ASSERT_EQ(aclrtFree(small), ACL_SUCCESS);
+    /* Nothing holds the directory any more: its descriptor is closed. */
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/fd/%d", dirfd);
+    TT_ASSERT(access(path, F_OK) == 0);
+    aclrtInternalShareDirRelease();
+    TT_ASSERT(access(path, F_OK) != 0);
     return tt_report("test_peermem");
 }
