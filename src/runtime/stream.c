@@ -283,8 +283,10 @@ static void *worker_main(void *p)
         }
         if (s->stop && !s->head && !s->running) break; /* drained */
         if (s->head || s->running || s->helpers || s->stop) {
-            /* Helpers run the stream; the last one to leave wakes us if work remains. */
-            worker_wait(s, W_SLEEPING, 0);
+            /* Helpers run the stream; the last one to leave wakes us if work remains.
+             * Deferring, doze instead, so that enqueues need not wake us afterwards. */
+            if (deferring(s) && !s->stop) worker_wait(s, W_DOZING, hccl_now_ns() + defer_ns());
+            else worker_wait(s, W_SLEEPING, 0);
             continue;
         }
         if (!deferring(s)) {
