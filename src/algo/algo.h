@@ -184,9 +184,10 @@ HcclResult hccl_algo_chain_reduce(hccl_algo_ctx *ctx, const hccl_op_args *a);
  * measures (allreduce, broadcast, reduce: the vector; allgather, reduce-scatter: one
  * rank's block; alltoall: one pair's block); HUGE_VAL where id does not implement
  * type. Links are TCP unless every pair is on one host with direct copies (then
- * shared memory).
+ * shared memory); TCP between ranks that all share one host (HCCL_SHM_DISABLE=1)
+ * is TCP_HOST: loopback, whose concurrent flows share the host's CPUs.
  */
-typedef enum { HCCL_LINK_TCP = 0, HCCL_LINK_SHM = 1 } hccl_link_kind;
+typedef enum { HCCL_LINK_TCP = 0, HCCL_LINK_SHM = 1, HCCL_LINK_TCP_HOST = 2 } hccl_link_kind;
 hccl_link_kind hccl_algo_link(const hccl_algo_ctx *ctx);
 double hccl_algo_cost(hccl_algo_id id, hccl_op_type type, uint32_t n, uint64_t bytes, hccl_link_kind link);
 /* Elements per segment of the pipelined chain for count elements of es bytes (the

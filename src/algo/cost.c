@@ -12,6 +12,13 @@
  *   TCP (loopback or between hosts)   20       0.8     (2-way exchange ~1.25 GB/s)
  *   shared memory                      3       0.25    (ring copy, ~4 GB/s)
  *   gamma = 0.2 ns/byte (fp32 sum in cache), kappa = 0.1 ns/byte (memcpy)
+ *   pipelined chain rounds over TCP within one host: 8 alpha
+ *
+ * The last one is measured, not derived: over loopback every link of the chain is
+ * the same host's CPUs, so the chain's rounds (all n ranks copying at once) do not
+ * overlap as they do on separate links; with 4 ranks on 2 cores the chain was 0.79x
+ * the binomial tree at 512 KiB and 2 MiB and 1.05-1.18x from 8 MiB (docs/performance.md),
+ * so on one host it is chosen from a few MiB only. Between hosts the plain alpha.
  *
  * measured on the 2-core development machine (docs/performance.md): loopback TCP
  * rounds cost 15-25 us under load, the 2-way exchange ceiling was 1.16-1.30 GB/s.
@@ -46,21 +53,26 @@ typedef struct link_cost {
     double alpha_us, beta_us; /* per round, per byte */
 } link_cost;
 
-static const link_cost links[2] = {{20.0, 0.8e-3}, {3.0, 0.25e-3}};
+/* By hccl_link_kind: TCP, shared memory, TCP within one host. */
+static const link_cost links[3] = {{20.0, 0.8e-3}, {3.0, 0.25e-3}, {20.0, 0.8e-3}};
 static const double gamma_us = 0.2e-3, kappa_us = 0.1e-3;
+static const double chain_round[3] = {1.0, 1.0, 8.0}; /* alpha multiplier of a chain round */
 
 hccl_link_kind hccl_algo_link(const hccl_algo_ctx *ctx)
 {
     /* Direct copies between every pair imply one host with shared memory on. */
-    return ctx->direct || (ctx->direct_local && (!ctx->host_of || ctx->nhosts <= 1)) ? HCCL_LINK_SHM : HCCL_LINK_TCP;
+    if (ctx->direct || (ctx->direct_local && (!ctx->host_of || ctx->nhosts <= 1))) return HCCL_LINK_SHM;
+    /* A known topology of one host: loopback (a group network, such as the
+     * hierarchical leaders', has none and spans hosts). */
+    return ctx->host_of && ctx->nhosts == 1 ? HCCL_LINK_TCP_HOST : HCCL_LINK_TCP;
 }
 
 static double windows(double bytes, double per_window) { return bytes <= per_window ? 1.0 : ceil(bytes / per_window); }
 
 /* Segments of the chain: S = sqrt((n-2) m B' / a), as a power-of-two segment size. */
-static double chain_bytes(uint32_t n, double m, double per_byte, const link_cost *c)
+static double chain_bytes(uint32_t n, double m, double per_byte, double alpha)
 {
-    double s = n > 2 ? sqrt((n - 2) * m * per_byte / c->alpha_us) : 1.0;
+    double s = n > 2 ? sqrt((n - 2) * m * per_byte / alpha) : 1.0;
     double seg = s > 1.0 ? m / s : m;
     double p2 = exp2(round(log2(seg > 1.0 ? seg : 1.0)));
     if (p2 < 16384.0) p2 = 16384.0;
@@ -70,24 +82,27 @@ static double chain_bytes(uint32_t n, double m, double per_byte, const link_cost
 
 uint64_t hccl_algo_chain_segment(uint32_t n, uint64_t count, size_t es, int reduce, hccl_link_kind link)
 {
-    const link_cost *c = &links[link == HCCL_LINK_SHM];
-    double seg = chain_bytes(n, (double)count * (double)es, c->beta_us + (reduce ? gamma_us : 0.0), c);
+    if ((unsigned)link > HCCL_LINK_TCP_HOST) link = HCCL_LINK_TCP;
+    const link_cost *c = &links[link];
+    double seg = chain_bytes(n, (double)count * (double)es, c->beta_us + (reduce ? gamma_us : 0.0),
+                             c->alpha_us * chain_round[link]);
     uint64_t elems = (uint64_t)seg / es;
     return elems ? elems : 1;
 }
 
-static double chain_cost(uint32_t n, double m, double per_byte, const link_cost *c)
+static double chain_cost(uint32_t n, double m, double per_byte, double alpha)
 {
-    double seg = chain_bytes(n, m, per_byte, c), S = m <= seg ? 1.0 : ceil(m / seg);
-    return (n - 2 + S) * (c->alpha_us + m / S * per_byte);
+    double seg = chain_bytes(n, m, per_byte, alpha), S = m <= seg ? 1.0 : ceil(m / seg);
+    return (n - 2 + S) * (alpha + m / S * per_byte);
 }
 
 double hccl_algo_cost(hccl_algo_id id, hccl_op_type type, uint32_t n, uint64_t bytes, hccl_link_kind link)
 {
     if (!hccl_algo_implements(id, type) || n == 0) return HUGE_VAL;
     if (n == 1) return 0.0;
-    const link_cost *c = &links[link == HCCL_LINK_SHM];
-    const double a = c->alpha_us, B = c->beta_us, G = gamma_us, K = kappa_us;
+    if ((unsigned)link > HCCL_LINK_TCP_HOST) link = HCCL_LINK_TCP;
+    const link_cost *c = &links[link];
+    const double a = c->alpha_us, ca = a * chain_round[link], B = c->beta_us, G = gamma_us, K = kappa_us;
     uint32_t L = 0, lp = 0;
     while ((1ull << L) < n) L++;
     while ((2ull << lp) <= n) lp++;
@@ -110,10 +125,10 @@ double hccl_algo_cost(hccl_algo_id id, hccl_op_type type, uint32_t n, uint64_t b
             return windows(b, scratch / (2 * N)) * (lp + 2 * f) * a + ((p - 1) / p + f) * N * b * (B + G) + f * b * B;
         return windows(b, scratch / 2) * (N - 1) * a + (N - 1) * b * (B + G);
     case HCCL_OP_BROADCAST:
-        if (id == HCCL_ALGO_CHAIN) return chain_cost(n, b, B, c);
+        if (id == HCCL_ALGO_CHAIN) return chain_cost(n, b, B, ca);
         return L * (a + b * B);
     case HCCL_OP_REDUCE:
-        if (id == HCCL_ALGO_CHAIN) return chain_cost(n, b, B + G, c);
+        if (id == HCCL_ALGO_CHAIN) return chain_cost(n, b, B + G, ca);
         return windows(b, scratch / 2) * L * a + L * b * (B + G);
     case HCCL_OP_ALLTOALL:
         if (id == HCCL_ALGO_BRUCK)

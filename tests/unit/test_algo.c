@@ -793,6 +793,22 @@ static void test_selection(void)
     TT_ASSERT_EQ(pick(8, 0, HCCL_OP_ALLTOALL, 16, f), HCCL_ALGO_BRUCK);
     TT_ASSERT_EQ(pick(8, 0, HCCL_OP_ALLTOALL, 1 * m, f), HCCL_ALGO_REFERENCE);
     TT_ASSERT_EQ(pick(8, 0, HCCL_OP_ALLTOALLV, 16, f), HCCL_ALGO_REFERENCE);
+    /* TCP within one host (a topology of one host, no direct copies): the chain's
+     * rounds do not overlap there, so it waits for larger buffers. */
+    {
+        static const uint32_t one_host[4] = {0, 0, 0, 0};
+        static hccl_net net0 = {NULL};
+        hccl_algo_ctx h = {.rank = 0, .nranks = 4, .net = &net0, .scratch_bytes = HCCL_ALGO_SCRATCH_BYTES,
+                           .host_of = one_host, .nhosts = 1};
+        TT_ASSERT_EQ(hccl_algo_link(&h), HCCL_LINK_TCP_HOST);
+        hccl_op_args b = {.type = HCCL_OP_BROADCAST, .count = 2 * m, .dtype = f};
+        TT_ASSERT_EQ(hccl_algo_select(&h, &b), HCCL_ALGO_REFERENCE);
+        b.count = 32 * m;
+        TT_ASSERT_EQ(hccl_algo_select(&h, &b), HCCL_ALGO_CHAIN);
+        b.type = HCCL_OP_ALLREDUCE;
+        b.count = 64 * k;
+        TT_ASSERT_EQ(hccl_algo_select(&h, &b), HCCL_ALGO_HD);
+    }
     /* A forced algorithm does not override one host's direct algorithms. */
     static hccl_net net = {NULL, (void *)1, NULL};
     hccl_algo_ctx ctx = {.rank = 0, .nranks = 4, .net = &net, .scratch_bytes = HCCL_ALGO_SCRATCH_BYTES,
