@@ -1024,6 +1024,11 @@ static HcclResult net_peer_copy(hccl_net *base, uint32_t peer, int write, void *
         struct iovec r = {(void *)(uintptr_t)(remote + done), bytes - done};
         ssize_t k = write ? process_vm_writev((pid_t)pid, &l, 1, &r, 1, 0) : process_vm_readv((pid_t)pid, &l, 1, &r, 1, 0);
         if (k < 0 && errno == EINTR) continue;
+        int err = k < 0 ? errno : 0;
+        /* A peer that failed first says why before it frees its buffers or exits: its
+         * ABORT frame names the root cause (a third rank's death, say); ours would not. */
+        if (k <= 0 && read_abort(n, peer) == HCCL_E_REMOTE) return HCCL_E_REMOTE;
+        errno = err;
         if (k <= 0)
             return fail(n, errno == ESRCH ? HCCL_E_TCP_TRANSFER : HCCL_E_SYSCALL,
                         "direct %s rank %u (pid %u) failed: %s", write ? "write to" : "read from", peer, pid,

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/sysinfo.h>
 #include <unistd.h>
 
 /* 1 (default): large aclrtMalloc allocations are shared mappings that same-host
@@ -109,9 +110,20 @@ static void seq_begin(void)
 
 static void seq_end(void) { __atomic_store_n(&dir->seq, dir->seq + 1, __ATOMIC_RELEASE); }
 
+/* A memfd is sparse and MAP_SHARED escapes the kernel's overcommit heuristic, so a
+ * request beyond RAM + swap would "succeed" here; leave it to the anonymous mapping,
+ * which refuses it as a real device would (ACL_ERROR_BAD_ALLOC). */
+static int fits_memory(size_t len)
+{
+    struct sysinfo si;
+    if (sysinfo(&si) != 0) return 1;
+    unsigned long long total = ((unsigned long long)si.totalram + si.totalswap) * si.mem_unit;
+    return (unsigned long long)len <= total;
+}
+
 void *hccl_sharemem_alloc(size_t len)
 {
-    if (!enabled()) return NULL;
+    if (!enabled() || !fits_memory(len)) return NULL;
     pthread_mutex_lock(&dir_mu);
     void *p = NULL;
     uint32_t slot = HCCL_SHAREMEM_CAP;

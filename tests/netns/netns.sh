@@ -490,7 +490,7 @@ sc_linkdown_2x2() {
         # the reason a same-host peer forwarded with its abort).
         local msg
         msg=$(grep -E 'HCCL WARN' "$f" | grep -E "timed out|aborted|lost|closed|reset|unreachable|fail" |
-            grep -E "rank ($others)([^0-9]|$)" | head -n 1)
+            grep -E "ranks? ([0-9]+(-|, ))*($others)([^0-9]|$)" | head -n 1)
         if [ -z "$msg" ]; then
             fail "rank $r: no failure message names an unreachable peer (rank $(echo $others | tr '|' ' or '))"
             grep 'HCCL WARN' "$f" | head -n 5
