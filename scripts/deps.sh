@@ -3,7 +3,7 @@
 # Safe to run again: does nothing when everything is present.
 set -euo pipefail
 need=()
-for pkg in cmake make gcc g++ libcjson-dev iproute2 procps openmpi-bin python3-dev python3-numpy python3-pytest python3-torch; do
+for pkg in cmake make gcc g++ libcjson-dev iproute2 procps openmpi-bin python3-dev python3-numpy python3-pytest python3-torch python3-matplotlib; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || need+=("$pkg")
 done
 for pkg in "$@"; do

@@ -689,6 +689,10 @@ static HcclResult net_exchange(hccl_net *base, hccl_xfer *x, int cnt)
     uint64_t spin_ns = (uint64_t)hccl_param_net_spin_us() * 1000ull;
     uint64_t last_progress = hccl_now_ns();
     unsigned idle_spins = 0;
+    /* A peer whose ABORT frame came on its liveness connection: it may have finished
+     * its part of this operation before it failed a later one, so what it sent is
+     * still taken; the operation fails only when it waits on that peer. */
+    int64_t aborted_peer = -1;
     while (remaining > 0) {
         int progressed = 0;
         memset(n->busy, 0, 2u * n->nranks);
@@ -719,6 +723,7 @@ static HcclResult net_exchange(hccl_net *base, hccl_xfer *x, int cnt)
             HcclResult r = sending ? c->ops->send(c, iov, iovcnt, &moved)
                                    : net_recv(n, x[i].peer, c, iov, iovcnt, &moved);
             if (r != HCCL_SUCCESS) {
+                if ((int64_t)x[i].peer == aborted_peer) return HCCL_E_REMOTE;
                 /* An aborting peer sent its reason before it shut the connection. */
                 if (sending && !receiving_from(n, x, cnt, x[i].peer) && read_abort(n, x[i].peer) == HCCL_E_REMOTE)
                     return HCCL_E_REMOTE;
@@ -729,6 +734,7 @@ static HcclResult net_exchange(hccl_net *base, hccl_xfer *x, int cnt)
                             sending ? "send" : "receive");
             }
             if (moved == 0) {
+                if ((int64_t)x[i].peer == aborted_peer) return HCCL_E_REMOTE; /* its reason is the error */
                 if (n->dead[x[i].peer])
                     return fail(n, HCCL_E_TCP_TRANSFER,
                                 "rank %u exited or closed its connection during %s #%u (its process is gone)",
@@ -808,8 +814,9 @@ static HcclResult net_exchange(hccl_net *base, hccl_xfer *x, int cnt)
                 if (!n->pfds[j].revents) continue;
                 for (uint32_t p = 0; p < n->nranks; p++) {
                     if (!n->live[p] || hccl_tcp_conn_fd(n->live[p]) != n->pfds[j].fd) continue;
-                    if ((n->pfds[j].revents & POLLIN) && read_abort_on(n, n->live[p], p) == HCCL_E_REMOTE)
-                        return HCCL_E_REMOTE;
+                    if ((n->pfds[j].revents & POLLIN) && aborted_peer < 0 &&
+                        read_abort_on(n, n->live[p], p) == HCCL_E_REMOTE)
+                        aborted_peer = p;
                     if (n->pfds[j].revents & (POLLRDHUP | POLLHUP | POLLERR)) n->dead[p] = 1;
                 }
             }
