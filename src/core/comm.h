@@ -96,7 +96,8 @@ HcclResult hccl_comm_dump_flight(hccl_comm *c, const char *path, const char *rea
  * hccl_op_args_free). */
 HcclResult hccl_comm_enqueue(hccl_comm *c, hccl_op_args *args, aclrtStream stream);
 void hccl_op_args_free(hccl_op_args *a);
-/* HCCL_ALGO / HCCL_REFERENCE_ALGOS: must this operation use the reference algorithm? */
+/* HCCL_ALGO / HCCL_REFERENCE_ALGOS for this operation, as ctx->reference: 0 (the cost
+ * model chooses), 1 (the reference algorithm) or HCCL_ALGO_FORCED(id) (algo_env.c). */
 int hccl_algo_env_reference(hccl_op_type type);
 
 #endif

@@ -101,6 +101,12 @@ struct hccl_netimpl {
     unsigned char *heard; /* a message of the current operation came from this peer */
     unsigned char *dead;  /* the liveness connection hung up */
     char err[1024];
+    /* The first peer whose ABORT frame came on its liveness connection (-1: none) and
+     * its reason. It may have finished its part of an operation before it failed a
+     * later one, so what it sent is still taken; a transfer that then waits on it, in
+     * this operation or a later one, fails with that reason (the frame is read once). */
+    int64_t aborted_peer;
+    char abort_why[1024];
     /* STATUS answers between operations (the responder thread, below). */
     pthread_mutex_t io_lock; /* held by begin/end of an operation and by the responder */
     int idle;                /* between successful operations: the responder may read */
@@ -332,12 +338,20 @@ static HcclResult read_abort_on(hccl_netimpl *n, hccl_conn *c, uint32_t peer)
     return peer_aborted_on(n, c, &x, &s);
 }
 
-/* After a failed send: the peer's ABORT frame, on its control connection (shared
- * memory peers: always at a message boundary) or on the data connection. */
-static HcclResult read_abort(hccl_netimpl *n, uint32_t peer)
+/* After a failed transfer: the peer's ABORT frame, on its control connection (shared
+ * memory peers: always at a message boundary) or, when data_ok (no receive from it is
+ * part-way through), on the data connection. */
+static HcclResult read_abort(hccl_netimpl *n, uint32_t peer, int data_ok)
 {
     if (n->live && n->live[peer] && read_abort_on(n, n->live[peer], peer) == HCCL_E_REMOTE) return HCCL_E_REMOTE;
-    return read_abort_on(n, n->conns[peer], peer);
+    return data_ok ? read_abort_on(n, n->conns[peer], peer) : HCCL_E_TCP_TRANSFER;
+}
+
+/* A transfer waits on n->aborted_peer: its reason is the error. */
+static HcclResult peer_aborted_before(hccl_netimpl *n)
+{
+    memcpy(n->err, n->abort_why, sizeof n->err);
+    return HCCL_E_REMOTE;
 }
 
 static HcclResult check_header(hccl_netimpl *n, hccl_xfer *x, xstate *s)
@@ -689,10 +703,6 @@ static HcclResult net_exchange(hccl_net *base, hccl_xfer *x, int cnt)
     uint64_t spin_ns = (uint64_t)hccl_param_net_spin_us() * 1000ull;
     uint64_t last_progress = hccl_now_ns();
     unsigned idle_spins = 0;
-    /* A peer whose ABORT frame came on its liveness connection: it may have finished
-     * its part of this operation before it failed a later one, so what it sent is
-     * still taken; the operation fails only when it waits on that peer. */
-    int64_t aborted_peer = -1;
     while (remaining > 0) {
         int progressed = 0;
         memset(n->busy, 0, 2u * n->nranks);
@@ -723,9 +733,9 @@ static HcclResult net_exchange(hccl_net *base, hccl_xfer *x, int cnt)
             HcclResult r = sending ? c->ops->send(c, iov, iovcnt, &moved)
                                    : net_recv(n, x[i].peer, c, iov, iovcnt, &moved);
             if (r != HCCL_SUCCESS) {
-                if ((int64_t)x[i].peer == aborted_peer) return HCCL_E_REMOTE;
+                if ((int64_t)x[i].peer == n->aborted_peer) return peer_aborted_before(n);
                 /* An aborting peer sent its reason before it shut the connection. */
-                if (sending && !receiving_from(n, x, cnt, x[i].peer) && read_abort(n, x[i].peer) == HCCL_E_REMOTE)
+                if (read_abort(n, x[i].peer, sending && !receiving_from(n, x, cnt, x[i].peer)) == HCCL_E_REMOTE)
                     return HCCL_E_REMOTE;
                 return fail(n, r,
                             "connection to rank %u lost during %s #%u (%s failed: the peer exited, was killed, or "
@@ -734,7 +744,7 @@ static HcclResult net_exchange(hccl_net *base, hccl_xfer *x, int cnt)
                             sending ? "send" : "receive");
             }
             if (moved == 0) {
-                if ((int64_t)x[i].peer == aborted_peer) return HCCL_E_REMOTE; /* its reason is the error */
+                if ((int64_t)x[i].peer == n->aborted_peer) return peer_aborted_before(n);
                 if (n->dead[x[i].peer])
                     return fail(n, HCCL_E_TCP_TRANSFER,
                                 "rank %u exited or closed its connection during %s #%u (its process is gone)",
@@ -814,9 +824,11 @@ static HcclResult net_exchange(hccl_net *base, hccl_xfer *x, int cnt)
                 if (!n->pfds[j].revents) continue;
                 for (uint32_t p = 0; p < n->nranks; p++) {
                     if (!n->live[p] || hccl_tcp_conn_fd(n->live[p]) != n->pfds[j].fd) continue;
-                    if ((n->pfds[j].revents & POLLIN) && aborted_peer < 0 &&
-                        read_abort_on(n, n->live[p], p) == HCCL_E_REMOTE)
-                        aborted_peer = p;
+                    if ((n->pfds[j].revents & POLLIN) && n->aborted_peer < 0 &&
+                        read_abort_on(n, n->live[p], p) == HCCL_E_REMOTE) {
+                        n->aborted_peer = p;
+                        memcpy(n->abort_why, n->err, sizeof n->err);
+                    }
                     if (n->pfds[j].revents & (POLLRDHUP | POLLHUP | POLLERR)) n->dead[p] = 1;
                 }
             }
@@ -1034,7 +1046,8 @@ static HcclResult net_peer_copy(hccl_net *base, uint32_t peer, int write, void *
         int err = k < 0 ? errno : 0;
         /* A peer that failed first says why before it frees its buffers or exits: its
          * ABORT frame names the root cause (a third rank's death, say); ours would not. */
-        if (k <= 0 && read_abort(n, peer) == HCCL_E_REMOTE) return HCCL_E_REMOTE;
+        if (k <= 0 && (int64_t)peer == n->aborted_peer) return peer_aborted_before(n);
+        if (k <= 0 && read_abort(n, peer, 1) == HCCL_E_REMOTE) return HCCL_E_REMOTE;
         errno = err;
         if (k <= 0)
             return fail(n, errno == ESRCH ? HCCL_E_TCP_TRANSFER : HCCL_E_SYSCALL,
@@ -1125,6 +1138,7 @@ HcclResult hccl_net_create(uint32_t rank, uint32_t nranks, hccl_conn **conns, hc
     pthread_mutex_init(&n->io_lock, NULL);
     n->base.exchange = net_exchange;
     n->rank = rank;
+    n->aborted_peer = -1;
     n->nranks = nranks;
     n->conns = conns;
     n->p2p_sseq = hccl_calloc(nranks, sizeof(uint32_t));
