@@ -89,7 +89,11 @@ def py_has(module):
 
 def ensure_deps(libs, plot):
     missing = []
-    if any(l.startswith("ompi") for l in libs) and not (shutil.which("mpicc") and shutil.which("mpirun")):
+    # mpicc can be there without mpi.h (openmpi-bin without libopenmpi-dev)
+    q = subprocess.run(["dpkg-query", "-W", "-f", "${Status}", "libopenmpi-dev"], stdout=subprocess.PIPE,
+                       stderr=subprocess.DEVNULL, universal_newlines=True)
+    dev = "install ok installed" in q.stdout
+    if any(l.startswith("ompi") for l in libs) and not (dev and shutil.which("mpicc") and shutil.which("mpirun")):
         if not apt_install(["openmpi-bin", "libopenmpi-dev"]):
             missing += ["ompi", "ompi-tcp"]
     if "gloo" in libs and not py_has("torch"):
