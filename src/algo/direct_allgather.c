@@ -3,12 +3,14 @@
  * peer's block straight into our receive buffer (one copy per byte).
  *
  *   1. copy (memmove) our input to our own slot of recvbuf        (handles in-place)
- *   2. all-to-all of recvbuf addresses                            [all have step 1 done]
- *   3. for every peer j: copy peer j's slot j of its recvbuf into our slot j
+ *   2. all-to-all of sendbuf addresses
+ *   3. for every peer j: copy peer j's sendbuf into our slot j
  *   4. empty all-to-all                                           [nobody leaves early]
  *
- * Slot j of any rank's buffer is written only by that rank, in step 1, before the
- * entry exchange; afterwards it is only read, so the copies never race.
+ * Peers read our input, which nobody writes during the operation (when it lies in
+ * recvbuf, in place, our slot of recvbuf instead), not our slot: a line step 1 has just
+ * written sits dirty in this core's cache, and pulling it across cost the 2-rank
+ * allgather 2-3x at 128 KiB-2 MiB (docs/performance.md).
  */
 #include "algo/algo.h"
 #include "algo/direct_common.h"
@@ -28,12 +30,19 @@ HcclResult hccl_algo_direct_allgather(hccl_algo_ctx *ctx, const hccl_op_args *a)
     size_t own_len = SLOT_LEN(r);
     if (own_len && a->sendbuf != recv + SLOT_OFF(r)) memmove(recv + SLOT_OFF(r), a->sendbuf, own_len);
     hccl_direct_addrs *peer = ctx->scratch;
-    hccl_direct_addrs me = {0, (uint64_t)(uintptr_t)recv};
+    /* What peers read: our input, unless it lies inside recvbuf (in place, either
+     * form), where our slot r (written above) is the only stable copy. */
+    uint64_t recv_end = 0;
+    for (uint32_t j = 0; j < n; j++)
+        if (SLOT_OFF(j) + SLOT_LEN(j) > recv_end) recv_end = SLOT_OFF(j) + SLOT_LEN(j);
+    const char *in = a->sendbuf;
+    int inside = in + own_len > recv && in < recv + recv_end;
+    hccl_direct_addrs me = {(uint64_t)(uintptr_t)(inside ? recv + SLOT_OFF(r) : in), (uint64_t)(uintptr_t)recv};
     HcclResult res = hccl_direct_open(ctx, me, peer);
     if (res != HCCL_SUCCESS) return res;
     for (uint32_t k = 1; k < n; k++) {
         uint32_t j = (r + k) % n; /* spread the readers over the sources */
-        res = hccl_direct_copy(ctx, j, 0, recv + SLOT_OFF(j), peer[j].recv + SLOT_OFF(j), SLOT_LEN(j));
+        res = hccl_direct_copy(ctx, j, 0, recv + SLOT_OFF(j), peer[j].send, SLOT_LEN(j));
         if (res != HCCL_SUCCESS) return res;
     }
 #undef SLOT_OFF
