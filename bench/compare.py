@@ -155,6 +155,27 @@ def perf_flags(a):
             "-w", str(a.warmup), "-c", "1", "-d", "float", "-o", "sum"]
 
 
+_bind_ok = {}
+
+
+def ours_bind(hcclrun, n):
+    """Open MPI's default placement, for ours too: each rank bound to a core when
+    there are at most 2 ranks and enough CPUs, else no binding (Open MPI binds to the
+    socket above 2 ranks, which on a one-socket machine is no restriction, and not at
+    all when oversubscribed). An hcclrun without --bind-to (--ref of an older commit)
+    runs unbound."""
+    if hcclrun not in _bind_ok:
+        try:
+            h = subprocess.run([hcclrun, "--help"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                               universal_newlines=True, timeout=10).stdout
+        except (OSError, subprocess.SubprocessError):
+            h = ""
+        _bind_ok[hcclrun] = "--bind-to" in h
+    if _bind_ok[hcclrun] and n <= 2 and n <= len(os.sched_getaffinity(0)):
+        return ["--bind-to", "core"]
+    return []
+
+
 def command(a, lib, op, n, mpi_bin):
     env = dict(os.environ)
     env.pop("HCCL_SHM_DISABLE", None)
@@ -165,8 +186,9 @@ def command(a, lib, op, n, mpi_bin):
     if lib in ("ours", "ours-tcp"):
         if lib == "ours-tcp":
             env["HCCL_SHM_DISABLE"] = "1"
-        return [os.path.join(a.build, "tools", "hcclrun"), "-n", str(n),
-                os.path.join(a.build, "tools", OPS[op][0])] + flags, env
+        hcclrun = os.path.join(a.build, "tools", "hcclrun")
+        return [hcclrun, "-n", str(n)] + ours_bind(hcclrun, n) + \
+            [os.path.join(a.build, "tools", OPS[op][0])] + flags, env
     if lib in ("ompi", "ompi-tcp"):
         cmd = ["mpirun", "--allow-run-as-root", "--oversubscribe", "-np", str(n)] + a.ompi_args.split()
         if lib == "ompi-tcp":

@@ -2,7 +2,7 @@
  * hcclrun.c - a small torchrun-style launcher for HCCL programs.
  *
  *   hcclrun -n N [--nnodes M --node-rank K --master-addr A --master-port P]
- *           [--tag-output] [--] program args...
+ *           [--tag-output] [--bind-to core|none] [--] program args...
  *
  * Starts N local ranks with fork + execv and gives each the variables
  * RANK (= K*N + local), WORLD_SIZE (= M*N), LOCAL_RANK, LOCAL_WORLD_SIZE,
@@ -19,9 +19,16 @@
  *
  * --tag-output: each rank's stdout and stderr go through pipes and every line is
  * written out prefixed with "[rank] ".
+ *
+ * --bind-to core: local rank l runs on the l-th CPU of hcclrun's own affinity set (as
+ * Open MPI binds by default): no migration, and two ranks' threads never queue on one
+ * core while another idles. Refused when there are more ranks than CPUs. The default,
+ * none, leaves placement to the scheduler (as torchrun does): a rank that computes
+ * with many threads (PyTorch) must not be confined to one core.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <limits.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -59,6 +66,7 @@ typedef struct {
 static child *children;
 static int nchildren;
 static int tag_output;
+static int bind_core;
 
 static void usage(FILE *f)
 {
@@ -76,6 +84,8 @@ static void usage(FILE *f)
             "  --master-port P         port; the root uses P+1 (default: a free pair;\n"
             "                          required when M > 1)\n"
             "  --tag-output            prefix every output line with \"[rank] \"\n"
+            "  --bind-to core|none     core: local rank l runs on the l-th CPU hcclrun may\n"
+            "                          use (at most one rank per CPU); none (default)\n"
             "  -h, --help              this text\n"
             "\n"
             "A program name without '/' is searched in PATH, then next to hcclrun.\n"
@@ -330,7 +340,8 @@ int main(int argc, char **argv)
             if (strcmp(name, "--master_addr") == 0) strcpy(name, "--master-addr");
             if (strcmp(name, "--master_port") == 0) strcpy(name, "--master-port");
             if (strcmp(name, "-n") != 0 && strcmp(name, "--nnodes") != 0 && strcmp(name, "--node-rank") != 0 &&
-                strcmp(name, "--master-addr") != 0 && strcmp(name, "--master-port") != 0)
+                strcmp(name, "--master-addr") != 0 && strcmp(name, "--master-port") != 0 &&
+                strcmp(name, "--bind-to") != 0)
                 return usage_error("unknown option '%s'", a);
         }
         if (val == NULL) {
@@ -343,6 +354,10 @@ int main(int argc, char **argv)
             if (parse_int(val, 1, 65536, &nnodes)) return usage_error("bad node count '%s' for --nnodes", val);
         } else if (strcmp(name, "--node-rank") == 0) {
             if (parse_int(val, 0, 65535, &node_rank)) return usage_error("bad node rank '%s'", val);
+        } else if (strcmp(name, "--bind-to") == 0) {
+            if (strcmp(val, "core") == 0) bind_core = 1;
+            else if (strcmp(val, "none") == 0) bind_core = 0;
+            else return usage_error("bad --bind-to '%s' (core or none)", val);
         } else if (strcmp(name, "--master-addr") == 0) {
             if (*val == '\0' || strlen(val) > 255) return usage_error("bad master address '%s'", val);
             master_addr = val;
@@ -356,6 +371,29 @@ int main(int argc, char **argv)
     if (node_rank >= nnodes) return usage_error("--node-rank must be below --nnodes%s", "");
     if (nnodes * nproc > INT32_MAX) return usage_error("too many ranks%s", "");
     if (nnodes > 1 && !port_given) return usage_error("--master-port is required with --nnodes > 1%s", "");
+
+    /* --bind-to core: the CPUs we may use, in order; one per local rank. */
+    int *cpus = NULL;
+    if (bind_core) {
+        cpu_set_t set;
+        int ncpu = 0;
+        if (sched_getaffinity(0, sizeof set, &set) != 0) {
+            fprintf(stderr, "hcclrun: sched_getaffinity: %s\n", strerror(errno));
+            return 1;
+        }
+        cpus = calloc(CPU_SETSIZE, sizeof *cpus);
+        if (cpus == NULL) {
+            fprintf(stderr, "hcclrun: out of memory\n");
+            return 1;
+        }
+        for (int c = 0; c < CPU_SETSIZE; c++)
+            if (CPU_ISSET(c, &set)) cpus[ncpu++] = c;
+        if (nproc > ncpu) {
+            fprintf(stderr, "hcclrun: --bind-to core: %ld ranks but only %d CPUs available; use --bind-to none\n",
+                    nproc, ncpu);
+            return 2;
+        }
+    }
 
     prog = resolve_program(argv[i]);
     if (prog == NULL) {
@@ -466,6 +504,13 @@ int main(int argc, char **argv)
             setenv("MASTER_ADDR", master_addr, 1);
             setenv("MASTER_PORT", portstr, 1);
             if (secret[0]) setenv("HCCL_JOB_SECRET", secret, 1);
+            if (cpus) {
+                cpu_set_t one;
+                CPU_ZERO(&one);
+                CPU_SET(cpus[l], &one);
+                if (sched_setaffinity(0, sizeof one, &one) != 0)
+                    fprintf(stderr, "hcclrun: rank %d: cannot bind to CPU %d: %s\n", rank, cpus[l], strerror(errno));
+            }
             execv(prog, &argv[i]);
             fprintf(stderr, "hcclrun: cannot execute %s: %s\n", prog, strerror(errno));
             _exit(127);

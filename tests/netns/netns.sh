@@ -310,12 +310,26 @@ sc_ranktable_v12_3x1() {
         --table2 "$TMP/table2.json" --suite $SUITES_FULL
 }
 
+# Also the topology (issue 7): every rank reaches its own host's peer over shared
+# memory, and the collectives that have a hierarchical form log that they use it.
 sc_rootinfo_ifname_2x2() {
     setup_hosts 2
-    export HCCL_SOCKET_IFNAME='=eth0'
+    export HCCL_SOCKET_IFNAME='=eth0' HCCL_DEBUG=INFO HCCL_DEBUG_SUBSYS=COLL,SHM
     run_conf 2 2 "root info, HCCL_SOCKET_IFNAME==eth0, 2 hosts x 2 ranks" --init rootinfo --root "$TMP/root.bin" \
         --suite $SUITES_FULL
-    unset HCCL_SOCKET_IFNAME
+    unset HCCL_SOCKET_IFNAME HCCL_DEBUG HCCL_DEBUG_SUBSYS
+    for r in 0 1 2 3; do
+        local f="$TMP/rank$r.out" op
+        grep -qE "comm rank $r: 1 peer\(s\) over shared memory" "$f" ||
+            fail "rank $r: no communicator reached its own host's peer over shared memory"
+        ! grep -qE "comm rank $r: [02-9][0-9]* peer\(s\) over shared memory" "$f" ||
+            fail "rank $r: a communicator used shared memory with a rank of the other host"
+        for op in AllReduce AllGather ReduceScatter Broadcast; do
+            grep -qE "rank $r: $op of [0-9]+ elements uses the hierarchical algorithm \(4 ranks on 2 host\(s\)\)" "$f" ||
+                fail "rank $r: no $op logged the hierarchical algorithm on 2 hosts x 2 ranks"
+        done
+    done
+    [ $FAILED = 0 ] && echo "netns: every rank used shared memory inside its host and the hierarchical AllReduce, AllGather, ReduceScatter and Broadcast"
 }
 
 ifip_env() { echo "HCCL_IF_IP=198.18.0.$2"; }

@@ -117,6 +117,27 @@ echo "line-for-rank-0" | "$HCCLRUN" -n 2 sh -c 'read -r x; echo "$RANK:$x"' > "$
 grep -qx "0:line-for-rank-0" "$T/out" && grep -qx "1:" "$T/out" && pass "stdin reaches rank 0 only" ||
     { fail "stdin reaches rank 0 only"; cat "$T/out"; }
 
+# --- --bind-to core ------------------------------------------------------------------------
+ncpu=$(nproc)
+"$HCCLRUN" -n "$ncpu" --bind-to core sh -c 'echo "$LOCAL_RANK $(taskset -pc $$ | sed "s/.*: //")"' > "$T/out"
+check_rc "--bind-to core run" 0 $?
+allowed=$(taskset -pc $$ | sed 's/.*: //')
+ok=1
+for l in $(seq 0 $((ncpu - 1))); do
+    got=$(awk -v l=$l '$1 == l { print $2 }' "$T/out")
+    # a single CPU, each rank its own
+    case "$got" in ''|*,*|*-*) ok=0 ;; esac
+done
+[ "$(awk '{ print $2 }' "$T/out" | sort -u | wc -l)" = "$ncpu" ] || ok=0
+[ $ok = 1 ] && pass "--bind-to core gives each rank its own CPU (of $allowed)" ||
+    { fail "--bind-to core gives each rank its own CPU"; cat "$T/out"; }
+"$HCCLRUN" -n 1 --bind-to=none sh -c 'taskset -pc $$ | sed "s/.*: //"' > "$T/out"
+[ "$(cat "$T/out")" = "$allowed" ] && pass "--bind-to none leaves the affinity alone" ||
+    { fail "--bind-to none leaves the affinity alone"; cat "$T/out"; }
+"$HCCLRUN" -n $((ncpu + 1)) --bind-to core true 2>"$T/err"; check_rc "--bind-to core with more ranks than CPUs" 2 $?
+grep -q "CPUs available" "$T/err" && pass "... says why" || { fail "... says why"; cat "$T/err"; }
+"$HCCLRUN" -n 1 --bind-to socket true 2>/dev/null; check_rc "--bind-to socket (unknown) is a usage error" 2 $?
+
 # --- program next to hcclrun -----------------------------------------------------------
 mkdir -p "$T/bin"
 cp "$HCCLRUN" "$T/bin/hcclrun"
