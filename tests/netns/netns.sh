@@ -322,7 +322,7 @@ sc_rootinfo_ifname_2x2() {
         local f="$TMP/rank$r.out" op
         grep -qE "comm rank $r: 1 peer\(s\) over shared memory" "$f" ||
             fail "rank $r: no communicator reached its own host's peer over shared memory"
-        ! grep -qE "comm rank $r: [02-9][0-9]* peer\(s\) over shared memory" "$f" ||
+        ! grep -qE "comm rank [0-9]+: ([2-9]|[1-9][0-9]+) peer\(s\) over shared memory" "$f" ||
             fail "rank $r: a communicator used shared memory with a rank of the other host"
         for op in AllReduce AllGather ReduceScatter Broadcast; do
             grep -qE "rank $r: $op of [0-9]+ elements uses the hierarchical algorithm \(4 ranks on 2 host\(s\)\)" "$f" ||
