@@ -12,6 +12,7 @@
  *               then the byte stream from rank 1.
  */
 #include "core/net.h"
+#include "util/util.h"
 
 #include <stdint.h>
 #include <stdlib.h>
