@@ -55,7 +55,7 @@ static int move_all(hccl_conn *c, int sending, struct iovec *iov, int iovcnt)
             iov[0].iov_len -= k;
             moved -= k;
             if (iov[0].iov_len == 0) {
-                iov[0] = iov[1];
+                if (iovcnt > 1) iov[0] = iov[1]; /* the caller's array may hold just one */
                 iovcnt--;
             }
         }
