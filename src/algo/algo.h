@@ -100,6 +100,11 @@ typedef struct hccl_op_args {
 
 /* Bytes of scratch memory the caller provides in hccl_algo_ctx (at least). */
 #define HCCL_ALGO_SCRATCH_BYTES (4u << 20)
+/* The ring allreduce's block per rank and step (a window is n of them): small enough
+ * that a step's send, receive, scratch and destination stay in cache and in the
+ * socket buffers. Over loopback TCP, 2 ranks, busbw rose from 1.9-2.1 GB/s (4 MiB
+ * blocks) to 2.8-4.4 (256 KiB); 128 KiB and 512 KiB were worse (docs/performance.md). */
+#define HCCL_ALGO_RING_BLOCK_BYTES (256u << 10)
 
 typedef struct hccl_algo_ctx {
     uint32_t rank;

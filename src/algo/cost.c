@@ -111,9 +111,11 @@ double hccl_algo_cost(hccl_algo_id id, hccl_op_type type, uint32_t n, uint64_t b
     switch (type) {
     case HCCL_OP_ALLREDUCE:
         if (id == HCCL_ALGO_HD)
-            return windows(b, f ? scratch : 2 * scratch) * (2 * lp + 2 * f) * a + (2 * (p - 1) / p + 2 * f) * b * B +
+            return windows(b, fmin(p * HCCL_ALGO_RING_BLOCK_BYTES, f ? scratch : 2 * scratch)) * (2 * lp + 2 * f) * a +
+                   (2 * (p - 1) / p + 2 * f) * b * B +
                    ((p - 1) / p + f) * b * G;
-        return windows(b, N * scratch) * 2 * (N - 1) * a + 2 * (N - 1) / N * b * B + (N - 1) / N * b * G;
+        return windows(b, N * HCCL_ALGO_RING_BLOCK_BYTES) * 2 * (N - 1) * a + 2 * (N - 1) / N * b * B +
+               (N - 1) / N * b * G;
     case HCCL_OP_ALLGATHER:
     case HCCL_OP_ALLGATHER_V:
         if (id == HCCL_ALGO_HD) return (lp + 2 * f) * a + ((p - 1) * b + f * (b + N * b)) * B;

@@ -22,9 +22,9 @@
  * block's owner, in an order fixed by n alone, so the result is bitwise the same on
  * every rank and in every run.
  *
- * Windows: the scratch receives at most half a window (the whole window for the
- * fold's odd rank), so a window is 2x (or, with a fold, 1x) the scratch's elements,
- * rounded down to a multiple of p.
+ * Windows: p blocks of HCCL_ALGO_RING_BLOCK_BYTES (in cache, as the ring's), at most
+ * what the scratch allows (it receives at most half a window, the whole window for
+ * the fold's odd rank), rounded down to a multiple of p.
  * Reads of sendbuf happen before the writes of the same elements of recvbuf, so
  * sendbuf == recvbuf works. Empty blocks are skipped on both sides; count 0 sends
  * nothing.
@@ -61,7 +61,8 @@ HcclResult hccl_algo_hd_allreduce(hccl_algo_ctx *ctx, const hccl_op_args *a)
     const int64_t v = hccl_pattern_fold_vrank(r, n);
     /* A multiple of p, so the halves of a full window are equal (and of a partial one
      * no larger). */
-    const uint64_t window = HCCL_ALGO_SCRATCH_BYTES / es * (rem ? 1 : 2) / p * p;
+    const uint64_t fit = (uint64_t)HCCL_ALGO_SCRATCH_BYTES * (rem ? 1 : 2);
+    const uint64_t window = HCCL_MIN((uint64_t)HCCL_ALGO_RING_BLOCK_BYTES * p, fit) / es / p * p;
     char *tmp = ctx->scratch;
 
     for (uint64_t base = 0; base < a->count; base += window) {

@@ -2,8 +2,8 @@
  * ring_allreduce.c - reference AllReduce: ring reduce-scatter, then ring allgather.
  *
  * The data is processed in windows of at most n * chunk elements, chunk being the
- * number of elements that fit in HCCL_ALGO_SCRATCH_BYTES (the constant, not the
- * context's size, so that every rank cuts the same windows). A window is split into
+ * number of elements in HCCL_ALGO_RING_BLOCK_BYTES (a constant, not the context's
+ * scratch size, so that every rank cuts the same windows; it fits the scratch). A window is split into
  * n blocks as evenly as possible (pattern.h; blocks may be empty), and
  *
  *   reduce-scatter, step s = 0..n-2 (one exchange each):
@@ -48,7 +48,7 @@ HcclResult hccl_algo_ring_allreduce(hccl_algo_ctx *ctx, const hccl_op_args *a)
         return HCCL_SUCCESS;
     }
     if (!ctx->scratch || ctx->scratch_bytes < HCCL_ALGO_SCRATCH_BYTES) return HCCL_E_PARA;
-    const uint64_t chunk = HCCL_ALGO_SCRATCH_BYTES / es;
+    const uint64_t chunk = HCCL_ALGO_RING_BLOCK_BYTES / es;
     const uint64_t window = chunk * n;
     const uint32_t next = hccl_pattern_ring_next(r, n), prev = hccl_pattern_ring_prev(r, n);
     char *tmp = ctx->scratch;
