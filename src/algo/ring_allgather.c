@@ -6,8 +6,10 @@
  * may sit anywhere in recvbuf: at its start, the in-place form, or already at block r,
  * the NCCL form), then
  *
- *   step s = 0..n-2 (one exchange each): send block r-s to r+1 and receive block
- *   r-s-1 from r-1, both straight from / into recvbuf.
+ *   step s = 0..n-2: send block r-s to r+1 and receive block r-s-1 from r-1, both
+ *   straight from / into recvbuf, in pieces of HCCL_ALGO_RING_BLOCK_BYTES (one
+ *   exchange each: over TCP, 2 ranks, 1.3-1.5x faster than one exchange per block
+ *   from 512 KiB, docs/performance.md).
  *
  * No scratch is needed, so there are no windows. Empty blocks are skipped on both
  * sides; all counts 0 sends nothing.
@@ -16,6 +18,7 @@
 #include "algo/pattern/pattern.h"
 #include "reduce/reduce.h"
 #include "util/log.h"
+#include "util/util.h"
 
 #include <string.h>
 
@@ -52,11 +55,18 @@ HcclResult hccl_algo_ring_allgather(hccl_algo_ctx *ctx, const hccl_op_args *a)
         hccl_pattern_ring_ag_step(r, n, s, &sb, &rb);
         block_of(a, sb, &sd, &sc);
         block_of(a, rb, &rd, &rc);
-        hccl_xfer x[2];
-        int nx = 0;
-        if (sc) x[nx++] = (hccl_xfer){HCCL_XFER_SEND, next, dst + sd * es, sc * es};
-        if (rc) x[nx++] = (hccl_xfer){HCCL_XFER_RECV, prev, dst + rd * es, rc * es};
-        if (nx) CHECK(ctx->net->exchange(ctx->net, x, nx));
+        /* In pieces of HCCL_ALGO_RING_BLOCK_BYTES: both sides cut the same block the
+         * same way (its size is known to both). */
+        const uint64_t piece = HCCL_ALGO_RING_BLOCK_BYTES, sbytes = sc * es, rbytes = rc * es;
+        for (uint64_t off = 0; off < sbytes || off < rbytes; off += piece) {
+            hccl_xfer x[2];
+            int nx = 0;
+            if (off < sbytes)
+                x[nx++] = (hccl_xfer){HCCL_XFER_SEND, next, dst + sd * es + off, HCCL_MIN(piece, sbytes - off)};
+            if (off < rbytes)
+                x[nx++] = (hccl_xfer){HCCL_XFER_RECV, prev, dst + rd * es + off, HCCL_MIN(piece, rbytes - off)};
+            CHECK(ctx->net->exchange(ctx->net, x, nx));
+        }
     }
     return HCCL_SUCCESS;
 }
