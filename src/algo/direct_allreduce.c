@@ -15,6 +15,10 @@
  *   4. for every window and every peer j: copy slice j of rank j's recvbuf into ours
  *   5. empty all-to-all                                            [nobody leaves early]
  *
+ * With 2 ranks, out of place and up to WHOLE_MAX_BYTES, steps 2-4 become: each rank
+ * reduces the whole vector from its input and the peer's (same order on both), then
+ * step 5: one barrier less, and nobody reads lines another core has just written.
+ *
  * In-place (sendbuf == recvbuf) is safe: in step 2 rank r overwrites only its own
  * slice r, which no other rank reads; step 4 runs after everyone's reads.
  * Reduction order is fixed, so results are bitwise reproducible.
@@ -27,6 +31,7 @@
 #include <string.h>
 
 #define CHUNK_BYTES (256u << 10)
+#define WHOLE_MAX_BYTES (256u << 10)
 
 HcclResult hccl_algo_direct_allreduce(hccl_algo_ctx *ctx, const hccl_op_args *a)
 {
@@ -48,6 +53,25 @@ HcclResult hccl_algo_direct_allreduce(hccl_algo_ctx *ctx, const hccl_op_args *a)
     hccl_direct_addrs me = {(uint64_t)(uintptr_t)a->sendbuf, (uint64_t)(uintptr_t)a->recvbuf};
     HcclResult res = hccl_direct_open(ctx, me, peer);
     if (res != HCCL_SUCCESS) return res;
+
+    /* 2 ranks, out of place, up to WHOLE_MAX_BYTES: each rank reduces the whole vector
+     * (x_0 op x_1, the same order on both) from its input and the peer's untouched
+     * input. No middle barrier, and no reading of lines the peer has just written. */
+    if (n == 2 && a->sendbuf != a->recvbuf && a->count * es <= WHOLE_MAX_BYTES) {
+        for (uint64_t base = 0; base < a->count; base += chunk) {
+            uint64_t len = a->count - base < chunk ? a->count - base : chunk;
+            size_t byte_off = (size_t)(base * es), bytes = (size_t)len * es;
+            const char *mine = (const char *)a->sendbuf + byte_off;
+            const void *theirs = net->peer_ptr ? net->peer_ptr(net, 1 - r, peer[1 - r].send + byte_off, bytes) : NULL;
+            if (!theirs) {
+                res = net->peer_copy(net, 1 - r, 0, stage[0], peer[1 - r].send + byte_off, bytes);
+                if (res != HCCL_SUCCESS) return res;
+                theirs = stage[0];
+            }
+            fn((char *)a->recvbuf + byte_off, r == 0 ? mine : theirs, r == 0 ? theirs : mine, len);
+        }
+        return hccl_direct_close(ctx);
+    }
 
     for (uint64_t base = 0; base < a->count; base += chunk * n) {
         uint64_t wlen = a->count - base < chunk * n ? a->count - base : chunk * n;
