@@ -16,7 +16,7 @@
 #include "algo/direct_common.h"
 #include "reduce/reduce.h"
 
-#define DIRECT_BCAST_SPLIT_MIN (256u << 10)
+#define DIRECT_BCAST_SPLIT_MIN (16u << 10)
 
 HcclResult hccl_algo_direct_broadcast(hccl_algo_ctx *ctx, const hccl_op_args *a)
 {
