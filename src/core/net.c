@@ -221,6 +221,12 @@ static void hdr_to_fp(const msg_hdr *h, hccl_fingerprint *fp)
     fp->count = h->count;
 }
 
+/* Settle a connection's deferred wake-up (transport.h: flush). */
+static inline void conn_flush(hccl_conn *c)
+{
+    if (c && c->ops->flush) c->ops->flush(c);
+}
+
 /* Receive from peer p's data connection c: first what the responder read ahead. */
 static HcclResult net_recv(hccl_netimpl *n, uint32_t p, hccl_conn *c, const struct iovec *iov, int iovcnt,
                            size_t *moved)
@@ -299,6 +305,7 @@ static HcclResult peer_aborted_on(hccl_netimpl *n, hccl_conn *c, hccl_xfer *x, x
         have += moved;
         if (!moved) sched_yield();
     }
+    conn_flush(c);
     text[have] = 0;
     return fail(n, HCCL_E_REMOTE, "rank %u aborted: %s", x->peer, have ? text : "(no reason given)");
 }
@@ -329,6 +336,7 @@ static HcclResult read_abort_on(hccl_netimpl *n, hccl_conn *c, uint32_t peer)
         have += moved;
         if (!moved) sched_yield();
     }
+    conn_flush(c);
     if (have < sizeof h || h.op != OP_ABORT) return HCCL_E_TCP_TRANSFER;
     xstate s;
     memset(&s, 0, sizeof s);
@@ -438,6 +446,7 @@ static void status_send(hccl_netimpl *n, uint32_t p, int in_op)
         if (done == 0 || (done < sizeof frame && hccl_now_ns() > dl)) break;
         if (!moved) sched_yield();
     }
+    conn_flush(c);
     if (done && done < sizeof frame) n->send_partial[p] = 1;
 }
 
@@ -672,9 +681,25 @@ static HcclResult timed_out(hccl_netimpl *n, hccl_xfer *x, int cnt)
                 n->fp.seq, fps, n->rank, peers, n->fp.seq);
 }
 
+/* Settle the deferred wake-ups of every connection the exchange x moved bytes on. */
+static void flush_xfers(hccl_netimpl *n, const hccl_xfer *x, int cnt)
+{
+    for (int i = 0; i < cnt; i++)
+        if (x[i].peer != n->rank) conn_flush(n->conns[x[i].peer]);
+}
+
+static HcclResult net_exchange_run(hccl_netimpl *n, hccl_xfer *x, int cnt);
+
 static HcclResult net_exchange(hccl_net *base, hccl_xfer *x, int cnt)
 {
     hccl_netimpl *n = (hccl_netimpl *)base;
+    HcclResult r = net_exchange_run(n, x, cnt);
+    flush_xfers(n, x, cnt);
+    return r;
+}
+
+static HcclResult net_exchange_run(hccl_netimpl *n, hccl_xfer *x, int cnt)
+{
     if (cnt <= 0) return HCCL_SUCCESS;
     if (cnt > n->st_cap) {
         xstate *st = hccl_malloc(sizeof *st * (size_t)cnt);
@@ -703,6 +728,7 @@ static HcclResult net_exchange(hccl_net *base, hccl_xfer *x, int cnt)
     uint64_t spin_ns = (uint64_t)hccl_param_net_spin_us() * 1000ull;
     uint64_t last_progress = hccl_now_ns();
     unsigned idle_spins = 0;
+    int unflushed = 0; /* moved bytes since the last flush_xfers */
     while (remaining > 0) {
         int progressed = 0;
         memset(n->busy, 0, 2u * n->nranks);
@@ -771,7 +797,12 @@ static HcclResult net_exchange(hccl_net *base, hccl_xfer *x, int cnt)
         uint64_t now = hccl_now_ns();
         if (progressed) {
             last_progress = now;
+            unflushed = 1;
             continue;
+        }
+        if (unflushed) { /* waiting now: the peers may be asleep */
+            flush_xfers(n, x, cnt);
+            unflushed = 0;
         }
         if (n->abort_flag && __atomic_load_n(n->abort_flag, __ATOMIC_ACQUIRE))
             return fail(n, HCCL_E_INTERNAL, "operation aborted: the communicator is being destroyed or failed");
@@ -930,6 +961,7 @@ static void resp_serve_peer(hccl_netimpl *n, uint32_t p)
         }
         if (b->stop || !moved) break;
     }
+    conn_flush(c);
     if (got)
         HCCL_TRACE(NET, "rank %u: between operations, read %zu bytes from rank %u ahead (%u held)", n->rank, got, p,
                    b->len);
@@ -1109,6 +1141,7 @@ static void send_abort_frame(hccl_conn *c, const char *why, size_t len)
     struct iovec iov[2] = {{&h, sizeof h}, {(void *)why, len}};
     size_t moved = 0;
     c->ops->send(c, iov, 2, &moved);
+    conn_flush(c);
 }
 
 void hccl_net_abort(hccl_netimpl *n, const char *why)

@@ -33,6 +33,11 @@ typedef struct hccl_transport {
     /* Optional: 1 when the peer looks unreachable (data sent long ago is still not
      * acknowledged), with a reason in why; used to name the culprit of a timeout. */
     int (*stalled)(hccl_conn *c, char *why, size_t len);
+    /* Optional: a transport may defer waking a sleeping peer after a small send or
+     * receive until flush (the caller is then busy anyway). Callers flush every
+     * connection they moved bytes on before they wait for anything else, before
+     * they sleep, and before they return to the application. */
+    void (*flush)(hccl_conn *c);
 } hccl_transport;
 
 struct hccl_conn {

@@ -223,11 +223,18 @@ typedef struct drive_stats {
     uint64_t sleeps, lost; /* polls, and polls that timed out */
 } drive_stats;
 
+/* Settle deferred wake-ups, as transport.h asks of every caller before it waits. */
+static void flush(hccl_conn *c)
+{
+    if (c->ops->flush) c->ops->flush(c);
+}
+
 /* Sleep (after spinning spin_ns since last_progress) until c may move in the
  * directions asked. */
 static void wait_conn(hccl_conn *c, int want_tx, int want_rx, uint64_t last_progress, int64_t spin_ns,
                       drive_stats *st)
 {
+    flush(c);
     if (hccl_now_ns() - last_progress < (uint64_t)spin_ns) {
         sched_yield();
         return;
@@ -263,6 +270,7 @@ static HcclResult xfer(hccl_conn *c, int sending, void *buf, size_t len, int64_t
         if (hccl_now_ns() > deadline) return HCCL_E_TIMEOUT;
         wait_conn(c, sending, !sending, last, spin_ns, st);
     }
+    flush(c);
     return HCCL_SUCCESS;
 }
 
@@ -395,6 +403,7 @@ static int stream_rank(int rank, int fd, void *argp)
         }
         wait_conn(c, txd < total, rxd < total, last, a->spin_ns, &st);
     }
+    flush(c);
     double s = secs_since(t0);
     CHK(st.lost == 0, "%s: rank %d: %llu polls timed out (lost wake-ups)", a->label, rank,
         (unsigned long long)st.lost);
@@ -497,7 +506,7 @@ static void test_handshake(void)
         uint32_t magic, version;
         uint64_t ring, seg;
         char name[48];
-    } hello = {0x4d534843u, 1, 4096, 4096 + 2 * 4096, "/" HCCL_SHM_NAME_PREFIX "0-nonexistent"};
+    } hello = {0x4d534843u, HCCL_SHM_VERSION, 4096, 4096 + 2 * 4096, "/" HCCL_SHM_NAME_PREFIX "0-nonexistent"};
     _Static_assert(sizeof hello == 72, "hello layout");
     TT_ASSERT_EQ(write(sv[0], &hello, sizeof hello), (ssize_t)sizeof hello);
     hccl_conn *cx = NULL;
@@ -602,6 +611,7 @@ static int wake_reader_rank(int rank, int fd, void *arg)
         usleep(100000);
         struct iovec s = {(void *)"hello", 5};
         CHK(c->ops->send(c, &s, 1, &m) == HCCL_SUCCESS && m == 5, "send 5 bytes");
+        flush(c); /* a small send wakes the sleeper here */
         sync_byte(fd, 0);
     }
     c->ops->close(c);
@@ -634,6 +644,7 @@ static int wake_writer_rank(int rank, int fd, void *arg)
         usleep(100000);
         struct iovec v = {big, 100};
         CHK(c->ops->recv(c, &v, 1, &m) == HCCL_SUCCESS && m == 100, "recv 100 bytes");
+        flush(c);
         sync_byte(fd, 0);
     }
     c->ops->close(c);
@@ -705,6 +716,7 @@ static int shutdown_rank(int rank, int fd, void *arg)
     if (rank == 0) {
         struct iovec n = {(void *)"abort", 5};
         CHK(c->ops->send(c, &n, 1, &m) == HCCL_SUCCESS && m == 5, "notice sent");
+        flush(c);
         CHK(c->ops->recv(c, &v, 1, &m) == HCCL_SUCCESS && m == 0, "nothing to receive");
         int wfd = c->ops->wait_fd(c, 0, &ev);
         pthread_t th;

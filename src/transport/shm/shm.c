@@ -9,6 +9,7 @@
  *   0      hdr    magic, version, ring_bytes, closed[2]          (read-mostly)
  *   128    ring 0 control: side 0 -> side 1
  *            +0    head     bytes produced   (written by the producer only)
+ *            +8    inline   a copy of the last small send, in head's line (below)
  *            +128  tail     bytes consumed   (written by the consumer only)
  *            +256  rd_wait  consumer sleeps, wants "data arrived"
  *            +384  wr_wait  producer sleeps, wants "space freed"
@@ -23,6 +24,21 @@
  * seq_cst for the doorbell protocol below); the consumer reads head with acquire,
  * copies out and publishes tail the same way.
  * Large transfers publish every CHUNK bytes, so the peer starts copying early.
+ *
+ * Inline copies. A consumer waiting for a small message polls head's line, and then
+ * fetches the ring line holding the bytes: two transfers between cores in a row. A
+ * send of at most INLINE_MAX bytes published at once also copies them into the rest
+ * of head's 128-byte block, tagged with their stream position and length, under a
+ * sequence lock:
+ *
+ *   producer: tag = WRITING; words; tag = pos << 8 | length; head = pos + length
+ *   consumer: head (acquire); tag; words; tag again: the copy is good when the tag
+ *             is (tail << 8 | head - tail) both times
+ *
+ * so the consumer's read of head brings the message with it (up to 48 bytes, i.e. a
+ * header and 16 bytes of payload, share head's 64-byte line). The bytes are in the
+ * ring as well: a copy that is not good (being rewritten, or of another message) is
+ * simply not used. Every word is accessed atomically (relaxed, ordered by fences).
  *
  * Doorbells: each side owns two FIFOs, "data" (its incoming ring got bytes) and
  * "space" (its outgoing ring got room). wait_fd returns the one for the direction
@@ -75,19 +91,25 @@
 #include <unistd.h>
 
 #define SHM_MAGIC 0x4d534843u /* "CHSM" */
-#define SHM_VERSION 1u
 #define LINE 128
 #define DATA_OFFSET 4096
 #define CHUNK ((uint64_t)256 << 10) /* publish head/tail at least this often (and every ring/4) */
 #define NAME_LEN 48
+#define LAZY_MAX ((uint64_t)16 << 10) /* transfers up to this size publish lazily */
 
 HCCL_PARAM_INT(shm_ring_bytes, "HCCL_SHM_RING_BYTES", 1 << 20)
 
 _Static_assert(ATOMIC_LLONG_LOCK_FREE == 2 && ATOMIC_INT_LOCK_FREE == 2,
                "the shared segment needs address-free (lock-free) atomics");
 
+#define INLINE_WORDS 14
+#define INLINE_MAX (INLINE_WORDS * 8) /* head's 128 bytes: a message header and 80 bytes */
+#define IN_WRITING UINT64_MAX
+
 typedef struct ring_ctl {
     _Alignas(LINE) _Atomic uint64_t head;
+    _Atomic uint64_t in_tag; /* (stream position << 8) | length; IN_WRITING while rewritten */
+    _Atomic uint64_t in_word[INLINE_WORDS];
     _Alignas(LINE) _Atomic uint64_t tail;
     _Alignas(LINE) _Atomic uint32_t rd_wait;
     _Alignas(LINE) _Atomic uint32_t wr_wait;
@@ -131,7 +153,9 @@ typedef struct shm_conn {
     ring_ctl *tx, *rx;
     unsigned char *txdata, *rxdata;
     uint64_t tx_head; /* our copy of tx->head (we are its only writer) */
+    uint64_t tx_tail; /* tx->tail when we last read it (it only grows) */
     uint64_t rx_tail; /* our copy of rx->tail */
+    int lazy_head, lazy_tail; /* published lazily, want not looked at yet */
     int bell[2][2];   /* [side][BELL_DATA/BELL_SPACE], each opened O_RDWR */
     _Atomic int shut; /* shutdown() was called: our own send/recv fail too */
     void *tok_tx, *tok_rx; /* ThreadSanitizer: one token per ring, shared by both sides */
@@ -195,6 +219,62 @@ static inline void publish(_Atomic uint64_t *counter, uint64_t value, _Atomic ui
     atomic_store_explicit(counter, value, memory_order_seq_cst);
     if (atomic_load_explicit(want, memory_order_seq_cst) && atomic_exchange_explicit(want, 0, memory_order_relaxed))
         bell_ring(fd);
+}
+
+/* Publish without looking at `want` yet (see "Lazy wake-ups" above). */
+static inline void publish_lazy(_Atomic uint64_t *counter, uint64_t value, void *tok)
+{
+    TSAN_RELEASE(tok);
+    atomic_store_explicit(counter, value, memory_order_release);
+}
+
+static inline void wake_if_wanted(_Atomic uint32_t *want, int fd)
+{
+    if (atomic_load_explicit(want, memory_order_seq_cst) && atomic_exchange_explicit(want, 0, memory_order_relaxed))
+        bell_ring(fd);
+}
+
+/* The inline copy's sequence lock (see "Inline copies"). ThreadSanitizer does not
+ * model fences: there the words are written with release and read with acquire,
+ * which it understands (every access is atomic, so there is no race to report). */
+#ifdef __SANITIZE_THREAD__
+#define IN_WORD_STORE memory_order_release
+#define IN_WORD_LOAD memory_order_acquire
+#define IN_FENCE_REL() ((void)0)
+#define IN_FENCE_ACQ() ((void)0)
+#else
+#define IN_WORD_STORE memory_order_relaxed
+#define IN_WORD_LOAD memory_order_relaxed
+#define IN_FENCE_REL() atomic_thread_fence(memory_order_release)
+#define IN_FENCE_ACQ() atomic_thread_fence(memory_order_acquire)
+#endif
+
+/* Producer: copy the len (<= INLINE_MAX) bytes of iov at stream position pos. */
+static void inline_put(shm_conn *s, uint64_t pos, const struct iovec *iov, int iovcnt, size_t len)
+{
+    uint64_t w[INLINE_WORDS] = {0};
+    unsigned char *b = (unsigned char *)w;
+    for (int k = 0; k < iovcnt; k++) {
+        if (iov[k].iov_len) memcpy(b, iov[k].iov_base, iov[k].iov_len);
+        b += iov[k].iov_len;
+    }
+    ring_ctl *r = s->tx;
+    atomic_store_explicit(&r->in_tag, IN_WRITING, memory_order_relaxed);
+    IN_FENCE_REL();
+    for (size_t k = 0; k < (len + 7) / 8; k++) atomic_store_explicit(&r->in_word[k], w[k], IN_WORD_STORE);
+    atomic_store_explicit(&r->in_tag, (pos << 8) | len, memory_order_release);
+}
+
+/* Consumer: the avail (<= INLINE_MAX) bytes at our tail, from the inline copy into w;
+ * 0 when the copy is not of exactly them, or was being rewritten. */
+static int inline_get(shm_conn *s, uint64_t avail, uint64_t w[INLINE_WORDS])
+{
+    ring_ctl *r = s->rx;
+    uint64_t v = atomic_load_explicit(&r->in_tag, memory_order_acquire);
+    if (v != ((s->rx_tail << 8) | avail)) return 0; /* another message's, or IN_WRITING */
+    for (size_t k = 0; k < (avail + 7) / 8; k++) w[k] = atomic_load_explicit(&r->in_word[k], IN_WORD_LOAD);
+    IN_FENCE_ACQ();
+    return atomic_load_explicit(&r->in_tag, memory_order_relaxed) == v;
 }
 
 static inline int peer_closed(const shm_conn *s)
@@ -265,9 +345,16 @@ static HcclResult shm_send(hccl_conn *c, const struct iovec *iov, int iovcnt, si
         HCCL_INFO(SHM, "send to rank %u: peer closed the connection", c->peer);
         return HCCL_E_TCP_TRANSFER;
     }
-    uint64_t head = s->tx_head, done = 0;
-    uint64_t tail = atomic_load_explicit(&s->tx->tail, memory_order_acquire);
-    TSAN_ACQUIRE(s->tok_tx);
+    uint64_t head = s->tx_head, done = 0, total = 0;
+    for (int k = 0; k < iovcnt; k++) total += iov[k].iov_len;
+    int lazy = total <= LAZY_MAX;
+    /* The cached tail is enough while it leaves room for everything: then the
+     * consumer's line is not pulled over at all. */
+    uint64_t tail = s->tx_tail;
+    if (s->size - (head - tail) < HCCL_MIN(total, s->size)) {
+        tail = atomic_load_explicit(&s->tx->tail, memory_order_acquire);
+        TSAN_ACQUIRE(s->tok_tx);
+    }
     int i = 0;
     size_t off = 0;
     /* One call moves at most one ring's worth, so a caller interleaving several
@@ -292,11 +379,18 @@ static HcclResult shm_send(hccl_conn *c, const struct iovec *iov, int iovcnt, si
             }
         }
         if (n == 0) break;
+        if (done == 0 && n == total && total <= INLINE_MAX) inline_put(s, head, iov, iovcnt, (size_t)total);
         head += n;
         done += n;
-        publish(&s->tx->head, head, &s->tx->rd_wait, s->bell[1 - s->side][BELL_DATA], s->tok_tx);
+        if (lazy) {
+            publish_lazy(&s->tx->head, head, s->tok_tx);
+            s->lazy_head = 1;
+        } else {
+            publish(&s->tx->head, head, &s->tx->rd_wait, s->bell[1 - s->side][BELL_DATA], s->tok_tx);
+        }
     }
     s->tx_head = head;
+    s->tx_tail = tail;
     /* Moving again: a stale arm would only cost the peer a needless write(2). */
     if (done && atomic_load_explicit(&s->tx->wr_wait, memory_order_relaxed))
         atomic_store_explicit(&s->tx->wr_wait, 0, memory_order_relaxed);
@@ -309,7 +403,9 @@ static HcclResult shm_recv(hccl_conn *c, const struct iovec *iov, int iovcnt, si
     shm_conn *s = (shm_conn *)c;
     *moved = 0;
     if (atomic_load_explicit(&s->shut, memory_order_relaxed)) return HCCL_E_TCP_TRANSFER;
-    uint64_t tail = s->rx_tail, done = 0;
+    uint64_t tail = s->rx_tail, done = 0, total = 0;
+    for (int k = 0; k < iovcnt; k++) total += iov[k].iov_len;
+    int lazy = total <= LAZY_MAX;
     uint64_t head = atomic_load_explicit(&s->rx->head, memory_order_acquire);
     TSAN_ACQUIRE(s->tok_rx);
     int i = 0;
@@ -323,9 +419,13 @@ static HcclResult shm_recv(hccl_conn *c, const struct iovec *iov, int iovcnt, si
             if (avail == 0) break;
         }
         uint64_t want = HCCL_MIN(HCCL_MIN(avail, s->chunk), s->size - done), n = 0;
+        uint64_t w[INLINE_WORDS];
+        const unsigned char *in =
+            done == 0 && avail <= INLINE_MAX && inline_get(s, avail, w) ? (const unsigned char *)w : NULL;
         while (n < want && i < iovcnt) {
             size_t take = HCCL_MIN(iov[i].iov_len - off, (size_t)(want - n));
-            if (take) ring_get(s, tail + n, (unsigned char *)iov[i].iov_base + off, take);
+            if (take && in) memcpy((unsigned char *)iov[i].iov_base + off, in + n, take);
+            else if (take) ring_get(s, tail + n, (unsigned char *)iov[i].iov_base + off, take);
             n += take;
             off += take;
             if (off == iov[i].iov_len) {
@@ -336,7 +436,12 @@ static HcclResult shm_recv(hccl_conn *c, const struct iovec *iov, int iovcnt, si
         if (n == 0) break;
         tail += n;
         done += n;
-        publish(&s->rx->tail, tail, &s->rx->wr_wait, s->bell[1 - s->side][BELL_SPACE], s->tok_rx);
+        if (lazy) {
+            publish_lazy(&s->rx->tail, tail, s->tok_rx);
+            s->lazy_tail = 1;
+        } else {
+            publish(&s->rx->tail, tail, &s->rx->wr_wait, s->bell[1 - s->side][BELL_SPACE], s->tok_rx);
+        }
     }
     s->rx_tail = tail;
     if (done) {
@@ -356,6 +461,31 @@ static HcclResult shm_recv(hccl_conn *c, const struct iovec *iov, int iovcnt, si
         }
     }
     return HCCL_SUCCESS;
+}
+
+/* The second half of a lazy publication: a seq_cst fence orders the earlier store of
+ * the counter before the look at `want`, as publish()'s seq_cst store does (the
+ * sleeper's side is unchanged: seq_cst store of want, seq_cst load of the counter).
+ * ThreadSanitizer does not model fences: there a seq_cst read-modify-write of the
+ * counter (which keeps its value) does the same, at the price of owning its line. */
+#ifdef __SANITIZE_THREAD__
+#define SETTLE(counter) atomic_fetch_add_explicit((counter), 0, memory_order_seq_cst)
+#else
+#define SETTLE(counter) atomic_thread_fence(memory_order_seq_cst)
+#endif
+static void shm_flush(hccl_conn *c)
+{
+    shm_conn *s = (shm_conn *)c;
+    if (s->lazy_head) {
+        s->lazy_head = 0;
+        SETTLE(&s->tx->head);
+        wake_if_wanted(&s->tx->rd_wait, s->bell[1 - s->side][BELL_DATA]);
+    }
+    if (s->lazy_tail) {
+        s->lazy_tail = 0;
+        SETTLE(&s->rx->tail);
+        wake_if_wanted(&s->rx->wr_wait, s->bell[1 - s->side][BELL_SPACE]);
+    }
 }
 
 static int shm_wait_fd(hccl_conn *c, int sending, short *events)
@@ -416,6 +546,7 @@ const hccl_transport hccl_shm_transport = {
     .send = shm_send,
     .recv = shm_recv,
     .wait_fd = shm_wait_fd,
+    .flush = shm_flush,
     .close = shm_close,
     .shutdown = shm_shutdown,
 };
@@ -537,12 +668,12 @@ static HcclResult create_side(shm_conn *s, int tcp_fd, size_t ring_bytes, uint64
         }
     CHECK_GOTO(open_bells(s, hello.name), res, out);
     s->hdr->magic = SHM_MAGIC;
-    s->hdr->version = SHM_VERSION;
+    s->hdr->version = HCCL_SHM_VERSION;
     s->hdr->ring_bytes = ring_bytes;
     conn_init(s, 0, ring_bytes, hello.name);
 
     hello.magic = SHM_MAGIC;
-    hello.version = SHM_VERSION;
+    hello.version = HCCL_SHM_VERSION;
     hello.ring_bytes = ring_bytes;
     hello.seg_bytes = s->seg_bytes;
     CHECK_GOTO(hccl_socket_send_all(tcp_fd, &hello, sizeof hello, deadline_ns), res, out);
@@ -566,7 +697,7 @@ static HcclResult map_side(shm_conn *s, int tcp_fd, uint64_t deadline_ns)
     shm_hello hello;
     CHECK(hccl_socket_recv_all(tcp_fd, &hello, sizeof hello, deadline_ns));
     hello.name[NAME_LEN - 1] = 0;
-    if (hello.magic != SHM_MAGIC || hello.version != SHM_VERSION ||
+    if (hello.magic != SHM_MAGIC || hello.version != HCCL_SHM_VERSION ||
         strncmp(hello.name, "/" HCCL_SHM_NAME_PREFIX, strlen(HCCL_SHM_NAME_PREFIX) + 1) != 0 ||
         strchr(hello.name + 1, '/') || hello.ring_bytes < HCCL_SHM_RING_MIN || hello.ring_bytes > HCCL_SHM_RING_MAX ||
         (hello.ring_bytes & (hello.ring_bytes - 1)) || hello.seg_bytes != DATA_OFFSET + 2 * hello.ring_bytes) {

@@ -172,8 +172,15 @@ static int tcp_stalled(hccl_conn *c, char *why, size_t len)
     return 0;
 }
 
-const hccl_transport hccl_tcp_transport = {"tcp",        tcp_send,     tcp_recv,   tcp_wait_fd,
-                                           tcp_close,    tcp_shutdown, tcp_stalled};
+const hccl_transport hccl_tcp_transport = {
+    .name = "tcp",
+    .send = tcp_send,
+    .recv = tcp_recv,
+    .wait_fd = tcp_wait_fd,
+    .close = tcp_close,
+    .shutdown = tcp_shutdown,
+    .stalled = tcp_stalled,
+};
 
 HcclResult hccl_tcp_conn_create(const int *fds, unsigned nfds, unsigned peer, hccl_conn **out)
 {
