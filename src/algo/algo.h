@@ -96,6 +96,9 @@ typedef struct hccl_op_args {
     uint64_t *matrix;
     HcclSendRecvItem *items;
     uint32_t nitems;
+    /* core/exec.c's, while the operation is queued on a stream (no allocation of its own). */
+    void *queued_comm;
+    uint64_t queued_fr_id;
 } hccl_op_args;
 
 /* Bytes of scratch memory the caller provides in hccl_algo_ctx (at least). */

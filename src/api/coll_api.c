@@ -9,13 +9,22 @@
 
 #include <string.h>
 
-/* Acquire the communicator and allocate a descriptor. */
-static HcclResult begin(const char *fn, HcclComm comm, hccl_op_type type, hccl_comm **c, hccl_op_args **a)
+/* The descriptor of an operation on the NULL stream, which runs before the call
+ * returns: no allocation (busy: in use, e.g. by a call made from inside one). */
+static __thread hccl_op_args tls_args;
+static __thread int tls_args_busy;
+
+/* Acquire the communicator and get a zeroed descriptor. */
+static HcclResult begin(const char *fn, HcclComm comm, hccl_op_type type, aclrtStream stream, hccl_comm **c,
+                        hccl_op_args **a)
 {
     (void)fn;
     CHECK(hccl_comm_acquire(comm, c));
-    *a = hccl_calloc(1, sizeof **a);
-    if (!*a) {
+    if (!stream && !tls_args_busy) {
+        tls_args_busy = 1;
+        memset(&tls_args, 0, sizeof tls_args);
+        *a = &tls_args;
+    } else if (!(*a = hccl_calloc(1, sizeof **a))) {
         hccl_comm_release(*c);
         return HCCL_E_MEMORY;
     }
@@ -23,11 +32,27 @@ static HcclResult begin(const char *fn, HcclComm comm, hccl_op_type type, hccl_c
     return HCCL_SUCCESS;
 }
 
-/* Enqueue (takes the descriptor) or drop it after a failed check. */
+static void drop(hccl_op_args *a)
+{
+    if (a != &tls_args) {
+        hccl_op_args_free(a);
+        return;
+    }
+    hccl_op_args_clear(a);
+    tls_args_busy = 0;
+}
+
+/* Run or enqueue (which takes the descriptor), or drop it after a failed check. */
 static HcclResult finish(HcclResult res, hccl_comm *c, hccl_op_args *a, aclrtStream stream)
 {
-    if (res == HCCL_SUCCESS) res = hccl_comm_enqueue(c, a, stream);
-    else hccl_op_args_free(a);
+    if (res == HCCL_SUCCESS && !stream) {
+        res = hccl_comm_run(c, a, 0);
+        drop(a);
+    } else if (res == HCCL_SUCCESS) {
+        res = hccl_comm_enqueue(c, a, stream);
+    } else {
+        drop(a);
+    }
     hccl_comm_release(c);
     return res;
 }
@@ -62,7 +87,7 @@ static HcclResult reducing(const char *fn, hccl_op_type type, void *sendBuf, voi
     hccl_comm *c;
     hccl_op_args *a;
     size_t size = 0;
-    CHECK(begin(fn, comm, type, &c, &a));
+    CHECK(begin(fn, comm, type, stream, &c, &a));
     HcclResult res = hccl_api_dtype(fn, dt, &size);
     uint64_t mult = type == HCCL_OP_REDUCE_SCATTER ? c->nranks : 1;
     if (res == HCCL_SUCCESS) res = hccl_api_redop(fn, dt, op);
@@ -107,7 +132,7 @@ HcclResult HcclReduceScatterV(void *sendBuf, const void *sendCounts, const void 
     hccl_comm *c;
     hccl_op_args *a;
     size_t size = 0;
-    CHECK(begin(fn, comm, HCCL_OP_REDUCE_SCATTER_V, &c, &a));
+    CHECK(begin(fn, comm, HCCL_OP_REDUCE_SCATTER_V, stream, &c, &a));
     HcclResult res = hccl_api_dtype(fn, dataType, &size);
     if (res == HCCL_SUCCESS) res = hccl_api_redop(fn, dataType, op);
     if (res == HCCL_SUCCESS && (!sendCounts || !sendDispls)) {
@@ -142,7 +167,7 @@ HcclResult HcclBroadcast(void *buf, uint64_t count, HcclDataType dataType, uint3
     hccl_comm *c;
     hccl_op_args *a;
     size_t size = 0;
-    CHECK(begin(fn, comm, HCCL_OP_BROADCAST, &c, &a));
+    CHECK(begin(fn, comm, HCCL_OP_BROADCAST, stream, &c, &a));
     HcclResult res = hccl_api_dtype(fn, dataType, &size);
     if (res == HCCL_SUCCESS) res = hccl_api_bytes(fn, count, size, 1, "count");
     if (res == HCCL_SUCCESS) res = hccl_api_rank(fn, root, c->nranks, "root");
@@ -162,7 +187,7 @@ static HcclResult blocks(const char *fn, hccl_op_type type, void *sendBuf, void 
     hccl_comm *c;
     hccl_op_args *a;
     size_t size = 0;
-    CHECK(begin(fn, comm, type, &c, &a));
+    CHECK(begin(fn, comm, type, stream, &c, &a));
     HcclResult res = hccl_api_dtype(fn, dt, &size);
     if (res == HCCL_SUCCESS) res = hccl_api_bytes(fn, count, size, c->nranks, "count");
     if (res == HCCL_SUCCESS && type != HCCL_OP_ALLGATHER) res = hccl_api_rank(fn, root, c->nranks, "root");
@@ -210,7 +235,7 @@ HcclResult HcclAllGatherV(void *sendBuf, uint64_t sendCount, void *recvBuf, cons
     hccl_comm *c;
     hccl_op_args *a;
     size_t size = 0;
-    CHECK(begin(fn, comm, HCCL_OP_ALLGATHER_V, &c, &a));
+    CHECK(begin(fn, comm, HCCL_OP_ALLGATHER_V, stream, &c, &a));
     HcclResult res = hccl_api_dtype(fn, dataType, &size);
     if (res == HCCL_SUCCESS && (!recvCounts || !recvDispls)) {
         HCCL_WARN(COLL, "%s: %s is NULL", fn, !recvCounts ? "recvCounts" : "recvDispls");
@@ -242,7 +267,7 @@ HcclResult HcclAlltoAll(const void *sendBuf, uint64_t sendCount, HcclDataType se
     hccl_comm *c;
     hccl_op_args *a;
     size_t size = 0;
-    CHECK(begin(fn, comm, HCCL_OP_ALLTOALL, &c, &a));
+    CHECK(begin(fn, comm, HCCL_OP_ALLTOALL, stream, &c, &a));
     HcclResult res = hccl_api_dtype(fn, sendType, &size);
     if (res == HCCL_SUCCESS) res = hccl_api_dtype(fn, recvType, NULL);
     if (res == HCCL_SUCCESS && (sendType != recvType || sendCount != recvCount)) {
@@ -268,7 +293,7 @@ HcclResult HcclAlltoAllV(const void *sendBuf, const void *sendCounts, const void
     hccl_comm *c;
     hccl_op_args *a;
     size_t size = 0;
-    CHECK(begin(fn, comm, HCCL_OP_ALLTOALLV, &c, &a));
+    CHECK(begin(fn, comm, HCCL_OP_ALLTOALLV, stream, &c, &a));
     HcclResult res = hccl_api_dtype(fn, sendType, &size);
     if (res == HCCL_SUCCESS) res = hccl_api_dtype(fn, recvType, NULL);
     if (res == HCCL_SUCCESS && sendType != recvType) {
@@ -301,7 +326,7 @@ HcclResult HcclAlltoAllVC(const void *sendBuf, const void *sendCountMatrix, Hccl
     hccl_comm *c;
     hccl_op_args *a;
     size_t size = 0;
-    CHECK(begin(fn, comm, HCCL_OP_ALLTOALLVC, &c, &a));
+    CHECK(begin(fn, comm, HCCL_OP_ALLTOALLVC, stream, &c, &a));
     HcclResult res = hccl_api_dtype(fn, sendType, &size);
     if (res == HCCL_SUCCESS) res = hccl_api_dtype(fn, recvType, NULL);
     if (res == HCCL_SUCCESS && sendType != recvType) {
@@ -339,7 +364,7 @@ HcclResult HcclBarrier(HcclComm comm, aclrtStream stream)
 {
     hccl_comm *c;
     hccl_op_args *a;
-    CHECK(begin("HcclBarrier", comm, HCCL_OP_BARRIER, &c, &a));
+    CHECK(begin("HcclBarrier", comm, HCCL_OP_BARRIER, stream, &c, &a));
     a->dtype = HCCL_DATA_TYPE_INT8;
     return finish(HCCL_SUCCESS, c, a, stream);
 }
@@ -363,7 +388,7 @@ static HcclResult p2p(const char *fn, HcclSendRecvType dir, void *buf, uint64_t 
 {
     hccl_comm *c;
     hccl_op_args *a;
-    CHECK(begin(fn, comm, dir == HCCL_SEND ? HCCL_OP_SEND : HCCL_OP_RECV, &c, &a));
+    CHECK(begin(fn, comm, dir == HCCL_SEND ? HCCL_OP_SEND : HCCL_OP_RECV, stream, &c, &a));
     HcclSendRecvItem it = {dir, buf, count, dt, peer};
     HcclResult res = check_item(fn, &it, 0, c);
     if (res == HCCL_SUCCESS && peer == c->rank && !hccl_api_group_active()) {
@@ -373,7 +398,7 @@ static HcclResult p2p(const char *fn, HcclSendRecvType dir, void *buf, uint64_t 
     }
     if (res == HCCL_SUCCESS && hccl_api_group_active()) {
         res = hccl_api_group_add(c, stream, &it);
-        hccl_op_args_free(a);
+        drop(a);
         hccl_comm_release(c);
         return res;
     }
@@ -402,7 +427,7 @@ HcclResult HcclBatchSendRecv(HcclSendRecvItem *sendRecvInfo, uint32_t itemNum, H
     const char *fn = "HcclBatchSendRecv";
     hccl_comm *c;
     hccl_op_args *a;
-    CHECK(begin(fn, comm, HCCL_OP_BATCH_SEND_RECV, &c, &a));
+    CHECK(begin(fn, comm, HCCL_OP_BATCH_SEND_RECV, stream, &c, &a));
     HcclResult res = HCCL_SUCCESS;
     if (itemNum > 0 && !sendRecvInfo) {
         HCCL_WARN(COLL, "%s: sendRecvInfo is NULL (itemNum %u)", fn, itemNum);

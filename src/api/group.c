@@ -35,9 +35,7 @@ HcclResult hccl_api_group_add(hccl_comm *c, aclrtStream stream, const HcclSendRe
         group_ops = p;
         group_cap = cap;
     }
-    pthread_mutex_lock(&c->ref_lock);
-    c->refs++;
-    pthread_mutex_unlock(&c->ref_lock);
+    hccl_comm_retain(c);
     group_ops[group_n++] = (pending){c, stream, *item};
     return HCCL_SUCCESS;
 }

@@ -113,11 +113,7 @@ HcclResult hccl_comm_acquire(HcclComm handle, hccl_comm **out)
     pthread_mutex_lock(&registry_lock);
     hccl_comm *c = registry;
     while (c && c != (hccl_comm *)handle) c = c->next;
-    if (c) {
-        pthread_mutex_lock(&c->ref_lock);
-        c->refs++;
-        pthread_mutex_unlock(&c->ref_lock);
-    }
+    if (c) hccl_comm_retain(c);
     pthread_mutex_unlock(&registry_lock);
     if (!c) {
         HCCL_WARN(INIT, "communicator handle %p is not a live communicator (destroyed or never created)", handle);
@@ -127,11 +123,24 @@ HcclResult hccl_comm_acquire(HcclComm handle, hccl_comm **out)
     return HCCL_SUCCESS;
 }
 
+void hccl_comm_retain(hccl_comm *c) { __atomic_add_fetch(&c->refs, 1, __ATOMIC_ACQ_REL); }
+
+/* Destroys waiting for their communicator's refs to reach 0. Process-wide: once a
+ * release brought refs to 0 the communicator may be freed at any moment, so the
+ * releaser touches only these. */
+static pthread_mutex_t drain_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t drain_cv = PTHREAD_COND_INITIALIZER;
+static int n_draining; /* atomic */
+
 void hccl_comm_release(hccl_comm *c)
 {
-    pthread_mutex_lock(&c->ref_lock);
-    if (--c->refs == 0) pthread_cond_broadcast(&c->ref_cond);
-    pthread_mutex_unlock(&c->ref_lock);
+    /* The last one wakes the destroys that wait (each counted itself in n_draining
+     * before it checked refs; seq_cst on both sides: one of them sees the other). */
+    if (__atomic_sub_fetch(&c->refs, 1, __ATOMIC_SEQ_CST) != 0) return;
+    if (!__atomic_load_n(&n_draining, __ATOMIC_SEQ_CST)) return;
+    pthread_mutex_lock(&drain_mu);
+    pthread_cond_broadcast(&drain_cv);
+    pthread_mutex_unlock(&drain_mu);
 }
 
 HcclResult hccl_comm_find_by_name(const char *name, hccl_comm **out)
@@ -176,8 +185,6 @@ static void comm_free(hccl_comm *c)
     free(c->scratch);
     hccl_flight_free(&c->flight);
     pthread_mutex_destroy(&c->exec_lock);
-    pthread_mutex_destroy(&c->ref_lock);
-    pthread_cond_destroy(&c->ref_cond);
     c->magic = 0;
     hccl_free(c);
 }
@@ -196,8 +203,6 @@ static hccl_comm *comm_alloc(uint32_t rank, uint32_t nranks, const hccl_comm_cfg
     hccl_boot_stash_init(&c->stash);
     hccl_flight_init(&c->flight);
     pthread_mutex_init(&c->exec_lock, NULL);
-    pthread_mutex_init(&c->ref_lock, NULL);
-    pthread_cond_init(&c->ref_cond, NULL);
     c->peers = hccl_calloc(nranks, sizeof *c->peers);
     if (!c->peers) {
         comm_free(c);
@@ -630,16 +635,18 @@ HcclResult hccl_comm_destroy(HcclComm handle)
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     ts.tv_sec += 1;
-    pthread_mutex_lock(&c->ref_lock);
-    while (c->refs > 0)
-        if (pthread_cond_timedwait(&c->ref_cond, &c->ref_lock, &ts) != 0) break;
-    if (c->refs > 0) {
+    pthread_mutex_lock(&drain_mu);
+    __atomic_add_fetch(&n_draining, 1, __ATOMIC_SEQ_CST);
+    while (__atomic_load_n(&c->refs, __ATOMIC_SEQ_CST) > 0)
+        if (pthread_cond_timedwait(&drain_cv, &drain_mu, &ts) != 0) break;
+    if (__atomic_load_n(&c->refs, __ATOMIC_SEQ_CST) > 0) {
         HCCL_WARN(INIT, "comm %s rank %u: destroyed with %d operation(s) still waiting for peers; aborting them",
-                  c->name, c->rank, c->refs);
+                  c->name, c->rank, __atomic_load_n(&c->refs, __ATOMIC_SEQ_CST));
         __atomic_store_n(&c->aborting, 1, __ATOMIC_RELEASE);
-        while (c->refs > 0) pthread_cond_wait(&c->ref_cond, &c->ref_lock);
+        while (__atomic_load_n(&c->refs, __ATOMIC_SEQ_CST) > 0) pthread_cond_wait(&drain_cv, &drain_mu);
     }
-    pthread_mutex_unlock(&c->ref_lock);
+    __atomic_sub_fetch(&n_draining, 1, __ATOMIC_SEQ_CST);
+    pthread_mutex_unlock(&drain_mu);
     HCCL_INFO(INIT, "comm %s: rank %u destroyed", c->name, c->rank);
     comm_free(c);
     return HCCL_SUCCESS;

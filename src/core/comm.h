@@ -55,9 +55,7 @@ typedef struct hccl_comm {
     pthread_mutex_t exec_lock;
     uint32_t coll_seq;
 
-    pthread_mutex_t ref_lock;
-    pthread_cond_t ref_cond;
-    int refs;
+    int refs; /* atomic: API calls and queued operations using the communicator (destroy waits for 0) */
     int async_error; /* HcclResult, atomic */
     int suspended;   /* atomic */
     int aborting;    /* atomic: destroy is waiting; running operations give up */
@@ -83,6 +81,8 @@ HcclResult hccl_comm_get_root_info(HcclRootInfo *root);
 /* Registry. acquire takes a reference on a live handle (E_PTR for NULL, E_PARA for
  * an unknown or destroyed one); release drops it. */
 HcclResult hccl_comm_acquire(HcclComm handle, hccl_comm **out);
+/* One more user of a communicator the caller already holds (e.g. a queued task). */
+void hccl_comm_retain(hccl_comm *c);
 void hccl_comm_release(hccl_comm *c);
 HcclResult hccl_comm_find_by_name(const char *name, hccl_comm **out);
 HcclResult hccl_comm_destroy(HcclComm handle);
@@ -96,6 +96,8 @@ HcclResult hccl_comm_dump_flight(hccl_comm *c, const char *path, const char *rea
  * hccl_op_args_free). */
 HcclResult hccl_comm_enqueue(hccl_comm *c, hccl_op_args *args, aclrtStream stream);
 void hccl_op_args_free(hccl_op_args *a);
+/* Free the arrays a owns, not a itself. */
+void hccl_op_args_clear(hccl_op_args *a);
 /* HCCL_ALGO / HCCL_REFERENCE_ALGOS for this operation, as ctx->reference: 0 (the cost
  * model chooses), 1 (the reference algorithm) or HCCL_ALGO_FORCED(id) (algo_env.c). */
 int hccl_algo_env_reference(hccl_op_type type);

@@ -18,15 +18,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-void hccl_op_args_free(hccl_op_args *a)
+void hccl_op_args_clear(hccl_op_args *a)
 {
-    if (!a) return;
     hccl_free(a->send_counts);
     hccl_free(a->send_displs);
     hccl_free(a->recv_counts);
     hccl_free(a->recv_displs);
     hccl_free(a->matrix);
     hccl_free(a->items);
+}
+
+void hccl_op_args_free(hccl_op_args *a)
+{
+    if (!a) return;
+    hccl_op_args_clear(a);
     hccl_free(a);
 }
 
@@ -39,24 +44,33 @@ HcclResult hccl_comm_dump_flight(hccl_comm *c, const char *path, const char *rea
     return HCCL_SUCCESS;
 }
 
+/* An operation refused before it started: recorded as queued and failed. */
+static void refused(hccl_comm *c, const hccl_op_args *args, uint64_t fr_id, const char *why)
+{
+    uint64_t now = hccl_now_ns();
+    if (!fr_id) fr_id = hccl_flight_enqueue(&c->flight, args, now);
+    hccl_flight_end(&c->flight, fr_id, 0, why, now);
+}
+
+/* fr_id: the flight recorder's entry of an enqueued operation; 0 for one called on
+ * the NULL stream (recorded here). */
 HcclResult hccl_comm_run(hccl_comm *c, const hccl_op_args *args, uint64_t fr_id)
 {
-    if (!fr_id) fr_id = hccl_flight_enqueue(&c->flight, args);
     int broken = __atomic_load_n(&c->async_error, __ATOMIC_ACQUIRE);
     if (broken != HCCL_SUCCESS) {
         HCCL_WARN(COLL, "comm %s rank %u: %s refused: the communicator failed earlier (%s)", c->name, c->rank,
                   hccl_op_name(args->type), hccl_result_str((HcclResult)broken));
-        hccl_flight_end(&c->flight, fr_id, 0, "refused: the communicator failed earlier");
+        refused(c, args, fr_id, "refused: the communicator failed earlier");
         return (HcclResult)broken;
     }
     if (__atomic_load_n(&c->suspended, __ATOMIC_ACQUIRE)) {
-        hccl_flight_end(&c->flight, fr_id, 0, "refused: the communicator is suspended");
+        refused(c, args, fr_id, "refused: the communicator is suspended");
         return HCCL_E_SUSPENDING;
     }
     if (__atomic_load_n(&c->aborting, __ATOMIC_ACQUIRE)) {
         HCCL_WARN(COLL, "comm %s rank %u: %s dropped: the communicator is being destroyed", c->name, c->rank,
                   hccl_op_name(args->type));
-        hccl_flight_end(&c->flight, fr_id, 0, "dropped: the communicator is being destroyed");
+        refused(c, args, fr_id, "dropped: the communicator is being destroyed");
         return HCCL_E_INTERNAL;
     }
 
@@ -72,7 +86,7 @@ HcclResult hccl_comm_run(hccl_comm *c, const hccl_op_args *args, uint64_t fr_id)
                          c->direct_local};
     hccl_algo_id algo = hccl_algo_select(&ctx, args);
     const char *algo_name = hccl_algo_id_name(algo, args->type);
-    hccl_flight_start(&c->flight, fr_id, &fp, algo_name);
+    fr_id = hccl_flight_start(&c->flight, fr_id, args, &fp, algo_name, t0);
     if (!(c->algo_logged[args->type] & (1u << algo))) { /* name each choice once */
         c->algo_logged[args->type] |= 1u << algo;
         HCCL_INFO(COLL, "comm %s rank %u: %s of %llu elements uses the %s algorithm (%u ranks on %u host(s))", c->name,
@@ -91,7 +105,7 @@ HcclResult hccl_comm_run(hccl_comm *c, const hccl_op_args *args, uint64_t fr_id)
         else
             snprintf(msg, sizeof msg, "comm %s rank %u: op #%u %s failed (%s): %s", c->name, c->rank, fp.seq, what,
                      hccl_result_str(res), why[0] ? why : "see the lines above");
-        hccl_flight_end(&c->flight, fr_id, fp.seq, why[0] ? why : hccl_result_str(res));
+        hccl_flight_end(&c->flight, fr_id, fp.seq, why[0] ? why : hccl_result_str(res), hccl_now_ns());
         char written[4096] = "";
         if (hccl_flight_dump(&c->flight, NULL, c->name, c->rank, c->nranks, msg, written, sizeof written) == 0)
             snprintf(msg + strlen(msg), sizeof msg - strlen(msg), " [flight recorder: %s]", written);
@@ -100,30 +114,25 @@ HcclResult hccl_comm_run(hccl_comm *c, const hccl_op_args *args, uint64_t fr_id)
         __atomic_compare_exchange_n(&c->async_error, &expected, (int)res, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
         /* The connections are now mid-message: tell the peers and shut them. */
         hccl_net_abort(c->net, why[0] ? why : msg);
-        hccl_net_end_op(c->net, 0);
+        hccl_net_end_op(c->net, 0, hccl_now_ns());
     } else {
-        hccl_net_end_op(c->net, 1);
-        hccl_flight_end(&c->flight, fr_id, fp.seq, NULL);
+        uint64_t t1 = hccl_now_ns();
+        hccl_net_end_op(c->net, 1, t1);
+        hccl_flight_end(&c->flight, fr_id, fp.seq, NULL, t1);
         HCCL_TRACE(COLL, "comm %s rank %u: %s #%u count %llu done in %.1f us", c->name, c->rank,
-                   hccl_op_name(args->type), fp.seq, (unsigned long long)args->count, (hccl_now_ns() - t0) / 1e3);
+                   hccl_op_name(args->type), fp.seq, (unsigned long long)args->count, (t1 - t0) / 1e3);
     }
     pthread_mutex_unlock(&c->exec_lock);
     return res;
 }
 
-typedef struct op_task {
-    hccl_comm *comm;
-    hccl_op_args *args;
-    uint64_t fr_id;
-} op_task;
-
 static aclError run_task(void *p)
 {
-    op_task *t = p;
-    HcclResult res = hccl_comm_run(t->comm, t->args, t->fr_id);
-    hccl_comm_release(t->comm);
-    hccl_op_args_free(t->args);
-    hccl_free(t);
+    hccl_op_args *a = p;
+    hccl_comm *c = a->queued_comm;
+    HcclResult res = hccl_comm_run(c, a, a->queued_fr_id);
+    hccl_comm_release(c);
+    hccl_op_args_free(a);
     return res == HCCL_SUCCESS ? ACL_SUCCESS : ACL_ERROR_RT_STREAM_TASK_EXCEPTION;
 }
 
@@ -134,24 +143,16 @@ HcclResult hccl_comm_enqueue(hccl_comm *c, hccl_op_args *args, aclrtStream strea
         hccl_op_args_free(args);
         return res;
     }
-    op_task *t = hccl_malloc(sizeof *t);
-    if (!t) {
-        hccl_op_args_free(args);
-        return HCCL_E_MEMORY;
-    }
-    pthread_mutex_lock(&c->ref_lock);
-    c->refs++;
-    pthread_mutex_unlock(&c->ref_lock);
-    t->comm = c;
-    t->args = args;
-    t->fr_id = hccl_flight_enqueue(&c->flight, args);
-    aclError e = aclrtLaunchHostTask(stream, run_task, t);
+    hccl_comm_retain(c);
+    args->queued_comm = c;
+    args->queued_fr_id = hccl_flight_enqueue(&c->flight, args, hccl_now_ns());
+    aclError e = aclrtLaunchHostTask(stream, run_task, args);
     if (e != ACL_SUCCESS) {
         HCCL_WARN(COLL, "comm %s: cannot enqueue %s on stream %p (aclError %d: not a live stream?)", c->name,
                   hccl_op_name(args->type), stream, e);
+        hccl_flight_end(&c->flight, args->queued_fr_id, 0, "not enqueued: the stream refused it", hccl_now_ns());
         hccl_comm_release(c);
         hccl_op_args_free(args);
-        hccl_free(t);
         return e == ACL_ERROR_RT_INVALID_HANDLE || e == ACL_ERROR_INVALID_PARAM ? HCCL_E_PARA : HCCL_E_RUNTIME;
     }
     return HCCL_SUCCESS;

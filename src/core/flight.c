@@ -10,16 +10,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/time.h>
+#include <time.h>
 #include <unistd.h>
 
 HCCL_PARAM_INT(fr_size, "HCCL_FLIGHT_RECORDER_SIZE", 128)
 
-static uint64_t wall_us(void)
+static uint64_t wall_us(const hccl_flight *f, uint64_t mono_ns)
 {
-    struct timeval tv;
-    gettimeofday(&tv, NULL);
-    return (uint64_t)tv.tv_sec * 1000000ull + (uint64_t)tv.tv_usec;
+    return (uint64_t)((int64_t)mono_ns + f->wall_minus_mono_ns) / 1000u;
 }
 
 void hccl_flight_init(hccl_flight *f)
@@ -31,6 +29,10 @@ void hccl_flight_init(hccl_flight *f)
     if (f->cap) f->ring = hccl_calloc(f->cap, sizeof *f->ring);
     if (!f->ring) f->cap = 0;
     f->next_id = 1;
+    struct timespec rt;
+    clock_gettime(CLOCK_REALTIME, &rt);
+    uint64_t mono = hccl_now_ns();
+    f->wall_minus_mono_ns = (int64_t)((uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec) - (int64_t)mono;
 }
 
 void hccl_flight_free(hccl_flight *f)
@@ -47,43 +49,54 @@ static hccl_fr_entry *slot(hccl_flight *f, uint64_t id)
     return e->id == id ? e : NULL;
 }
 
-uint64_t hccl_flight_enqueue(hccl_flight *f, const hccl_op_args *args)
+/* Under f->lock: a new queued entry. */
+static hccl_fr_entry *add(hccl_flight *f, const hccl_op_args *args, uint64_t now_ns)
 {
-    if (!f->cap) return 0;
-    pthread_mutex_lock(&f->lock);
     uint64_t id = f->next_id++;
     hccl_fr_entry *e = &f->ring[id % f->cap];
-    hccl_free(e->error);
+    if (e->error) hccl_free(e->error);
     memset(e, 0, sizeof *e);
     e->id = id;
     e->op = args->type;
     e->count = args->count;
-    e->enqueue_us = wall_us();
-    hccl_fingerprint_of(args, &e->fp);
-    pthread_mutex_unlock(&f->lock);
-    return id;
+    e->enqueue_us = wall_us(f, now_ns);
+    return e;
 }
 
-void hccl_flight_start(hccl_flight *f, uint64_t id, const hccl_fingerprint *fp, const char *algo)
+uint64_t hccl_flight_enqueue(hccl_flight *f, const hccl_op_args *args, uint64_t now_ns)
 {
+    if (!f->cap) return 0;
     pthread_mutex_lock(&f->lock);
-    hccl_fr_entry *e = slot(f, id);
+    hccl_fr_entry *e = add(f, args, now_ns);
+    hccl_fingerprint_of(args, &e->fp);
+    pthread_mutex_unlock(&f->lock);
+    return e->id;
+}
+
+uint64_t hccl_flight_start(hccl_flight *f, uint64_t id, const hccl_op_args *args, const hccl_fingerprint *fp,
+                           const char *algo, uint64_t now_ns)
+{
+    if (!f->cap) return 0;
+    pthread_mutex_lock(&f->lock);
+    hccl_fr_entry *e = id ? slot(f, id) : add(f, args, now_ns);
     if (e) {
         e->fp = *fp;
         e->algo = algo;
         e->state = 1;
-        e->start_us = wall_us();
+        e->start_us = wall_us(f, now_ns);
+        id = e->id;
     }
     pthread_mutex_unlock(&f->lock);
+    return id;
 }
 
-void hccl_flight_end(hccl_flight *f, uint64_t id, uint32_t seq, const char *error)
+void hccl_flight_end(hccl_flight *f, uint64_t id, uint32_t seq, const char *error, uint64_t now_ns)
 {
     pthread_mutex_lock(&f->lock);
     hccl_fr_entry *e = slot(f, id);
     if (e) {
         e->state = error ? 3 : 2;
-        e->end_us = wall_us();
+        e->end_us = wall_us(f, now_ns);
         if (error) {
             /* Whole: the text names every rank involved (tools read it from the dump). */
             size_t len = strnlen(error, HCCL_FR_ERROR_MAX - 1);
@@ -136,7 +149,7 @@ int hccl_flight_dump(hccl_flight *f, const char *path, const char *comm, uint32_
     put_str(o, host);
     fprintf(o, ",\"pid\":%d,\"reason\":", (int)getpid());
     put_str(o, reason ? reason : "");
-    fprintf(o, ",\"dumped_us\":%llu,\"last_completed_seq\":%u,\"ops\":[", (unsigned long long)wall_us(),
+    fprintf(o, ",\"dumped_us\":%llu,\"last_completed_seq\":%u,\"ops\":[", (unsigned long long)wall_us(f, hccl_now_ns()),
             f->last_done_seq);
     static const char *states[] = {"queued", "running", "done", "failed"};
     uint64_t first = f->next_id > f->cap ? f->next_id - f->cap : 1;

@@ -11,8 +11,9 @@
  *    "ops":[{"seq":S, "call":"AllReduce(count=..., fp32, sum)", "op":"AllReduce",
  *            "count":C, "algo":"ring", "state":"queued|running|done|failed",
  *            "enqueue_us":T, "start_us":T, "end_us":T, "error":"..."}, ...]}
- * Times are wall-clock microseconds (CLOCK_REALTIME), comparable across hosts only
- * as far as their clocks agree.
+ * Times are wall-clock microseconds: CLOCK_REALTIME when the recorder was made plus
+ * CLOCK_MONOTONIC since (callers pass the monotonic times they read anyway),
+ * comparable across hosts only as far as their clocks agree.
  */
 #ifndef HCCL_CORE_FLIGHT_H
 #define HCCL_CORE_FLIGHT_H
@@ -41,14 +42,20 @@ typedef struct hccl_flight {
     uint32_t cap;
     uint64_t next_id;
     uint32_t last_done_seq;
+    int64_t wall_minus_mono_ns; /* CLOCK_REALTIME - CLOCK_MONOTONIC at init */
 } hccl_flight;
 
 void hccl_flight_init(hccl_flight *f);
 void hccl_flight_free(hccl_flight *f);
+/* now_ns: hccl_now_ns() (CLOCK_MONOTONIC) of the event. */
 /* Record a new operation (queued); returns its id. */
-uint64_t hccl_flight_enqueue(hccl_flight *f, const hccl_op_args *args);
-void hccl_flight_start(hccl_flight *f, uint64_t id, const hccl_fingerprint *fp, const char *algo);
-void hccl_flight_end(hccl_flight *f, uint64_t id, uint32_t seq, const char *error /* NULL = success */);
+uint64_t hccl_flight_enqueue(hccl_flight *f, const hccl_op_args *args, uint64_t now_ns);
+/* id 0: record a new operation, queued and started at once (one lock instead of
+ * two); returns the id (0 when the recorder is off). */
+uint64_t hccl_flight_start(hccl_flight *f, uint64_t id, const hccl_op_args *args, const hccl_fingerprint *fp,
+                           const char *algo, uint64_t now_ns);
+void hccl_flight_end(hccl_flight *f, uint64_t id, uint32_t seq, const char *error /* NULL = success */,
+                     uint64_t now_ns);
 /* Write the JSON dump to path (NULL: HCCL_FLIGHT_RECORDER_DIR, default /tmp, with a
  * name made of comm, rank and pid); the path written goes to *written if given. */
 int hccl_flight_dump(hccl_flight *f, const char *path, const char *comm, uint32_t rank, uint32_t nranks,

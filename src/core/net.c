@@ -34,6 +34,12 @@
 #define STATUS_IN_OP 2u
 #define RESP_PERIOD_NS 100000000ull /* the responder looks at idle communicators this often */
 #define RESP_IDLE_NS 50000000ull    /* ... once they have been idle this long */
+
+/* hccl_netimpl.idle: the engine owns the connections (IDLE_NO), leaves them to the
+ * responder (IDLE_YES), or a responder pass holds them (IDLE_SERVING, under io_lock).
+ * end_op publishes IDLE_YES with release after writing what the responder reads;
+ * begin_op takes them back with one compare-and-swap, or under io_lock after a pass. */
+enum { IDLE_NO = 0, IDLE_YES = 1, IDLE_SERVING = 2 };
 #define PUSHBACK_CAP 65536u         /* bytes the responder may read ahead per peer */
 
 typedef struct msg_hdr {
@@ -108,8 +114,8 @@ struct hccl_netimpl {
     int64_t aborted_peer;
     char abort_why[1024];
     /* STATUS answers between operations (the responder thread, below). */
-    pthread_mutex_t io_lock; /* held by begin/end of an operation and by the responder */
-    int idle;                /* between successful operations: the responder may read */
+    pthread_mutex_t io_lock; /* held by a responder pass, by abort and by a begin_op that waits */
+    int idle;                /* atomic IDLE_*: between successful operations the responder may read */
     int broken;              /* an operation failed: the connections are not read again */
     uint64_t idle_since;
     uint32_t last_seq;       /* last completed collective, and its operation */
@@ -978,10 +984,14 @@ static void *resp_main(void *arg)
     pthread_mutex_lock(&resp_mu);
     while (resp_list) {
         for (hccl_netimpl *n = resp_list; n; n = n->resp_next) {
-            if (pthread_mutex_trylock(&n->io_lock) != 0) continue; /* in an operation */
-            if (n->idle && hccl_now_ns() >= n->idle_since + RESP_IDLE_NS)
-                for (uint32_t p = 0; p < n->nranks; p++)
-                    if (p != n->rank) resp_serve_peer(n, p);
+            if (pthread_mutex_trylock(&n->io_lock) != 0) continue; /* aborting, or a begin_op waits */
+            int expect = IDLE_YES;
+            if (__atomic_compare_exchange_n(&n->idle, &expect, IDLE_SERVING, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+                if (hccl_now_ns() >= n->idle_since + RESP_IDLE_NS)
+                    for (uint32_t p = 0; p < n->nranks; p++)
+                        if (p != n->rank) resp_serve_peer(n, p);
+                __atomic_store_n(&n->idle, IDLE_YES, __ATOMIC_RELEASE);
+            }
             pthread_mutex_unlock(&n->io_lock);
         }
         struct timespec ts;
@@ -1000,9 +1010,9 @@ void hccl_net_start_responder(hccl_netimpl *n)
 {
     pthread_once(&resp_once, resp_init);
     pthread_mutex_lock(&n->io_lock);
-    n->serve = 1;
-    n->idle = !n->broken;
+    __atomic_store_n(&n->serve, 1, __ATOMIC_RELAXED);
     n->idle_since = hccl_now_ns();
+    __atomic_store_n(&n->idle, __atomic_load_n(&n->broken, __ATOMIC_RELAXED) ? IDLE_NO : IDLE_YES, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&n->io_lock);
     pthread_mutex_lock(&resp_mu);
     if (!n->listed) {
@@ -1043,18 +1053,23 @@ void hccl_net_stop_responder(hccl_netimpl *n)
     pthread_mutex_unlock(&resp_mu);
 }
 
-void hccl_net_end_op(hccl_netimpl *n, int ok)
+void hccl_net_end_op(hccl_netimpl *n, int ok, uint64_t now_ns)
 {
-    pthread_mutex_lock(&n->io_lock);
+    /* Abort and start_responder (which change broken and serve) run on the thread
+     * that runs the operations, or before the first: no lock is needed to read them. */
     if (!ok) {
-        n->broken = 1;
-    } else if (!n->fp.p2p && n->fp.seq) {
+        pthread_mutex_lock(&n->io_lock);
+        __atomic_store_n(&n->broken, 1, __ATOMIC_RELAXED);
+        pthread_mutex_unlock(&n->io_lock);
+        return;
+    }
+    if (!n->fp.p2p && n->fp.seq) {
         n->last_seq = n->fp.seq;
         n->last_op = n->fp.op;
     }
-    n->idle = n->serve && !n->broken;
-    n->idle_since = hccl_now_ns();
-    pthread_mutex_unlock(&n->io_lock);
+    n->idle_since = now_ns;
+    if (__atomic_load_n(&n->serve, __ATOMIC_RELAXED) && !__atomic_load_n(&n->broken, __ATOMIC_RELAXED))
+        __atomic_store_n(&n->idle, IDLE_YES, __ATOMIC_RELEASE); /* publishes the fields above */
 }
 
 /* ---- direct access between ranks of one host ------------------------------------ */
@@ -1148,8 +1163,8 @@ void hccl_net_abort(hccl_netimpl *n, const char *why)
 {
     size_t len = strnlen(why, ABORT_TEXT_MAX);
     pthread_mutex_lock(&n->io_lock); /* the responder reads these connections no more */
-    n->broken = 1;
-    n->idle = 0;
+    __atomic_store_n(&n->broken, 1, __ATOMIC_RELAXED);
+    __atomic_store_n(&n->idle, IDLE_NO, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&n->io_lock);
     for (uint32_t p = 0; p < n->nranks; p++) {
         hccl_conn *c = n->conns[p];
@@ -1216,9 +1231,13 @@ hccl_net *hccl_net_base(hccl_netimpl *n) { return &n->base; }
 
 void hccl_net_begin_op(hccl_netimpl *n, const hccl_fingerprint *fp, uint64_t deadline_ns)
 {
-    pthread_mutex_lock(&n->io_lock); /* waits for a responder pass; none starts until end_op */
-    n->idle = 0;
-    pthread_mutex_unlock(&n->io_lock);
+    int expect = IDLE_YES;
+    if (!__atomic_compare_exchange_n(&n->idle, &expect, IDLE_NO, 0, __ATOMIC_ACQUIRE, __ATOMIC_ACQUIRE) &&
+        expect == IDLE_SERVING) {
+        pthread_mutex_lock(&n->io_lock); /* waits for the pass; none starts until end_op */
+        __atomic_store_n(&n->idle, IDLE_NO, __ATOMIC_RELAXED);
+        pthread_mutex_unlock(&n->io_lock);
+    }
     n->fp = *fp;
     n->deadline_ns = deadline_ns;
     n->err[0] = 0;

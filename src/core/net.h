@@ -65,7 +65,7 @@ void hccl_net_begin_op(hccl_netimpl *n, const hccl_fingerprint *fp, uint64_t dea
 /* After an operation begun with hccl_net_begin_op (ok: it succeeded; a collective's
  * sequence number and kind become the last completed collective). After a failure the
  * connections are not read between operations any more. */
-void hccl_net_end_op(hccl_netimpl *n, int ok);
+void hccl_net_end_op(hccl_netimpl *n, int ok, uint64_t now_ns /* hccl_now_ns() */);
 
 /* Once the communicator is set up: between operations, a background thread answers
  * peers' STATUS questions with this rank's last completed collective. stop (before

@@ -79,7 +79,8 @@ HCCL_PARAM_INT(rt_defer_us_env, "ACL_STREAM_DEFER_US", 500)
 
 enum {
     DEFER_VOTES = 2,    /* prompt synchronizes in a row before a stream defers */
-    DEFER_SCORE_MAX = 8 /* cap, so one late task switches back at once */
+    DEFER_SCORE_MAX = 8, /* cap, so one late task switches back at once */
+    SPARE_MAX = 64       /* task records kept for reuse per stream */
 };
 
 /* What the worker does (under mu): running (or about to look at the queue), in a timed
@@ -114,7 +115,9 @@ typedef struct rt_stream {
     pthread_t deferred_by; /* the thread of that enqueue */
     int sync_sleepers;
     uint64_t wake_at; /* smallest target a sleeping synchronizer waits for */
-    int users; /* API calls in flight holding the stream (under reg_mu) */
+    int users; /* atomic: API calls in flight holding the stream (taken under reg_mu) */
+    task *spare; /* finished task records for reuse (under mu) */
+    int nspare;
     unsigned id;
     int32_t device; /* the creator's device (-1: none); tasks run bound to it */
     pthread_t worker;
@@ -125,6 +128,7 @@ static pthread_cond_t reg_cv = PTHREAD_COND_INITIALIZER; /* a user reference was
 static hccl_rt_map reg;
 static unsigned next_id;
 static int n_deferred; /* streams with `deferred` set (atomic) */
+static int n_draining; /* destroys waiting for a stream's users (atomic) */
 
 /* The streams whose task this thread is running, innermost first: a task must not
  * synchronize or destroy its own stream, and a thread never helps a stream twice. */
@@ -233,9 +237,15 @@ static void run_head(rt_stream *s, int on_worker)
     if (!on_worker) hccl_rt_device_leave(&saved);
     tls_frames = frame.prev;
     uint64_t seq = t->seq;
-    hccl_free(t);
 
     pthread_mutex_lock(&s->mu);
+    if (s->nspare < SPARE_MAX) { /* the record is reused by a later enqueue */
+        t->next = s->spare;
+        s->spare = t;
+        s->nspare++;
+    } else {
+        hccl_free(t);
+    }
     s->running = 0;
     if (rc != ACL_SUCCESS && s->error == ACL_SUCCESS) s->error = rc;
     __atomic_store_n(&s->done, seq, __ATOMIC_RELEASE);
@@ -395,7 +405,7 @@ static rt_stream *stream_get(aclrtStream handle)
     pthread_mutex_lock(&reg_mu);
     if (hccl_rt_map_get(&reg, (uintptr_t)handle, NULL)) {
         s = handle;
-        s->users++;
+        __atomic_add_fetch(&s->users, 1, __ATOMIC_SEQ_CST);
     }
     pthread_mutex_unlock(&reg_mu);
     return s;
@@ -403,13 +413,23 @@ static rt_stream *stream_get(aclrtStream handle)
 
 static void stream_put(rt_stream *s)
 {
+    /* The last one wakes the destroys that wait (each counted itself in n_draining
+     * before it checked users; seq_cst on both sides: one of them sees the other).
+     * From users == 0 on, s may be freed: only process-wide state is touched. */
+    if (__atomic_sub_fetch(&s->users, 1, __ATOMIC_SEQ_CST) != 0) return;
+    if (!__atomic_load_n(&n_draining, __ATOMIC_SEQ_CST)) return;
     pthread_mutex_lock(&reg_mu);
-    if (--s->users == 0) pthread_cond_broadcast(&reg_cv);
+    pthread_cond_broadcast(&reg_cv);
     pthread_mutex_unlock(&reg_mu);
 }
 
 static void stream_free(rt_stream *s)
 {
+    while (s->spare) {
+        task *t = s->spare;
+        s->spare = t->next;
+        hccl_free(t);
+    }
     pthread_cond_destroy(&s->work_cv);
     pthread_cond_destroy(&s->done_cv);
     pthread_mutex_destroy(&s->mu);
@@ -486,7 +506,9 @@ aclError aclrtDestroyStream(aclrtStream stream)
     pthread_join(s->worker, NULL); /* the worker drains the queue first */
 
     pthread_mutex_lock(&reg_mu);
-    while (s->users > 0) pthread_cond_wait(&reg_cv, &reg_mu);
+    __atomic_add_fetch(&n_draining, 1, __ATOMIC_SEQ_CST);
+    while (__atomic_load_n(&s->users, __ATOMIC_SEQ_CST) > 0) pthread_cond_wait(&reg_cv, &reg_mu);
+    __atomic_sub_fetch(&n_draining, 1, __ATOMIC_SEQ_CST);
     pthread_mutex_unlock(&reg_mu);
     stream_free(s);
     return ACL_SUCCESS;
@@ -495,17 +517,22 @@ aclError aclrtDestroyStream(aclrtStream stream)
 /* Appends fn(arg); *seq (if not NULL) gets the task's seq. */
 static aclError enqueue(rt_stream *s, aclrtHostTask fn, void *arg, const char *api, uint64_t *seq)
 {
-    task *t = hccl_malloc(sizeof *t);
-    if (!t) return hccl_rt_error(ACL_ERROR_BAD_ALLOC, "%s: out of memory for a stream task", api);
-    t->next = NULL;
-    t->fn = fn;
-    t->arg = arg;
     pthread_mutex_lock(&s->mu);
     if (s->stop) {
         pthread_mutex_unlock(&s->mu);
-        hccl_free(t);
         return hccl_rt_error(ACL_ERROR_RT_INVALID_HANDLE, "%s: stream %p is being destroyed", api, (void *)s);
     }
+    task *t = s->spare;
+    if (t) {
+        s->spare = t->next;
+        s->nspare--;
+    } else if (!(t = hccl_malloc(sizeof *t))) {
+        pthread_mutex_unlock(&s->mu);
+        return hccl_rt_error(ACL_ERROR_BAD_ALLOC, "%s: out of memory for a stream task", api);
+    }
+    t->next = NULL;
+    t->fn = fn;
+    t->arg = arg;
     t->seq = s->submitted + 1;
     /* Behind queued tasks a task counts as enqueued with the oldest of them: their
      * deferral ends together, and a clock read (~40 ns here) is saved. */
@@ -688,7 +715,7 @@ static void collect(uintptr_t key, uint64_t val, void *ctx)
     collect_ctx *c = ctx;
     rt_stream *s = (rt_stream *)key;
     if (s->device != c->device) return;
-    s->users++;
+    __atomic_add_fetch(&s->users, 1, __ATOMIC_SEQ_CST);
     c->out[c->n++] = s;
 }
 
@@ -742,6 +769,7 @@ void hccl_rt_stream_atfork_child(void)
     hccl_rt_map_clear(&reg);
     tls_frames = NULL;
     n_deferred = 0;
+    n_draining = 0;
     pthread_mutex_init(&reg_mu, NULL);
     pthread_cond_init(&reg_cv, NULL);
 }

@@ -31,6 +31,7 @@
 
 static pthread_once_t log_once = PTHREAD_ONCE_INIT;
 static int log_level = HCCL_LOG_WARN;
+int hccl_log_gate = HCCL_LOG_TRACE; /* log_level once log_init ran */
 static unsigned log_subsys = HCCL_SUBSYS_ALL;
 static FILE *log_file;
 static char log_host[64];
@@ -190,6 +191,7 @@ static void log_init(void)
         else if (strcasecmp(lvl, "TRACE") == 0 || strcasecmp(lvl, "DEBUG") == 0) log_level = HCCL_LOG_TRACE;
         else log_level = HCCL_LOG_WARN;
     }
+    __atomic_store_n(&hccl_log_gate, log_level, __ATOMIC_RELAXED);
     const char *sub = getenv("HCCL_DEBUG_SUBSYS");
     if (sub && *sub) log_subsys = parse_subsys(sub);
     if (gethostname(log_host, sizeof log_host) != 0) snprintf(log_host, sizeof log_host, "?");

@@ -34,8 +34,17 @@ int hccl_log_enabled(hccl_log_level level, unsigned subsys);
 void hccl_log_set_rank(uint32_t rank);
 
 #define HCCL_WARN(sub, ...) hccl_log(HCCL_LOG_WARN, HCCL_SUBSYS_##sub, __FILE__, __LINE__, __VA_ARGS__)
-#define HCCL_INFO(sub, ...) hccl_log(HCCL_LOG_INFO, HCCL_SUBSYS_##sub, __FILE__, __LINE__, __VA_ARGS__)
-#define HCCL_TRACE(sub, ...) hccl_log(HCCL_LOG_TRACE, HCCL_SUBSYS_##sub, __FILE__, __LINE__, __VA_ARGS__)
+/* The most detailed level that may print (HCCL_LOG_TRACE until the settings are
+ * read): INFO and TRACE lines cost one load when they are off, their arguments are
+ * not evaluated. */
+extern int hccl_log_gate;
+#define HCCL_LOG_AT(lvl, sub, ...)                                                                      \
+    do {                                                                                                \
+        if ((int)(lvl) <= __atomic_load_n(&hccl_log_gate, __ATOMIC_RELAXED))                            \
+            hccl_log((lvl), HCCL_SUBSYS_##sub, __FILE__, __LINE__, __VA_ARGS__);                         \
+    } while (0)
+#define HCCL_INFO(sub, ...) HCCL_LOG_AT(HCCL_LOG_INFO, sub, __VA_ARGS__)
+#define HCCL_TRACE(sub, ...) HCCL_LOG_AT(HCCL_LOG_TRACE, sub, __VA_ARGS__)
 
 #define CHECK(call)                                                                                    \
     do {                                                                                               \
