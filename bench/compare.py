@@ -186,6 +186,8 @@ def command(a, lib, op, n, mpi_bin):
     if lib in ("ours", "ours-tcp"):
         if lib == "ours-tcp":
             env["HCCL_SHM_DISABLE"] = "1"
+        if a.blocking:
+            flags = flags + ["-S", "1"]
         hcclrun = os.path.join(a.build, "tools", "hcclrun")
         return [hcclrun, "-n", str(n)] + ours_bind(hcclrun, n) + \
             [os.path.join(a.build, "tools", OPS[op][0])] + flags, env
@@ -424,6 +426,8 @@ def main():
     p.add_argument("--repeat", type=int, default=1, help="rounds (library order rotated); best time kept")
     p.add_argument("--libs", default=",".join(LIBS))
     p.add_argument("--inplace", action="store_true", help="compare the in-place blocks (default out of place)")
+    p.add_argument("--blocking", action="store_true", help="ours without a stream (-S 1): blocking calls on the "
+                   "NULL stream, as Open MPI's and Gloo's calls are (a --ref older than this option lacks -S)")
     p.add_argument("--quick", action="store_true", help="sizes 8:1M, 5 iterations, 2 warm-up, small ceilings")
     p.add_argument("--timeout", type=int, default=1800, help="seconds per benchmark run")
     p.add_argument("--jobs", type=int, default=2, help="build parallelism")
@@ -497,6 +501,7 @@ def main():
                                 stderr=subprocess.DEVNULL, universal_newlines=True).stdout.strip() or None,
         "sizes": [a.minbytes, a.maxbytes, a.factor], "iters": a.iters, "warmup": a.warmup, "repeat": a.repeat,
         "sets": [[n, ops] for n, ops in sets], "libs": libs, "compared": "in place" if a.inplace else "out of place",
+        "blocking": a.blocking,
         "ompi_args": a.ompi_args, "loadavg_start": os.getloadavg()[0],
     }
     log("commit %s%s, shared-memory transport %s" % (meta["commit"], " (dirty tree)" if meta["dirty"] else "",
@@ -535,11 +540,12 @@ def report(a, meta, ceil_all, results, failures, sets, libs, plot):
         w.writerows(results)
 
     title = ("# ours vs Open MPI vs Gloo\n\nStarted %s, commit %s%s, %s; library transport: %s. "
-             "%s blocks, best of %d round(s), -n %d -w %d, float32 sum. Ratios > 1: ours faster "
+             "%s blocks, best of %d round(s), -n %d -w %d, float32 sum, ours %s. Ratios > 1: ours faster "
              "(busbw ratio = time ratio, same sizes).\n" %
              (meta["date"], meta["commit"], " + uncommitted changes" if meta["dirty"] else "", meta["host"],
               "shared memory + TCP" if meta["shm_transport"] else "TCP only (shared-memory transport not in this build)",
-              meta["compared"], meta["repeat"], meta["iters"], meta["warmup"]))
+              meta["compared"], meta["repeat"], meta["iters"], meta["warmup"],
+              "in blocking calls (NULL stream, -S 1)" if meta.get("blocking") else "on a stream"))
     md = [title, "Versions: %s%s; torch %s (Gloo). Load average %.1f at start, %.1f at end; %d s." %
           (meta["ompi"], " (mpirun %s)" % meta["ompi_args"] if meta.get("ompi_args") else "", meta["torch"],
            meta["loadavg_start"], meta["loadavg_end"], meta["seconds"]), "",

@@ -34,7 +34,7 @@
 typedef struct perf_args {
     size_t minbytes, maxbytes, stepbytes;
     double stepfactor;
-    int iters, warmup, check, root, average, agg, blocking, ngpus;
+    int iters, warmup, check, root, average, agg, blocking, null_stream, ngpus;
     const perf_dtype *types[32];
     int ntypes;
     HcclReduceOp ops[4];
@@ -163,6 +163,8 @@ static void usage(FILE *f)
             "  -a, --average A          time across ranks: 0 rank 0, 1 avg, 2 min, 3 max (default 3)\n"
             "  -m, --agg_iters M        operations per group call (default 1)\n"
             "  -z, --blocking 0|1       synchronize after every iteration (default 0)\n"
+            "  -S, --null_stream 0|1    issue every operation on the NULL stream: blocking calls\n"
+            "                           that run on the calling thread, like MPI's (default 0)\n"
             "  -g, --ngpus N            ranks as threads of this process when not launched (default 1)\n"
             "  -h, --help               this text\n"
             "Under a launcher (hcclrun, torchrun, mpirun, srun) each process is one rank.\n",
@@ -223,6 +225,7 @@ static int parse_args(int argc, char **argv)
         {"datatype", required_argument, 0, 'd'},   {"root", required_argument, 0, 'r'},
         {"average", required_argument, 0, 'a'},    {"agg_iters", required_argument, 0, 'm'},
         {"blocking", required_argument, 0, 'z'},   {"ngpus", required_argument, 0, 'g'},
+        {"null_stream", required_argument, 0, 'S'},
         {"help", no_argument, 0, 'h'},             {0, 0, 0, 0}};
     const char *dtype = "float", *op = "sum";
     int c;
@@ -236,7 +239,7 @@ static int parse_args(int argc, char **argv)
     A.agg = 1;
     A.ngpus = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":b:e:f:i:n:w:c:o:d:r:a:m:z:g:h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":b:e:f:i:n:w:c:o:d:r:a:m:z:S:g:h", longopts, NULL)) != -1) {
         char *end;
         switch (c) {
         case 'b': if (parse_size(optarg, &A.minbytes)) return bad_arg("size for -b", optarg); break;
@@ -259,6 +262,7 @@ static int parse_args(int argc, char **argv)
         case 'a': if (parse_int(optarg, 0, 3, &A.average)) return bad_arg("aggregation (0..3)", optarg); break;
         case 'm': if (parse_int(optarg, 1, 1000000, &A.agg)) return bad_arg("ops per group", optarg); break;
         case 'z': if (parse_int(optarg, 0, 1, &A.blocking)) return bad_arg("blocking flag (0/1)", optarg); break;
+        case 'S': if (parse_int(optarg, 0, 1, &A.null_stream)) return bad_arg("NULL stream flag (0/1)", optarg); break;
         case 'g': if (parse_int(optarg, 1, 1024, &A.ngpus)) return bad_arg("thread rank count", optarg); break;
         case 'h': usage(stdout); return -1;
         case ':': return bad_arg("use of option without its value", argv[optind - 1]);
@@ -523,8 +527,8 @@ static int print_header(rank_ctx *x, int nprocs)
         printf("# minBytes %zu maxBytes %zu step: %g(factor)", A.minbytes, A.maxbytes, A.stepfactor);
     else
         printf("# minBytes %zu maxBytes %zu step: %zu(bytes)", A.minbytes, A.maxbytes, A.stepbytes);
-    printf(" warmup iters: %d iters: %d agg iters: %d validation: %d blocking: %d\n", A.warmup, A.iters, A.agg,
-           A.check, A.blocking);
+    printf(" warmup iters: %d iters: %d agg iters: %d validation: %d blocking: %d null stream: %d\n", A.warmup,
+           A.iters, A.agg, A.check, A.blocking, A.null_stream);
     printf("# time across ranks: %s\n#\n# Using devices\n",
            (const char *[]){"rank 0", "average", "minimum", "maximum"}[A.average]);
     for (int r = 0; r < x->pr.nranks; r++) {
@@ -647,7 +651,7 @@ static int rank_start(rank_ctx *x, int nprocs)
 {
     uint32_t r = 0, n = 0;
     ACL_OK(x, aclrtSetDevice(x->device));
-    ACL_OK(x, aclrtCreateStream(&x->pr.stream));
+    if (!A.null_stream) ACL_OK(x, aclrtCreateStream(&x->pr.stream));
     HCCL_OK(x, HcclGetRankId(x->pr.comm, &r));
     HCCL_OK(x, HcclGetRankSize(x->pr.comm, &n));
     x->pr.rank = (int)r;
