@@ -732,7 +732,11 @@ static HcclResult net_exchange_run(hccl_netimpl *n, hccl_xfer *x, int cnt)
     if (has_self) CHECK(do_self(n, x, cnt));
 
     uint64_t spin_ns = (uint64_t)hccl_param_net_spin_us() * 1000ull;
-    uint64_t last_progress = hccl_now_ns();
+    /* The clock is read only once nothing moved: last_progress is the first idle
+     * pass after the latest progress (a small exchange that completes at once reads
+     * no clock at all). */
+    uint64_t last_progress = 0;
+    int progress_mark = 1;
     unsigned idle_spins = 0;
     int unflushed = 0; /* moved bytes since the last flush_xfers */
     while (remaining > 0) {
@@ -800,11 +804,15 @@ static HcclResult net_exchange_run(hccl_netimpl *n, hccl_xfer *x, int cnt)
             }
         }
         if (remaining == 0) break;
-        uint64_t now = hccl_now_ns();
         if (progressed) {
-            last_progress = now;
+            progress_mark = 1;
             unflushed = 1;
             continue;
+        }
+        uint64_t now = hccl_now_ns();
+        if (progress_mark) {
+            last_progress = now;
+            progress_mark = 0;
         }
         if (unflushed) { /* waiting now: the peers may be asleep */
             flush_xfers(n, x, cnt);
