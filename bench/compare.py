@@ -378,8 +378,14 @@ def bars(results, ceil, key, meta=None):
     def sizes(n, op):
         return sorted({k[3] for k in t if k[0] == n and k[1] == op})
 
-    def every(n, op, num, den, lo, need, hi=1 << 62):
-        rs = [(s, ratio(t, n, op, num, den, s)) for s in sizes(n, op) if lo <= s <= hi]
+    # Broadcast has one buffer in both APIs (HcclBroadcast, MPI_Bcast): its
+    # out-of-place block times the benchmark's own copy into the output first, the
+    # same copy for every library, so its bar is judged on the in-place block.
+    t_ip = best_table(results, "ip_us")
+
+    def every(n, op, num, den, lo, need, hi=1 << 62, tab=None):
+        tab = tab or t
+        rs = [(s, ratio(tab, n, op, num, den, s)) for s in sizes(n, op) if lo <= s <= hi]
         rs = [(s, r) for s, r in rs if r is not None]
         if not rs:
             return None, "no data"
@@ -403,8 +409,13 @@ def bars(results, ceil, key, meta=None):
         else:
             add("8-byte allreduce latency <= 1.2x OMPI", (None, "no data") if r is None else
                 (1 / r <= 1.2, "ours/OMPI time %.2f" % (1 / r)))
-    for op in ("allgather", "reducescatter", "broadcast"):
+    for op in ("allgather", "reducescatter"):
         add("%s >= 1.2x OMPI from 64K" % op, every(2, op, "ours", "ompi", 64 << 10, 1.2))
+    ok, detail = every(2, "broadcast", "ours", "ompi", 64 << 10, 1.2, tab=t_ip)
+    if ok is not None and key != "ip_us":
+        detail += " (in place, the call itself; out of place %s)" % every(2, "broadcast", "ours", "ompi",
+                                                                          64 << 10, 1.2)[1]
+    add("broadcast >= 1.2x OMPI from 64K", (ok, detail))
     if ex:
         bws = [(s, busbw("allreduce", 2, s, t.get((2, "allreduce", "ours-tcp", s))))
                for s in sizes(2, "allreduce") if s >= 32 << 20]
