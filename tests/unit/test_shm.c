@@ -782,6 +782,123 @@ static int peer_dies_rank(int rank, int fd, void *arg)
  * order the threads for TSan by themselves. */
 static uint64_t g_plain[2];
 
+/* Receive exactly len bytes into the iovecs of sizes parts[] (0-terminated), each
+ * call asking for what is left; gives up after 10 s. */
+static int recv_parts(hccl_conn *c, unsigned char *buf, size_t len, const size_t *parts)
+{
+    size_t got = 0;
+    uint64_t dl = hccl_now_ns() + 10 * NS;
+    while (got < len && hccl_now_ns() < dl) {
+        struct iovec v[4];
+        int n = 0;
+        size_t at = 0;
+        for (int k = 0; parts[k] && n < 4; k++) { /* the parts not yet filled */
+            size_t end = at + parts[k];
+            if (end > got) {
+                size_t from = HCCL_MAX(at, got);
+                v[n++] = (struct iovec){buf + from, end - from};
+            }
+            at = end;
+        }
+        size_t m = 0;
+        if (c->ops->recv(c, v, n, &m) != HCCL_SUCCESS) return -1;
+        got += m;
+        if (!m) sched_yield();
+    }
+    flush(c);
+    return got == len ? 0 : -1;
+}
+
+/*
+ * Small messages, where the consumer may take them from the inline copy in the head
+ * counter's block (up to 112 bytes) rather than from the ring: a message read in
+ * pieces, two messages read as one, several iovecs on both sides, the first size
+ * that does not fit, and a 4 KiB ring wrapped many times with sizes 1..120. Rank 0
+ * sends, then signals over fd; rank 1 reads only after the signal, so every case
+ * is the one named. Every byte is checked.
+ */
+static int small_rank(int rank, int fd, void *arg)
+{
+    (void)arg;
+    int fails = 0;
+    hccl_conn *c = open_conn(rank, fd, 4096, 0, &fails);
+    if (!c) return fails;
+    unsigned char buf[256];
+    uint64_t pos = 0; /* stream position: the pattern byte of every byte sent */
+    static const struct {
+        size_t send[4], recv[4]; /* 0-terminated part sizes, one send per element of send */
+        int one_send;            /* the send parts are the iovecs of one send */
+        const char *what;
+    } cases[] = {
+        {{100}, {10, 90}, 0, "one inline message read in two calls"},
+        {{100}, {7, 33, 60}, 0, "one inline message into three iovecs"},
+        {{50, 50}, {100}, 0, "two messages read as one"},
+        {{32, 80}, {32, 80}, 1, "112 bytes from two iovecs (header and payload)"},
+        {{113}, {113}, 0, "113 bytes (too large for the inline copy)"},
+        {{1}, {1}, 0, "one byte"},
+    };
+    /* After a failure both sides keep the lockstep (a thread rank cannot be killed),
+     * skipping the transfers. */
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        size_t len = 0;
+        for (int j = 0; cases[k].recv[j]; j++) len += cases[k].recv[j];
+        if (rank == 0 && !fails) {
+            struct iovec v[4];
+            int n = 0;
+            size_t off = 0;
+            for (int j = 0; cases[k].send[j]; j++) {
+                v[n++] = (struct iovec){g_pat + (pos + off) % PAT_LEN, cases[k].send[j]};
+                off += cases[k].send[j];
+                if (!cases[k].one_send) {
+                    size_t m = 0;
+                    CHK(c->ops->send(c, &v[n - 1], 1, &m) == HCCL_SUCCESS && m == v[n - 1].iov_len, "%s: send",
+                        cases[k].what);
+                }
+            }
+            if (cases[k].one_send) {
+                size_t m = 0;
+                CHK(c->ops->send(c, v, n, &m) == HCCL_SUCCESS && m == off, "%s: send", cases[k].what);
+            }
+            flush(c);
+        }
+        if (rank == 0) {
+            sync_byte(fd, 1);
+            sync_byte(fd, 0); /* the reader is done */
+        } else {
+            sync_byte(fd, 0);
+            if (!fails) {
+                CHK(recv_parts(c, buf, len, cases[k].recv) == 0, "%s: receive", cases[k].what);
+                CHK(memcmp(buf, g_pat + pos % PAT_LEN, len) == 0, "%s: wrong bytes", cases[k].what);
+            }
+            sync_byte(fd, 1);
+        }
+        pos += len;
+    }
+    /* Lockstep through a 4 KiB ring: positions wrap while the inline copies do not. */
+    for (int i = 0; i < 600; i++) {
+        size_t len = 1 + (size_t)(i * 37) % 120;
+        size_t part[2] = {len, 0};
+        if (rank == 0) {
+            struct iovec v = {g_pat + pos % PAT_LEN, len};
+            size_t m = 0;
+            if (!fails) CHK(c->ops->send(c, &v, 1, &m) == HCCL_SUCCESS && m == len, "wrap %d: send", i);
+            flush(c);
+            sync_byte(fd, 1);
+            sync_byte(fd, 0);
+        } else {
+            sync_byte(fd, 0);
+            if (!fails) {
+                CHK(recv_parts(c, buf, len, part) == 0, "wrap %d: receive %zu bytes", i, len);
+                CHK(memcmp(buf, g_pat + pos % PAT_LEN, len) == 0, "wrap %d: wrong bytes (%zu)", i, len);
+            }
+            sync_byte(fd, 1);
+        }
+        pos += len;
+    }
+    c->ops->close(c);
+    return fails;
+}
+
 static int order_rank(int rank, int fd, void *arg)
 {
     (void)arg;
@@ -925,6 +1042,8 @@ int main(int argc, char **argv)
     TT_ASSERT_EQ(run_procs(shutdown_rank, NULL), 0);
     TT_ASSERT_EQ(run_threads(shutdown_rank, NULL), 0);
     TT_ASSERT_EQ(run_threads(order_rank, NULL), 0);
+    TT_ASSERT_EQ(run_threads(small_rank, NULL), 0);
+    TT_ASSERT_EQ(run_procs(small_rank, NULL), 0);
     TT_ASSERT_EQ(count_entries(getpid()), 0);
 
     printf("verified streams (random message and iovec sizes, both directions at once):\n");
