@@ -58,6 +58,14 @@
  * the caller spins, send/recv never make a system call. Callers must call wait_fd
  * before every sleep (core/net.c does); the flag is not re-armed by send/recv.
  *
+ * Lazy wake-ups. The seq_cst store of head (or tail) waits until this core owns the
+ * lines it has just written, a stall on every small message. Transfers of at most
+ * LAZY_MAX bytes therefore store the counter with release only and leave the
+ * peer's side of the table above to flush (transport.h), which callers run before
+ * they wait for anything else and before they return: a seq_cst fence, then the
+ * same look at want. The fence orders the earlier store before that load as the
+ * seq_cst store did, so the sleeper is still always woken, only a little later.
+ *
  * Handshake over the caller's connected socket (blocking, with the deadline):
  *   side 0: create /dev/shm/hccl-shm-<pid>-<64 random bits> and four FIFOs
  *           <name>.d0 .s0 .d1 .s1 (O_EXCL, mode 0600), map and open them all,
@@ -213,12 +221,17 @@ static void bell_drain(int fd)
 }
 
 /* Publish a new head (or tail), then wake the peer if it armed `want`. */
+static inline void wake_if_wanted(_Atomic uint32_t *want, int fd)
+{
+    if (atomic_load_explicit(want, memory_order_seq_cst) && atomic_exchange_explicit(want, 0, memory_order_relaxed))
+        bell_ring(fd);
+}
+
 static inline void publish(_Atomic uint64_t *counter, uint64_t value, _Atomic uint32_t *want, int fd, void *tok)
 {
     TSAN_RELEASE(tok);
     atomic_store_explicit(counter, value, memory_order_seq_cst);
-    if (atomic_load_explicit(want, memory_order_seq_cst) && atomic_exchange_explicit(want, 0, memory_order_relaxed))
-        bell_ring(fd);
+    wake_if_wanted(want, fd);
 }
 
 /* Publish without looking at `want` yet (see "Lazy wake-ups" above). */
@@ -226,12 +239,6 @@ static inline void publish_lazy(_Atomic uint64_t *counter, uint64_t value, void 
 {
     TSAN_RELEASE(tok);
     atomic_store_explicit(counter, value, memory_order_release);
-}
-
-static inline void wake_if_wanted(_Atomic uint32_t *want, int fd)
-{
-    if (atomic_load_explicit(want, memory_order_seq_cst) && atomic_exchange_explicit(want, 0, memory_order_relaxed))
-        bell_ring(fd);
 }
 
 /* The inline copy's sequence lock (see "Inline copies"). ThreadSanitizer does not
@@ -275,6 +282,13 @@ static int inline_get(shm_conn *s, uint64_t avail, uint64_t w[INLINE_WORDS])
     for (size_t k = 0; k < (avail + 7) / 8; k++) w[k] = atomic_load_explicit(&r->in_word[k], IN_WORD_LOAD);
     IN_FENCE_ACQ();
     return atomic_load_explicit(&r->in_tag, memory_order_relaxed) == v;
+}
+
+static size_t iov_bytes(const struct iovec *iov, int iovcnt)
+{
+    size_t total = 0;
+    for (int k = 0; k < iovcnt; k++) total += iov[k].iov_len;
+    return total;
 }
 
 static inline int peer_closed(const shm_conn *s)
@@ -345,8 +359,7 @@ static HcclResult shm_send(hccl_conn *c, const struct iovec *iov, int iovcnt, si
         HCCL_INFO(SHM, "send to rank %u: peer closed the connection", c->peer);
         return HCCL_E_TCP_TRANSFER;
     }
-    uint64_t head = s->tx_head, done = 0, total = 0;
-    for (int k = 0; k < iovcnt; k++) total += iov[k].iov_len;
+    uint64_t head = s->tx_head, done = 0, total = iov_bytes(iov, iovcnt);
     int lazy = total <= LAZY_MAX;
     /* The cached tail is enough while it leaves room for everything: then the
      * consumer's line is not pulled over at all. */
@@ -403,8 +416,7 @@ static HcclResult shm_recv(hccl_conn *c, const struct iovec *iov, int iovcnt, si
     shm_conn *s = (shm_conn *)c;
     *moved = 0;
     if (atomic_load_explicit(&s->shut, memory_order_relaxed)) return HCCL_E_TCP_TRANSFER;
-    uint64_t tail = s->rx_tail, done = 0, total = 0;
-    for (int k = 0; k < iovcnt; k++) total += iov[k].iov_len;
+    uint64_t tail = s->rx_tail, done = 0, total = iov_bytes(iov, iovcnt);
     int lazy = total <= LAZY_MAX;
     uint64_t head = atomic_load_explicit(&s->rx->head, memory_order_acquire);
     TSAN_ACQUIRE(s->tok_rx);
@@ -452,13 +464,9 @@ static HcclResult shm_recv(hccl_conn *c, const struct iovec *iov, int iovcnt, si
     }
     /* Empty. A closed peer published its last head before closed (release), so
      * re-reading head after seeing closed cannot miss data. */
-    if (iovcnt > 0 && peer_closed(s) && atomic_load_explicit(&s->rx->head, memory_order_acquire) == tail) {
-        size_t want = 0;
-        for (int k = 0; k < iovcnt; k++) want += iov[k].iov_len;
-        if (want) {
-            HCCL_INFO(SHM, "receive from rank %u: peer closed the connection", c->peer);
-            return HCCL_E_TCP_TRANSFER;
-        }
+    if (total && peer_closed(s) && atomic_load_explicit(&s->rx->head, memory_order_acquire) == tail) {
+        HCCL_INFO(SHM, "receive from rank %u: peer closed the connection", c->peer);
+        return HCCL_E_TCP_TRANSFER;
     }
     return HCCL_SUCCESS;
 }
