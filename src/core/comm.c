@@ -13,6 +13,7 @@
 #include "runtime/sharemem.h"
 #include "util/log.h"
 #include "util/param.h"
+#include "util/refs.h"
 #include "util/util.h"
 
 #include <arpa/inet.h>
@@ -123,25 +124,12 @@ HcclResult hccl_comm_acquire(HcclComm handle, hccl_comm **out)
     return HCCL_SUCCESS;
 }
 
-void hccl_comm_retain(hccl_comm *c) { __atomic_add_fetch(&c->refs, 1, __ATOMIC_ACQ_REL); }
+/* Destroys waiting for their communicator's refs to reach 0 (util/refs.h). */
+static hccl_drain comm_drain = HCCL_DRAIN_INITIALIZER;
 
-/* Destroys waiting for their communicator's refs to reach 0. Process-wide: once a
- * release brought refs to 0 the communicator may be freed at any moment, so the
- * releaser touches only these. */
-static pthread_mutex_t drain_mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t drain_cv = PTHREAD_COND_INITIALIZER;
-static int n_draining; /* atomic */
+void hccl_comm_retain(hccl_comm *c) { hccl_ref_get(&c->refs); }
 
-void hccl_comm_release(hccl_comm *c)
-{
-    /* The last one wakes the destroys that wait (each counted itself in n_draining
-     * before it checked refs; seq_cst on both sides: one of them sees the other). */
-    if (__atomic_sub_fetch(&c->refs, 1, __ATOMIC_SEQ_CST) != 0) return;
-    if (!__atomic_load_n(&n_draining, __ATOMIC_SEQ_CST)) return;
-    pthread_mutex_lock(&drain_mu);
-    pthread_cond_broadcast(&drain_cv);
-    pthread_mutex_unlock(&drain_mu);
-}
+void hccl_comm_release(hccl_comm *c) { hccl_ref_put(&comm_drain, &c->refs); }
 
 HcclResult hccl_comm_find_by_name(const char *name, hccl_comm **out)
 {
@@ -635,18 +623,12 @@ HcclResult hccl_comm_destroy(HcclComm handle)
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     ts.tv_sec += 1;
-    pthread_mutex_lock(&drain_mu);
-    __atomic_add_fetch(&n_draining, 1, __ATOMIC_SEQ_CST);
-    while (__atomic_load_n(&c->refs, __ATOMIC_SEQ_CST) > 0)
-        if (pthread_cond_timedwait(&drain_cv, &drain_mu, &ts) != 0) break;
-    if (__atomic_load_n(&c->refs, __ATOMIC_SEQ_CST) > 0) {
+    if (hccl_ref_wait(&comm_drain, &c->refs, &ts) != 0) {
         HCCL_WARN(INIT, "comm %s rank %u: destroyed with %d operation(s) still waiting for peers; aborting them",
                   c->name, c->rank, __atomic_load_n(&c->refs, __ATOMIC_SEQ_CST));
         __atomic_store_n(&c->aborting, 1, __ATOMIC_RELEASE);
-        while (__atomic_load_n(&c->refs, __ATOMIC_SEQ_CST) > 0) pthread_cond_wait(&drain_cv, &drain_mu);
+        hccl_ref_wait(&comm_drain, &c->refs, NULL);
     }
-    __atomic_sub_fetch(&n_draining, 1, __ATOMIC_SEQ_CST);
-    pthread_mutex_unlock(&drain_mu);
     HCCL_INFO(INIT, "comm %s: rank %u destroyed", c->name, c->rank);
     comm_free(c);
     return HCCL_SUCCESS;

@@ -65,6 +65,7 @@
 
 #include "util/log.h"
 #include "util/param.h"
+#include "util/refs.h"
 #include "util/util.h"
 
 #include <errno.h>
@@ -124,11 +125,10 @@ typedef struct rt_stream {
 } rt_stream;
 
 static pthread_mutex_t reg_mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t reg_cv = PTHREAD_COND_INITIALIZER; /* a user reference was dropped */
+static hccl_drain users_drain = HCCL_DRAIN_INITIALIZER; /* destroys waiting for a stream's users */
 static hccl_rt_map reg;
 static unsigned next_id;
 static int n_deferred; /* streams with `deferred` set (atomic) */
-static int n_draining; /* destroys waiting for a stream's users (atomic) */
 
 /* The streams whose task this thread is running, innermost first: a task must not
  * synchronize or destroy its own stream, and a thread never helps a stream twice. */
@@ -405,23 +405,14 @@ static rt_stream *stream_get(aclrtStream handle)
     pthread_mutex_lock(&reg_mu);
     if (hccl_rt_map_get(&reg, (uintptr_t)handle, NULL)) {
         s = handle;
-        __atomic_add_fetch(&s->users, 1, __ATOMIC_SEQ_CST);
+        hccl_ref_get(&s->users);
     }
     pthread_mutex_unlock(&reg_mu);
     return s;
 }
 
-static void stream_put(rt_stream *s)
-{
-    /* The last one wakes the destroys that wait (each counted itself in n_draining
-     * before it checked users; seq_cst on both sides: one of them sees the other).
-     * From users == 0 on, s may be freed: only process-wide state is touched. */
-    if (__atomic_sub_fetch(&s->users, 1, __ATOMIC_SEQ_CST) != 0) return;
-    if (!__atomic_load_n(&n_draining, __ATOMIC_SEQ_CST)) return;
-    pthread_mutex_lock(&reg_mu);
-    pthread_cond_broadcast(&reg_cv);
-    pthread_mutex_unlock(&reg_mu);
-}
+/* From users == 0 on, s may be freed (util/refs.h). */
+static void stream_put(rt_stream *s) { hccl_ref_put(&users_drain, &s->users); }
 
 static void stream_free(rt_stream *s)
 {
@@ -505,11 +496,7 @@ aclError aclrtDestroyStream(aclrtStream stream)
     pthread_mutex_unlock(&s->mu);
     pthread_join(s->worker, NULL); /* the worker drains the queue first */
 
-    pthread_mutex_lock(&reg_mu);
-    __atomic_add_fetch(&n_draining, 1, __ATOMIC_SEQ_CST);
-    while (__atomic_load_n(&s->users, __ATOMIC_SEQ_CST) > 0) pthread_cond_wait(&reg_cv, &reg_mu);
-    __atomic_sub_fetch(&n_draining, 1, __ATOMIC_SEQ_CST);
-    pthread_mutex_unlock(&reg_mu);
+    hccl_ref_wait(&users_drain, &s->users, NULL);
     stream_free(s);
     return ACL_SUCCESS;
 }
@@ -715,7 +702,7 @@ static void collect(uintptr_t key, uint64_t val, void *ctx)
     collect_ctx *c = ctx;
     rt_stream *s = (rt_stream *)key;
     if (s->device != c->device) return;
-    __atomic_add_fetch(&s->users, 1, __ATOMIC_SEQ_CST);
+    hccl_ref_get(&s->users);
     c->out[c->n++] = s;
 }
 
@@ -769,7 +756,6 @@ void hccl_rt_stream_atfork_child(void)
     hccl_rt_map_clear(&reg);
     tls_frames = NULL;
     n_deferred = 0;
-    n_draining = 0;
     pthread_mutex_init(&reg_mu, NULL);
-    pthread_cond_init(&reg_cv, NULL);
+    hccl_drain_reset(&users_drain);
 }
