@@ -8,6 +8,7 @@
 #include "reduce/reduce.h"
 #include "util/log.h"
 #include "util/param.h"
+#include "util/spin.h"
 #include "util/util.h"
 
 #include <errno.h>
@@ -127,15 +128,6 @@ struct hccl_netimpl {
 };
 
 HCCL_PARAM_INT(net_spin_us, "HCCL_NET_SPIN_US", 50)
-
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    __asm__ __volatile__("yield");
-#endif
-}
 
 /* ---- fingerprints ------------------------------------------------------------ */
 
@@ -825,7 +817,7 @@ static HcclResult net_exchange_run(hccl_netimpl *n, hccl_xfer *x, int cnt)
             /* Busy-poll without system calls; yield now and then, so that with more
              * ranks than cores the peer we wait for gets the CPU. */
             if ((++idle_spins & 3) == 0) sched_yield();
-            else cpu_relax();
+            else hccl_cpu_relax();
             continue;
         }
         /* Sleep until one of the head transfers can move. */

@@ -65,6 +65,7 @@
 
 #include "util/log.h"
 #include "util/param.h"
+#include "util/spin.h"
 #include "util/refs.h"
 #include "util/util.h"
 
@@ -159,15 +160,6 @@ static uint64_t defer_ns(void)
     return (uint64_t)(v > 1000000 ? 1000000 : v) * 1000u;
 }
 
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    __asm__ volatile("yield" ::: "memory");
-#endif
-}
-
 int hccl_rt_spin_until_ge(const uint64_t *word, uint64_t target)
 {
     if (__atomic_load_n(word, __ATOMIC_ACQUIRE) >= target) return 1;
@@ -180,7 +172,7 @@ int hccl_rt_spin_until_ge(const uint64_t *word, uint64_t target)
             if (hccl_now_ns() >= limit) return 0;
             sched_yield();
         } else {
-            cpu_relax();
+            hccl_cpu_relax();
         }
     }
 }

@@ -1,8 +1,11 @@
 /*
- * util.c - time, the allocation hook, randomness and overflow checks.
+ * util.c - time, the allocation hook, randomness, overflow checks and the spin lock's wait.
  */
 #include "util/util.h"
 
+#include "util/spin.h"
+
+#include <sched.h>
 #include <stdlib.h>
 #include <sys/random.h>
 #include <time.h>
@@ -44,3 +47,15 @@ int hccl_random_bytes(void *buf, size_t n)
 }
 
 int hccl_mul_overflow(uint64_t a, uint64_t b, uint64_t *out) { return __builtin_mul_overflow(a, b, out) ? -1 : 0; }
+
+void hccl_spin_lock_slow(hccl_spin *l)
+{
+    for (;;) {
+        for (int i = 0; i < 64; i++) {
+            if (!__atomic_load_n(&l->held, __ATOMIC_RELAXED) && !__atomic_exchange_n(&l->held, 1, __ATOMIC_ACQUIRE))
+                return;
+            hccl_cpu_relax();
+        }
+        sched_yield(); /* the holder may be waiting for this CPU */
+    }
+}
