@@ -42,17 +42,13 @@ static void drop(hccl_op_args *a)
     tls_args_busy = 0;
 }
 
-/* Run or enqueue (which takes the descriptor), or drop it after a failed check. */
+/* Run or enqueue (which takes the descriptor and our reference to c), or drop the
+ * descriptor after a failed check. */
 static HcclResult finish(HcclResult res, hccl_comm *c, hccl_op_args *a, aclrtStream stream)
 {
-    if (res == HCCL_SUCCESS && !stream) {
-        res = hccl_comm_run(c, a, 0);
-        drop(a);
-    } else if (res == HCCL_SUCCESS) {
-        res = hccl_comm_enqueue(c, a, stream);
-    } else {
-        drop(a);
-    }
+    if (res == HCCL_SUCCESS && stream) return hccl_comm_enqueue(c, a, stream);
+    if (res == HCCL_SUCCESS) res = hccl_comm_run(c, a, 0);
+    drop(a);
     hccl_comm_release(c);
     return res;
 }

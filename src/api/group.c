@@ -80,10 +80,11 @@ HcclResult HcclGroupEnd(void)
             a->dtype = HCCL_DATA_TYPE_INT8;
             a->items = items;
             a->nitems = n;
-            HcclResult r = hccl_comm_enqueue(c, a, s);
+            HcclResult r = hccl_comm_enqueue(c, a, s); /* takes our reference to c */
             if (r != HCCL_SUCCESS && res == HCCL_SUCCESS) res = r;
+        } else {
+            hccl_comm_release(c);
         }
-        hccl_comm_release(c);
     }
     group_n = 0;
     hccl_free(group_ops);

@@ -14,6 +14,7 @@
 #include "util/log.h"
 #include "util/param.h"
 #include "util/refs.h"
+#include "util/spin.h"
 #include "util/util.h"
 
 #include <arpa/inet.h>
@@ -29,7 +30,8 @@
 HCCL_PARAM_INT(exec_timeout, "HCCL_EXEC_TIMEOUT", 1836)
 HCCL_PARAM_INT(buffsize, "HCCL_BUFFSIZE", HCCL_COMM_DEFAULT_BUFFSIZE)
 
-static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+/* The live communicators; a spin lock: every operation looks its handle up. */
+static hccl_spin registry_lock = HCCL_SPIN_INITIALIZER;
 static hccl_comm *registry;
 
 static uint64_t fnv1a(const void *p, size_t n, uint64_t h)
@@ -111,11 +113,11 @@ HcclResult hccl_comm_acquire(HcclComm handle, hccl_comm **out)
         HCCL_WARN(INIT, "communicator handle is NULL");
         return HCCL_E_PTR;
     }
-    pthread_mutex_lock(&registry_lock);
+    hccl_spin_lock(&registry_lock);
     hccl_comm *c = registry;
     while (c && c != (hccl_comm *)handle) c = c->next;
     if (c) hccl_comm_retain(c);
-    pthread_mutex_unlock(&registry_lock);
+    hccl_spin_unlock(&registry_lock);
     if (!c) {
         HCCL_WARN(INIT, "communicator handle %p is not a live communicator (destroyed or never created)", handle);
         return HCCL_E_PARA;
@@ -135,14 +137,14 @@ HcclResult hccl_comm_find_by_name(const char *name, hccl_comm **out)
 {
     int32_t dev = -1;
     if (aclrtGetDevice(&dev) != ACL_SUCCESS) dev = -1;
-    pthread_mutex_lock(&registry_lock);
+    hccl_spin_lock(&registry_lock);
     hccl_comm *found = NULL;
     for (hccl_comm *c = registry; c; c = c->next) {
         if (strcmp(c->name, name) != 0) continue;
         if (!found || c->device == dev) found = c; /* several thread-ranks share a name: prefer ours */
         if (c->device == dev) break;
     }
-    pthread_mutex_unlock(&registry_lock);
+    hccl_spin_unlock(&registry_lock);
     if (!found) return HCCL_E_NOT_FOUND;
     *out = found;
     return HCCL_SUCCESS;
@@ -375,10 +377,10 @@ static HcclResult setup(hccl_comm *c)
         else snprintf(c->name, sizeof c->name, "hccl_%016llx", (unsigned long long)c->ident.id);
     }
     hccl_net_start_responder(c->net); /* answers peers' STATUS questions between operations */
-    pthread_mutex_lock(&registry_lock);
+    hccl_spin_lock(&registry_lock);
     c->next = registry;
     registry = c;
-    pthread_mutex_unlock(&registry_lock);
+    hccl_spin_unlock(&registry_lock);
     HCCL_INFO(INIT, "comm %s: rank %u of %u ready (device %d)", c->name, c->rank, c->nranks, c->device);
     return HCCL_SUCCESS;
 }
@@ -608,12 +610,12 @@ fail:
 HcclResult hccl_comm_destroy(HcclComm handle)
 {
     if (!handle) return HCCL_E_PTR;
-    pthread_mutex_lock(&registry_lock);
+    hccl_spin_lock(&registry_lock);
     hccl_comm **pp = &registry;
     while (*pp && *pp != (hccl_comm *)handle) pp = &(*pp)->next;
     hccl_comm *c = *pp;
     if (c) *pp = c->next;
-    pthread_mutex_unlock(&registry_lock);
+    hccl_spin_unlock(&registry_lock);
     if (!c) {
         HCCL_WARN(INIT, "HcclCommDestroy: %p is not a live communicator", handle);
         return HCCL_E_PARA;

@@ -93,7 +93,8 @@ HcclResult hccl_comm_run(hccl_comm *c, const hccl_op_args *args, uint64_t fr_id)
 /* Dump the flight recorder (path NULL: the default location). */
 HcclResult hccl_comm_dump_flight(hccl_comm *c, const char *path, const char *reason);
 /* Enqueue on stream (NULL stream: run now). Takes ownership of args (freed with
- * hccl_op_args_free). */
+ * hccl_op_args_free) and of one reference to c the caller holds (released when the
+ * operation has run, or before returning when it was not enqueued). */
 HcclResult hccl_comm_enqueue(hccl_comm *c, hccl_op_args *args, aclrtStream stream);
 void hccl_op_args_free(hccl_op_args *a);
 /* Free the arrays a owns, not a itself. */

@@ -141,10 +141,10 @@ HcclResult hccl_comm_enqueue(hccl_comm *c, hccl_op_args *args, aclrtStream strea
     if (!stream) {
         HcclResult res = hccl_comm_run(c, args, 0);
         hccl_op_args_free(args);
+        hccl_comm_release(c);
         return res;
     }
-    hccl_comm_retain(c);
-    args->queued_comm = c;
+    args->queued_comm = c; /* the caller's reference, released by run_task */
     args->queued_fr_id = hccl_flight_enqueue(&c->flight, args, hccl_now_ns());
     aclError e = aclrtLaunchHostTask(stream, run_task, args);
     if (e != ACL_SUCCESS) {

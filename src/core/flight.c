@@ -23,9 +23,11 @@ static uint64_t wall_us(const hccl_flight *f, uint64_t mono_ns)
 void hccl_flight_init(hccl_flight *f)
 {
     memset(f, 0, sizeof *f);
-    pthread_mutex_init(&f->lock, NULL);
     int64_t n = hccl_param_fr_size();
-    f->cap = n < 0 ? 0 : n > 65536 ? 65536 : (uint32_t)n;
+    uint32_t want = n < 0 ? 0 : n > 65536 ? 65536 : (uint32_t)n;
+    f->cap = 1;
+    while (f->cap < want) f->cap <<= 1; /* a power of two: a slot is id & (cap - 1) */
+    if (!want) f->cap = 0;
     if (f->cap) f->ring = hccl_calloc(f->cap, sizeof *f->ring);
     if (!f->ring) f->cap = 0;
     f->next_id = 1;
@@ -39,13 +41,12 @@ void hccl_flight_free(hccl_flight *f)
 {
     for (uint32_t i = 0; i < f->cap; i++) hccl_free(f->ring[i].error);
     hccl_free(f->ring);
-    pthread_mutex_destroy(&f->lock);
 }
 
 static hccl_fr_entry *slot(hccl_flight *f, uint64_t id)
 {
     if (!f->cap || id == 0) return NULL;
-    hccl_fr_entry *e = &f->ring[id % f->cap];
+    hccl_fr_entry *e = &f->ring[id & (f->cap - 1)];
     return e->id == id ? e : NULL;
 }
 
@@ -53,7 +54,7 @@ static hccl_fr_entry *slot(hccl_flight *f, uint64_t id)
 static hccl_fr_entry *add(hccl_flight *f, const hccl_op_args *args, uint64_t now_ns)
 {
     uint64_t id = f->next_id++;
-    hccl_fr_entry *e = &f->ring[id % f->cap];
+    hccl_fr_entry *e = &f->ring[id & (f->cap - 1)];
     if (e->error) hccl_free(e->error);
     memset(e, 0, sizeof *e);
     e->id = id;
@@ -66,10 +67,10 @@ static hccl_fr_entry *add(hccl_flight *f, const hccl_op_args *args, uint64_t now
 uint64_t hccl_flight_enqueue(hccl_flight *f, const hccl_op_args *args, uint64_t now_ns)
 {
     if (!f->cap) return 0;
-    pthread_mutex_lock(&f->lock);
+    hccl_spin_lock(&f->lock);
     hccl_fr_entry *e = add(f, args, now_ns);
     hccl_fingerprint_of(args, &e->fp);
-    pthread_mutex_unlock(&f->lock);
+    hccl_spin_unlock(&f->lock);
     return e->id;
 }
 
@@ -77,7 +78,7 @@ uint64_t hccl_flight_start(hccl_flight *f, uint64_t id, const hccl_op_args *args
                            const char *algo, uint64_t now_ns)
 {
     if (!f->cap) return 0;
-    pthread_mutex_lock(&f->lock);
+    hccl_spin_lock(&f->lock);
     hccl_fr_entry *e = id ? slot(f, id) : add(f, args, now_ns);
     if (e) {
         e->fp = *fp;
@@ -86,13 +87,13 @@ uint64_t hccl_flight_start(hccl_flight *f, uint64_t id, const hccl_op_args *args
         e->start_us = wall_us(f, now_ns);
         id = e->id;
     }
-    pthread_mutex_unlock(&f->lock);
+    hccl_spin_unlock(&f->lock);
     return id;
 }
 
 void hccl_flight_end(hccl_flight *f, uint64_t id, uint32_t seq, const char *error, uint64_t now_ns)
 {
-    pthread_mutex_lock(&f->lock);
+    hccl_spin_lock(&f->lock);
     hccl_fr_entry *e = slot(f, id);
     if (e) {
         e->state = error ? 3 : 2;
@@ -109,7 +110,7 @@ void hccl_flight_end(hccl_flight *f, uint64_t id, uint32_t seq, const char *erro
         }
     }
     if (!error && seq) f->last_done_seq = seq;
-    pthread_mutex_unlock(&f->lock);
+    hccl_spin_unlock(&f->lock);
 }
 
 /* JSON string body with escapes. */
@@ -125,15 +126,9 @@ static void put_str(FILE *o, const char *s)
     fputc('"', o);
 }
 
-int hccl_flight_dump(hccl_flight *f, const char *path, const char *comm, uint32_t rank, uint32_t nranks,
-                     const char *reason, char *written, size_t written_len)
+static int write_dump(const hccl_flight *f, const char *path, const char *comm, uint32_t rank, uint32_t nranks,
+                      const char *reason, const hccl_fr_entry *ops, uint32_t nops, uint32_t last_done)
 {
-    char buf[4096];
-    if (!path) {
-        const char *dir = hccl_param_read_str("HCCL_FLIGHT_RECORDER_DIR", "/tmp");
-        snprintf(buf, sizeof buf, "%s/hccl_fr_%s_r%u_p%d.json", dir, comm, rank, (int)getpid());
-        path = buf;
-    }
     FILE *o = fopen(path, "w");
     if (!o) {
         HCCL_WARN(COLL, "flight recorder: cannot write %s", path);
@@ -142,7 +137,6 @@ int hccl_flight_dump(hccl_flight *f, const char *path, const char *comm, uint32_
     char host[64] = "?";
     gethostname(host, sizeof host);
     host[sizeof host - 1] = 0;
-    pthread_mutex_lock(&f->lock);
     fprintf(o, "{\"version\":1,\"comm\":");
     put_str(o, comm);
     fprintf(o, ",\"rank\":%u,\"nranks\":%u,\"host\":", rank, nranks);
@@ -150,13 +144,11 @@ int hccl_flight_dump(hccl_flight *f, const char *path, const char *comm, uint32_
     fprintf(o, ",\"pid\":%d,\"reason\":", (int)getpid());
     put_str(o, reason ? reason : "");
     fprintf(o, ",\"dumped_us\":%llu,\"last_completed_seq\":%u,\"ops\":[", (unsigned long long)wall_us(f, hccl_now_ns()),
-            f->last_done_seq);
+            last_done);
     static const char *states[] = {"queued", "running", "done", "failed"};
-    uint64_t first = f->next_id > f->cap ? f->next_id - f->cap : 1;
     int comma = 0;
-    for (uint64_t id = first; id < f->next_id; id++) {
-        hccl_fr_entry *e = slot(f, id);
-        if (!e) continue;
+    for (uint32_t i = 0; i < nops; i++) {
+        const hccl_fr_entry *e = &ops[i];
         char call[160];
         hccl_fingerprint_str(&e->fp, call, sizeof call);
         fprintf(o, "%s\n{\"seq\":%u,\"call\":", comma ? "," : "", e->fp.seq);
@@ -170,9 +162,53 @@ int hccl_flight_dump(hccl_flight *f, const char *path, const char *comm, uint32_
         comma = 1;
     }
     fprintf(o, "\n]}\n");
-    pthread_mutex_unlock(&f->lock);
     int bad = ferror(o);
-    if (fclose(o) != 0 || bad) return -1;
-    if (written) snprintf(written, written_len, "%s", path);
-    return 0;
+    return fclose(o) != 0 || bad ? -1 : 0;
+}
+
+/* Under f->lock: the entries still in the ring, oldest first, into out (cap entries),
+ * each error text copied (NULL where the copy failed). Returns how many. */
+static uint32_t snapshot(hccl_flight *f, hccl_fr_entry *out)
+{
+    uint32_t n = 0;
+    uint64_t first = f->next_id > f->cap ? f->next_id - f->cap : 1;
+    for (uint64_t id = first; id < f->next_id; id++) {
+        hccl_fr_entry *e = slot(f, id);
+        if (!e) continue;
+        out[n] = *e;
+        if (e->error) {
+            size_t len = strlen(e->error);
+            out[n].error = hccl_malloc(len + 1);
+            if (out[n].error) memcpy(out[n].error, e->error, len + 1);
+        }
+        n++;
+    }
+    return n;
+}
+
+int hccl_flight_dump(hccl_flight *f, const char *path, const char *comm, uint32_t rank, uint32_t nranks,
+                     const char *reason, char *written, size_t written_len)
+{
+    char buf[4096];
+    if (!path) {
+        const char *dir = hccl_param_read_str("HCCL_FLIGHT_RECORDER_DIR", "/tmp");
+        snprintf(buf, sizeof buf, "%s/hccl_fr_%s_r%u_p%d.json", dir, comm, rank, (int)getpid());
+        path = buf;
+    }
+    /* A copy taken under the lock, written without it: operations keep recording
+     * while the file is written. */
+    hccl_fr_entry *ops = f->cap ? hccl_calloc(f->cap, sizeof *ops) : NULL;
+    if (f->cap && !ops) {
+        HCCL_WARN(COLL, "flight recorder: out of memory for a dump to %s", path);
+        return -1;
+    }
+    hccl_spin_lock(&f->lock);
+    uint32_t nops = ops ? snapshot(f, ops) : 0;
+    uint32_t last_done = f->last_done_seq;
+    hccl_spin_unlock(&f->lock);
+    int rc = write_dump(f, path, comm, rank, nranks, reason, ops, nops, last_done);
+    for (uint32_t i = 0; i < nops; i++) hccl_free(ops[i].error);
+    hccl_free(ops);
+    if (rc == 0 && written) snprintf(written, written_len, "%s", path);
+    return rc;
 }

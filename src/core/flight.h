@@ -21,7 +21,8 @@
 #include "algo/algo.h"
 #include "core/net.h"
 
-#include <pthread.h>
+#include "util/spin.h"
+
 #include <stdint.h>
 
 typedef struct hccl_fr_entry {
@@ -37,7 +38,7 @@ typedef struct hccl_fr_entry {
 #define HCCL_FR_ERROR_MAX 1024
 
 typedef struct hccl_flight {
-    pthread_mutex_t lock;
+    hccl_spin lock; /* short sections only: a dump copies the ring under it */
     hccl_fr_entry *ring;
     uint32_t cap;
     uint64_t next_id;
