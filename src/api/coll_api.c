@@ -42,12 +42,40 @@ static void drop(hccl_op_args *a)
     tls_args_busy = 0;
 }
 
+/* An operation whose count (the same on every rank) is 0 moves nothing anywhere and
+ * returns once its arguments are checked, as HCCL's own do ("input count is 0,
+ * return ... success") and NCCL's: no rendezvous, no sequence number, nothing queued.
+ * The vector forms still run: their counts may be 0 on one rank only. */
+static int moves_nothing(const hccl_op_args *a)
+{
+    switch (a->type) {
+    case HCCL_OP_ALLREDUCE:
+    case HCCL_OP_BROADCAST:
+    case HCCL_OP_REDUCE:
+    case HCCL_OP_REDUCE_SCATTER:
+    case HCCL_OP_ALLGATHER:
+    case HCCL_OP_SCATTER:
+    case HCCL_OP_GATHER:
+    case HCCL_OP_ALLTOALL:
+    case HCCL_OP_SEND:
+    case HCCL_OP_RECV:
+        return a->count == 0;
+    default:
+        return 0;
+    }
+}
+
 /* Run or enqueue (which takes the descriptor and our reference to c), or drop the
- * descriptor after a failed check. */
+ * descriptor after a failed check or when there is nothing to do. */
 static HcclResult finish(HcclResult res, hccl_comm *c, hccl_op_args *a, aclrtStream stream)
 {
-    if (res == HCCL_SUCCESS && stream) return hccl_comm_enqueue(c, a, stream);
-    if (res == HCCL_SUCCESS) res = hccl_comm_run(c, a, 0);
+    if (res == HCCL_SUCCESS && moves_nothing(a)) {
+        HCCL_TRACE(COLL, "comm %s rank %u: %s of 0 elements: nothing to do", c->name, c->rank, hccl_op_name(a->type));
+    } else if (res == HCCL_SUCCESS && stream) {
+        return hccl_comm_enqueue(c, a, stream);
+    } else if (res == HCCL_SUCCESS) {
+        res = hccl_comm_run(c, a, 0);
+    }
     drop(a);
     hccl_comm_release(c);
     return res;

@@ -10,7 +10,9 @@
  *     dtypes (13, 99, 255) and reduce ops (7, 255), roots and peers out of range,
  *     counts whose byte size overflows, NULL count arrays, bad BatchSendRecv items,
  *     NULL communicator, NULL out-pointers; afterwards the communicator and stream
- *     must still work (a rejected call queues nothing).
+ *     must still work (a rejected call queues nothing). Also per rank: count 0 is not
+ *     bad input but nothing to do: on rank 0 alone, each fixed-count operation with
+ *     count 0 returns success at once and queues nothing (as HCCL's and NCCL's do).
  * "At once" is checked as: each call returns within 2 s (5 s for init calls).
  */
 #include "conf.h"
@@ -38,6 +40,16 @@ static void expect_rc(conf_ctx *ctx, HcclResult rc, unsigned allowed, double t0,
         conf_step(ctx, "bad input: %s", #call);                                                                      \
         double t0_ = conf_now();                                                                                     \
         expect_rc(ctx, call, allowed, t0_, 2.0, #call);                                                              \
+    } while (0)
+
+#define ZERO(ctx, call)                                                                                              \
+    do {                                                                                                             \
+        conf_step(ctx, "count 0: %s", #call);                                                                        \
+        double t0_ = conf_now();                                                                                     \
+        HcclResult rc_ = call;                                                                                       \
+        if (rc_ != HCCL_SUCCESS) conf_fail(ctx, "%s returned %d (%s), expected success", #call, (int)rc_,           \
+                                           HcclGetErrorString(rc_));                                                 \
+        if (conf_now() - t0_ > 2.0) conf_fail(ctx, "%s took %.2f s (nothing to move)", #call, conf_now() - t0_);     \
     } while (0)
 
 #define BAD_INIT(ctx, allowed, call)                                                                                 \
@@ -139,6 +151,26 @@ static void rank_bad(conf_ctx *ctx)
     BAD(ctx, PTR, HcclGetCommName(comm, NULL));
     BAD(ctx, PTR, HcclGetCommAsyncError(comm, NULL));
     (void)matrix;
+
+    /* count 0 moves nothing: success at once, on rank 0 alone (its peers never make
+     * these calls; an operation that waited for them would hang here) */
+    if (ctx->rank == 0) {
+        ZERO(ctx, HcclAllReduce(s, r, 0, I32, SUM, comm, st));
+        ZERO(ctx, HcclAllReduce(NULL, NULL, 0, I32, SUM, comm, NULL));
+        ZERO(ctx, HcclReduce(s, r, 0, I32, SUM, 0, comm, st));
+        ZERO(ctx, HcclReduceScatter(s, r, 0, I32, SUM, comm, st));
+        ZERO(ctx, HcclAllGather(s, r, 0, I32, comm, st));
+        ZERO(ctx, HcclAllGather(s, r, 0, I32, comm, NULL));
+        ZERO(ctx, HcclBroadcast(s, 0, I32, 0, comm, st));
+        ZERO(ctx, HcclScatter(s, r, 0, I32, 0, comm, st));
+        ZERO(ctx, HcclGather(s, r, 0, I32, 0, comm, st));
+        ZERO(ctx, HcclAlltoAll(s, 0, I32, r, 0, I32, comm, st));
+        if (n > 1) ZERO(ctx, HcclSend(s, 0, I32, n - 1, comm, st));
+        /* still checked: a bad argument is an error whatever the count */
+        BAD(ctx, PARA, HcclAllReduce(s, r, 0, (HcclDataType)99, SUM, comm, st));
+        BAD(ctx, PARA, HcclBroadcast(s, 0, I32, n, comm, st));
+        BAD(ctx, PTR, HcclAllGather(s, r, 0, I32, NULL, st));
+    }
 
     /* nothing was queued: the stream is clean and the communicator works */
     conf_sync(ctx, st, "rejected calls");
