@@ -119,6 +119,11 @@ struct hccl_netimpl {
     int idle;                /* atomic IDLE_*: between successful operations the responder may read */
     int broken;              /* an operation failed: the connections are not read again */
     uint64_t idle_since;
+    /* A sched_yield of this rank's waits took long (> YIELD_SWITCHED_NS): another
+     * thread needed the CPU (more ranks than cores), so waits yield on every idle
+     * pass rather than every fourth. Kept from operation to operation, updated by
+     * every yield. */
+    int yield_contended;
     uint32_t last_seq;       /* last completed collective, and its operation */
     hccl_op_type last_op;
     pushback *pb;            /* nranks */
@@ -128,6 +133,10 @@ struct hccl_netimpl {
 };
 
 HCCL_PARAM_INT(net_spin_us, "HCCL_NET_SPIN_US", 50)
+
+/* A sched_yield that returns later than this ran another thread meanwhile (a yield
+ * with nothing else to run is a system call of well under a microsecond). */
+#define YIELD_SWITCHED_NS 600u
 
 /* ---- fingerprints ------------------------------------------------------------ */
 
@@ -730,6 +739,7 @@ static HcclResult net_exchange_run(hccl_netimpl *n, hccl_xfer *x, int cnt)
     uint64_t last_progress = 0;
     int progress_mark = 1;
     unsigned idle_spins = 0;
+    uint64_t yielded_at = 0; /* the clock before the last sched_yield, 0: none since */
     int unflushed = 0; /* moved bytes since the last flush_xfers */
     while (remaining > 0) {
         int progressed = 0;
@@ -815,9 +825,18 @@ static HcclResult net_exchange_run(hccl_netimpl *n, hccl_xfer *x, int cnt)
         if (n->deadline_ns && now > n->deadline_ns) return timed_out(n, x, cnt);
         if (now - last_progress < spin_ns) {
             /* Busy-poll without system calls; yield now and then, so that with more
-             * ranks than cores the peer we wait for gets the CPU. */
-            if ((++idle_spins & 3) == 0) sched_yield();
-            else hccl_cpu_relax();
+             * ranks than cores the peer we wait for gets the CPU, and on every pass
+             * while yields show that another thread wants this CPU. */
+            if (yielded_at) {
+                n->yield_contended = now - yielded_at > YIELD_SWITCHED_NS;
+                yielded_at = 0;
+            }
+            if (n->yield_contended || (++idle_spins & 3) == 0) {
+                yielded_at = now;
+                sched_yield();
+            } else {
+                hccl_cpu_relax();
+            }
             continue;
         }
         /* Sleep until one of the head transfers can move. */
