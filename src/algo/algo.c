@@ -6,6 +6,8 @@
  *   AllReduce, n > 1:  bytes <= 16 KiB and n <= 64             -> oneshot
  *                      ctx->direct (all ranks on one host)      -> direct
  *   AllGather(V), ReduceScatter(V), Broadcast:
+ *                      ctx->direct, n > 2 and n x bytes <= 16 KiB (AllGather(V),
+ *                      ReduceScatter)                            -> oneshot
  *                      ctx->direct and (n > 2 or >= 4 KiB)      -> direct
  *   Several hosts, some with several ranks: AllReduce above 16 KiB, Broadcast,
  *                      AllGather, ReduceScatter -> hierarchical (inside hosts, then
@@ -41,7 +43,9 @@ int hccl_algo_implements(hccl_algo_id id, hccl_op_type t)
 {
     switch (id) {
     case HCCL_ALGO_REFERENCE: return t < HCCL_OP_COUNT;
-    case HCCL_ALGO_ONESHOT: return t == HCCL_OP_ALLREDUCE;
+    case HCCL_ALGO_ONESHOT:
+        return t == HCCL_OP_ALLREDUCE || t == HCCL_OP_ALLGATHER || t == HCCL_OP_ALLGATHER_V ||
+               t == HCCL_OP_REDUCE_SCATTER;
     case HCCL_ALGO_DIRECT:
         return t == HCCL_OP_ALLREDUCE || t == HCCL_OP_ALLGATHER || t == HCCL_OP_ALLGATHER_V ||
                t == HCCL_OP_REDUCE_SCATTER || t == HCCL_OP_REDUCE_SCATTER_V || t == HCCL_OP_BROADCAST;
@@ -113,6 +117,10 @@ hccl_algo_id hccl_algo_select(const hccl_algo_ctx *ctx, const hccl_op_args *a)
     case HCCL_OP_BROADCAST:
         if (hier && (a->type == HCCL_OP_BROADCAST || a->type == HCCL_OP_ALLGATHER || a->type == HCCL_OP_REDUCE_SCATTER))
             return HCCL_ALGO_HIER;
+        if (ctx->direct && ctx->nranks > 2 && ctx->nranks <= 64 && a->type != HCCL_OP_BROADCAST &&
+            a->type != HCCL_OP_REDUCE_SCATTER_V && bytes * ctx->nranks <= ONESHOT_MAX_BYTES &&
+            ((bytes + 63) & ~63ull) * ctx->nranks <= ctx->scratch_bytes)
+            return HCCL_ALGO_ONESHOT;
         if (ctx->direct && ctx->nranks <= 64 && ctx->net->peer_copy && (ctx->nranks > 2 || bytes >= DIRECT_MIN_BYTES))
             return HCCL_ALGO_DIRECT;
         return forced ? forced : cheapest(ctx, a->type, bytes);
@@ -150,7 +158,14 @@ HcclResult hccl_algo_run_with(hccl_algo_ctx *ctx, const hccl_op_args *args, hccl
     if (!ctx || !args || !ctx->net || !ctx->net->exchange || ctx->nranks == 0 || ctx->rank >= ctx->nranks)
         return HCCL_E_PARA;
     switch (id) {
-    case HCCL_ALGO_ONESHOT: return hccl_algo_oneshot_allreduce(ctx, args);
+    case HCCL_ALGO_ONESHOT:
+        switch (args->type) {
+        case HCCL_OP_ALLREDUCE: return hccl_algo_oneshot_allreduce(ctx, args);
+        case HCCL_OP_ALLGATHER:
+        case HCCL_OP_ALLGATHER_V: return hccl_algo_oneshot_allgather(ctx, args);
+        case HCCL_OP_REDUCE_SCATTER: return hccl_algo_oneshot_reduce_scatter(ctx, args);
+        default: return hccl_algo_run_reference(ctx, args);
+        }
     case HCCL_ALGO_DIRECT:
         switch (args->type) {
         case HCCL_OP_ALLREDUCE: return hccl_algo_direct_allreduce(ctx, args);

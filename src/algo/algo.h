@@ -132,7 +132,8 @@ typedef struct hccl_algo_ctx {
  * function, so every rank picks the same one. */
 typedef enum {
     HCCL_ALGO_REFERENCE = 0, /* the per-op reference below */
-    HCCL_ALGO_ONESHOT,       /* allreduce: everyone sends everything to everyone, reduce locally */
+    HCCL_ALGO_ONESHOT,       /* one round: everyone sends its part to everyone (allreduce, allgather,
+                                reduce-scatter; small sizes) */
     HCCL_ALGO_DIRECT,        /* same host: read peers' buffers directly, reduce owned slices */
     HCCL_ALGO_HIER,          /* several hosts: within each host, then across host leaders */
     HCCL_ALGO_HD,            /* recursive halving-doubling (allreduce, reduce-scatter, allgather) */
@@ -169,6 +170,8 @@ HcclResult hccl_algo_p2p(hccl_algo_ctx *ctx, const hccl_op_args *a); /* SEND, RE
 
 /* The fast algorithms. */
 HcclResult hccl_algo_oneshot_allreduce(hccl_algo_ctx *ctx, const hccl_op_args *a);
+HcclResult hccl_algo_oneshot_allgather(hccl_algo_ctx *ctx, const hccl_op_args *a); /* also _V */
+HcclResult hccl_algo_oneshot_reduce_scatter(hccl_algo_ctx *ctx, const hccl_op_args *a);
 HcclResult hccl_algo_direct_allreduce(hccl_algo_ctx *ctx, const hccl_op_args *a);
 HcclResult hccl_algo_direct_allgather(hccl_algo_ctx *ctx, const hccl_op_args *a);      /* also _V */
 HcclResult hccl_algo_direct_reduce_scatter(hccl_algo_ctx *ctx, const hccl_op_args *a); /* also _V */
