@@ -6,8 +6,8 @@
  *   AllReduce, n > 1:  bytes <= 16 KiB and n <= 64             -> oneshot
  *                      ctx->direct (all ranks on one host)      -> direct
  *   AllGather(V), ReduceScatter(V), Broadcast:
- *                      ctx->direct, n > 2 and n x bytes <= 16 KiB (AllGather(V),
- *                      ReduceScatter)                            -> oneshot
+ *                      ctx->direct, n x bytes <= 16 KiB and n > 2 (AllGather(V),
+ *                      ReduceScatter) or any n (Broadcast)       -> oneshot
  *                      ctx->direct and (n > 2 or >= 4 KiB)      -> direct
  *   Several hosts, some with several ranks: AllReduce above 16 KiB, Broadcast,
  *                      AllGather, ReduceScatter -> hierarchical (inside hosts, then
@@ -45,7 +45,7 @@ int hccl_algo_implements(hccl_algo_id id, hccl_op_type t)
     case HCCL_ALGO_REFERENCE: return t < HCCL_OP_COUNT;
     case HCCL_ALGO_ONESHOT:
         return t == HCCL_OP_ALLREDUCE || t == HCCL_OP_ALLGATHER || t == HCCL_OP_ALLGATHER_V ||
-               t == HCCL_OP_REDUCE_SCATTER;
+               t == HCCL_OP_REDUCE_SCATTER || t == HCCL_OP_BROADCAST;
     case HCCL_ALGO_DIRECT:
         return t == HCCL_OP_ALLREDUCE || t == HCCL_OP_ALLGATHER || t == HCCL_OP_ALLGATHER_V ||
                t == HCCL_OP_REDUCE_SCATTER || t == HCCL_OP_REDUCE_SCATTER_V || t == HCCL_OP_BROADCAST;
@@ -117,8 +117,8 @@ hccl_algo_id hccl_algo_select(const hccl_algo_ctx *ctx, const hccl_op_args *a)
     case HCCL_OP_BROADCAST:
         if (hier && (a->type == HCCL_OP_BROADCAST || a->type == HCCL_OP_ALLGATHER || a->type == HCCL_OP_REDUCE_SCATTER))
             return HCCL_ALGO_HIER;
-        if (ctx->direct && ctx->nranks > 2 && ctx->nranks <= 64 && a->type != HCCL_OP_BROADCAST &&
-            a->type != HCCL_OP_REDUCE_SCATTER_V && bytes * ctx->nranks <= ONESHOT_MAX_BYTES &&
+        if (ctx->direct && ctx->nranks <= 64 && a->type != HCCL_OP_REDUCE_SCATTER_V &&
+            (ctx->nranks > 2 || a->type == HCCL_OP_BROADCAST) && bytes * ctx->nranks <= ONESHOT_MAX_BYTES &&
             ((bytes + 63) & ~63ull) * ctx->nranks <= ctx->scratch_bytes)
             return HCCL_ALGO_ONESHOT;
         if (ctx->direct && ctx->nranks <= 64 && ctx->net->peer_copy && (ctx->nranks > 2 || bytes >= DIRECT_MIN_BYTES))
@@ -164,6 +164,7 @@ HcclResult hccl_algo_run_with(hccl_algo_ctx *ctx, const hccl_op_args *args, hccl
         case HCCL_OP_ALLGATHER:
         case HCCL_OP_ALLGATHER_V: return hccl_algo_oneshot_allgather(ctx, args);
         case HCCL_OP_REDUCE_SCATTER: return hccl_algo_oneshot_reduce_scatter(ctx, args);
+        case HCCL_OP_BROADCAST: return hccl_algo_oneshot_broadcast(ctx, args);
         default: return hccl_algo_run_reference(ctx, args);
         }
     case HCCL_ALGO_DIRECT:

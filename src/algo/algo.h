@@ -133,7 +133,7 @@ typedef struct hccl_algo_ctx {
 typedef enum {
     HCCL_ALGO_REFERENCE = 0, /* the per-op reference below */
     HCCL_ALGO_ONESHOT,       /* one round: everyone sends its part to everyone (allreduce, allgather,
-                                reduce-scatter; small sizes) */
+                                reduce-scatter, broadcast; small sizes) */
     HCCL_ALGO_DIRECT,        /* same host: read peers' buffers directly, reduce owned slices */
     HCCL_ALGO_HIER,          /* several hosts: within each host, then across host leaders */
     HCCL_ALGO_HD,            /* recursive halving-doubling (allreduce, reduce-scatter, allgather) */
@@ -172,6 +172,7 @@ HcclResult hccl_algo_p2p(hccl_algo_ctx *ctx, const hccl_op_args *a); /* SEND, RE
 HcclResult hccl_algo_oneshot_allreduce(hccl_algo_ctx *ctx, const hccl_op_args *a);
 HcclResult hccl_algo_oneshot_allgather(hccl_algo_ctx *ctx, const hccl_op_args *a); /* also _V */
 HcclResult hccl_algo_oneshot_reduce_scatter(hccl_algo_ctx *ctx, const hccl_op_args *a);
+HcclResult hccl_algo_oneshot_broadcast(hccl_algo_ctx *ctx, const hccl_op_args *a);
 HcclResult hccl_algo_direct_allreduce(hccl_algo_ctx *ctx, const hccl_op_args *a);
 HcclResult hccl_algo_direct_allgather(hccl_algo_ctx *ctx, const hccl_op_args *a);      /* also _V */
 HcclResult hccl_algo_direct_reduce_scatter(hccl_algo_ctx *ctx, const hccl_op_args *a); /* also _V */

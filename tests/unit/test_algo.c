@@ -11,8 +11,8 @@
  * reduce-scatter(V), allgather, reduce and in-place alltoall. Out of place, the send
  * buffer must come back unchanged and untouched receive bytes keep their sentinel.
  * Count 0 must post no exchange at all. The direct (same-host) algorithms and the
- * one-round small AllGather(V) / ReduceScatter run the same checks with direct
- * copies on (test_direct). Also: the fake network's own failure modes
+ * one-round small AllGather(V) / ReduceScatter / Broadcast run the same checks with
+ * direct copies on (test_direct). Also: the fake network's own failure modes
  * (byte-count mismatch, deadlock) fail instead of hanging, and barrier semantics.
  */
 #include "algo/algo.h"
@@ -540,6 +540,13 @@ static void test_direct(void)
         }
         run_case(HCCL_OP_REDUCE_SCATTER, 3, (1u << 20) + 5, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, 0, 1);
         run_case(HCCL_OP_ALLGATHER, 3, (1u << 20) + 7, HCCL_DATA_TYPE_FP32, 0, 0, 1);
+        /* The one-round Broadcast of small sizes: every root, odd counts. */
+        for (uint32_t n = 2; n <= MATRIX_N; n++)
+            for (uint32_t root = 0; root < n; root++)
+                for (size_t d = 0; d < sizeof move_dtypes / sizeof move_dtypes[0]; d++) {
+                    run_case(HCCL_OP_BROADCAST, n, 1, move_dtypes[d], 0, root, 0);
+                    run_case(HCCL_OP_BROADCAST, n, 2 * n + 1, move_dtypes[d], 0, root, 0);
+                }
         /* The one-round AllGather(V) and ReduceScatter of small sizes (n > 2): every
          * dtype, every reduce op, odd counts, every buffer layout. */
         for (uint32_t n = 3; n <= MATRIX_N; n++)
@@ -841,8 +848,8 @@ static void test_selection(void)
     a.type = HCCL_OP_BROADCAST;
     TT_ASSERT_EQ(hccl_algo_select(&ctx, &a), HCCL_ALGO_REFERENCE); /* not one of H-D's */
     /* One host, more than 2 ranks: small AllGather(V) and ReduceScatter in one round
-     * (n x bytes <= 16 KiB), larger ones and ReduceScatterV, Broadcast direct; 2 ranks
-     * keep the ring's single exchange below 4 KiB. */
+     * (n x bytes <= 16 KiB), larger ones and ReduceScatterV direct; 2 ranks keep the
+     * ring's single exchange below 4 KiB. Small Broadcast in one round at any n. */
     ctx.direct = 1;
     ctx.reference = 0;
     static uint64_t cnt4[4];
@@ -856,13 +863,16 @@ static void test_selection(void)
     g.type = HCCL_OP_REDUCE_SCATTER_V;
     TT_ASSERT_EQ(hccl_algo_select(&ctx, &g), HCCL_ALGO_DIRECT);
     g.type = HCCL_OP_BROADCAST;
+    TT_ASSERT_EQ(hccl_algo_select(&ctx, &g), HCCL_ALGO_ONESHOT);
+    g.count = 4 * k + 1; /* 4 x 4 KiB + 16 B */
     TT_ASSERT_EQ(hccl_algo_select(&ctx, &g), HCCL_ALGO_DIRECT);
     g.type = HCCL_OP_ALLGATHER;
-    g.count = 4 * k + 1; /* 4 x 4 KiB + 16 B */
     TT_ASSERT_EQ(hccl_algo_select(&ctx, &g), HCCL_ALGO_DIRECT);
     ctx.nranks = 2;
     g.count = k;
     TT_ASSERT_EQ(hccl_algo_select(&ctx, &g), HCCL_ALGO_REFERENCE);
+    g.type = HCCL_OP_BROADCAST;
+    TT_ASSERT_EQ(hccl_algo_select(&ctx, &g), HCCL_ALGO_ONESHOT);
     /* Costs are finite where implemented, and the chain segment a power of two. */
     TT_ASSERT(hccl_algo_cost(HCCL_ALGO_CHAIN, HCCL_OP_ALLREDUCE, 4, 64, HCCL_LINK_TCP) > 1e300);
     uint64_t seg = hccl_algo_chain_segment(4, 64 * m, 4, 0, HCCL_LINK_TCP);
