@@ -403,7 +403,8 @@ def bars(results, ceil, key, meta=None):
     checks = []
 
     def sizes(n, op):
-        return sorted({k[3] for k in t if k[0] == n and k[1] == op})
+        # size 0: fewer bytes than ranks x element (count 0), nothing moves in any library
+        return sorted({k[3] for k in t if k[0] == n and k[1] == op and k[3] > 0})
 
     # Broadcast has one buffer in both APIs (HcclBroadcast, MPI_Bcast): its
     # out-of-place block times the benchmark's own copy into the output first, the
