@@ -137,6 +137,8 @@ HCCL_PARAM_INT(net_spin_us, "HCCL_NET_SPIN_US", 50)
 /* A sched_yield that returns later than this ran another thread meanwhile (a yield
  * with nothing else to run is a system call of well under a microsecond). */
 #define YIELD_SWITCHED_NS 600u
+/* How long waits keep yielding before they sleep while the CPU is contended. */
+#define CONTENDED_SPIN_NS 1000000u
 
 /* ---- fingerprints ------------------------------------------------------------ */
 
@@ -823,7 +825,10 @@ static HcclResult net_exchange_run(hccl_netimpl *n, hccl_xfer *x, int cnt)
         if (n->abort_flag && __atomic_load_n(n->abort_flag, __ATOMIC_ACQUIRE))
             return fail(n, HCCL_E_INTERNAL, "operation aborted: the communicator is being destroyed or failed");
         if (n->deadline_ns && now > n->deadline_ns) return timed_out(n, x, cnt);
-        if (now - last_progress < spin_ns) {
+        /* While the CPU is contended a pass yields it anyway: poll (and its wake-up
+         * through the peer's system call) only after a longer wait. */
+        uint64_t spin_limit = n->yield_contended && spin_ns && spin_ns < CONTENDED_SPIN_NS ? CONTENDED_SPIN_NS : spin_ns;
+        if (now - last_progress < spin_limit) {
             /* Busy-poll without system calls; yield now and then, so that with more
              * ranks than cores the peer we wait for gets the CPU, and on every pass
              * while yields show that another thread wants this CPU. */
