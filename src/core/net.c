@@ -119,11 +119,13 @@ struct hccl_netimpl {
     int idle;                /* atomic IDLE_*: between successful operations the responder may read */
     int broken;              /* an operation failed: the connections are not read again */
     uint64_t idle_since;
-    /* A sched_yield of this rank's waits took long (> YIELD_SWITCHED_NS): another
-     * thread needed the CPU (more ranks than cores), so waits yield on every idle
-     * pass rather than every fourth. Kept from operation to operation, updated by
-     * every yield. */
-    int yield_contended;
+    /* Consecutive sched_yields of this rank's waits that took long (more than
+     * YIELD_SWITCHED_NS: another thread ran meanwhile), up to 2; a quick one resets it.
+     * At 2 the CPU is contended (more ranks than cores): waits yield on every idle pass
+     * rather than every fourth, and poll longer before they sleep. One slow yield is
+     * not enough: a rank's own helper threads wake now and then. Kept from operation
+     * to operation. */
+    int slow_yields;
     uint32_t last_seq;       /* last completed collective, and its operation */
     hccl_op_type last_op;
     pushback *pb;            /* nranks */
@@ -827,16 +829,17 @@ static HcclResult net_exchange_run(hccl_netimpl *n, hccl_xfer *x, int cnt)
         if (n->deadline_ns && now > n->deadline_ns) return timed_out(n, x, cnt);
         /* While the CPU is contended a pass yields it anyway: poll (and its wake-up
          * through the peer's system call) only after a longer wait. */
-        uint64_t spin_limit = n->yield_contended && spin_ns && spin_ns < CONTENDED_SPIN_NS ? CONTENDED_SPIN_NS : spin_ns;
+        uint64_t spin_limit = n->slow_yields == 2 && spin_ns && spin_ns < CONTENDED_SPIN_NS ? CONTENDED_SPIN_NS : spin_ns;
         if (now - last_progress < spin_limit) {
             /* Busy-poll without system calls; yield now and then, so that with more
              * ranks than cores the peer we wait for gets the CPU, and on every pass
              * while yields show that another thread wants this CPU. */
             if (yielded_at) {
-                n->yield_contended = now - yielded_at > YIELD_SWITCHED_NS;
+                if (now - yielded_at <= YIELD_SWITCHED_NS) n->slow_yields = 0;
+                else if (n->slow_yields < 2) n->slow_yields++;
                 yielded_at = 0;
             }
-            if (n->yield_contended || (++idle_spins & 3) == 0) {
+            if (n->slow_yields == 2 || (++idle_spins & 3) == 0) {
                 yielded_at = now;
                 sched_yield();
             } else {
