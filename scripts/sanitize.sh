@@ -123,7 +123,7 @@ for w in $WHICH; do
         if build build-tsan thread; then
             export TSAN_OPTIONS="$TSAN_OPTS"
             run_ctest build-tsan "tsan threads-as-ranks conformance" -R '^conf_(threads_|initall_|.*_threads)'
-            run_ctest build-tsan "tsan threaded unit" -R '^unit_test_(acl_stream|acl_runtime|acl_nospin|shm)$'
+            run_ctest build-tsan "tsan threaded unit" -R '^unit_test_(acl_stream|acl_runtime|acl_nospin|shm|spin)$'
             run_bin build-tsan "tsan unit test_algo" 1500 tests/unit/test_algo
             unset TSAN_OPTIONS
         else
@@ -135,7 +135,7 @@ for w in $WHICH; do
             export TSAN_OPTIONS="$TSAN_OPTS"
             run_ctest build-tsan "tsan-quick threads-as-ranks conformance" \
                 -R '^conf_(threads_[234]|subcomm_threads_5|queries_threads|config_threads)$'
-            run_ctest build-tsan "tsan-quick threaded unit" -R '^unit_test_(acl_stream|acl_runtime|acl_nospin|shm)$'
+            run_ctest build-tsan "tsan-quick threaded unit" -R '^unit_test_(acl_stream|acl_runtime|acl_nospin|shm|spin)$'
             unset TSAN_OPTIONS
         else
             note "tsan-quick: FAIL (build; logs build-tsan.*.log)"

@@ -36,7 +36,4 @@ static inline void hccl_spin_lock(hccl_spin *l)
 
 static inline void hccl_spin_unlock(hccl_spin *l) { __atomic_store_n(&l->held, 0, __ATOMIC_RELEASE); }
 
-/* In a child after fork: a holder in the parent does not exist here. */
-static inline void hccl_spin_reset(hccl_spin *l) { __atomic_store_n(&l->held, 0, __ATOMIC_RELAXED); }
-
 #endif
