@@ -131,7 +131,7 @@ for w in $WHICH; do
         fi
         ;;
     tsan-quick)
-        if build build-tsan thread hccl_conf test_acl_stream test_acl_runtime test_acl_nospin test_shm; then
+        if build build-tsan thread hccl_conf test_acl_stream test_acl_runtime test_acl_nospin test_shm test_spin; then
             export TSAN_OPTIONS="$TSAN_OPTS"
             run_ctest build-tsan "tsan-quick threads-as-ranks conformance" \
                 -R '^conf_(threads_[234]|subcomm_threads_5|queries_threads|config_threads)$'
