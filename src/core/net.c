@@ -824,8 +824,9 @@ static HcclResult net_exchange_run(hccl_netimpl *n, hccl_xfer *x, int cnt)
         }
         /* The first passes of a wait only pause: a rank with a core of its own mostly
          * waits less than they take, and a clock read or a yield there only delays
-         * noticing the message. Not while the CPU is contended (yield at once). */
-        if (n->slow_yields < 2 && quick_passes < QUICK_PASSES) {
+         * noticing the message. Not while the CPU is contended (yield at once), nor
+         * with HCCL_NET_SPIN_US=0 (sleep at once). */
+        if (spin_ns && n->slow_yields < 2 && quick_passes < QUICK_PASSES) {
             quick_passes++;
             hccl_cpu_relax();
             continue;
