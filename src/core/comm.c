@@ -175,6 +175,7 @@ static void comm_free(hccl_comm *c)
     free(c->scratch);
     hccl_flight_free(&c->flight);
     pthread_mutex_destroy(&c->exec_lock);
+    pthread_mutex_destroy(&c->split_lock);
     c->magic = 0;
     hccl_free(c);
 }
@@ -193,6 +194,7 @@ static hccl_comm *comm_alloc(uint32_t rank, uint32_t nranks, const hccl_comm_cfg
     hccl_boot_stash_init(&c->stash);
     hccl_flight_init(&c->flight);
     pthread_mutex_init(&c->exec_lock, NULL);
+    pthread_mutex_init(&c->split_lock, NULL);
     c->peers = hccl_calloc(nranks, sizeof *c->peers);
     if (!c->peers) {
         comm_free(c);
@@ -565,8 +567,6 @@ done:
 
 /* ---- sub-communicators -------------------------------------------------------------- */
 
-static pthread_mutex_t split_lock = PTHREAD_MUTEX_INITIALIZER;
-
 HcclResult hccl_comm_split(hccl_comm *parent, uint32_t nranks, const uint32_t *rank_ids, uint64_t sub_id,
                            uint32_t sub_rank, const HcclCommConfig *config, hccl_comm **out)
 {
@@ -583,9 +583,12 @@ HcclResult hccl_comm_split(hccl_comm *parent, uint32_t nranks, const uint32_t *r
     hccl_boot_peer self = c->peers[sub_rank];
     uint64_t timeout = hccl_boot_connect_timeout_ns();
     if (sub_rank == 0) {
-        pthread_mutex_lock(&split_lock); /* one serve at a time on a listener */
+        /* One serve at a time on the parent's listener, and per parent: with ranks as
+         * threads, a process-wide lock let one rank serve a sub-communicator that waited
+         * for a rank blocked on that lock to serve another one (until the timeout). */
+        pthread_mutex_lock(&parent->split_lock);
         res = hccl_boot_serve(parent->listen_fd, &parent->stash, &c->ident, nranks, &self, timeout, c->peers);
-        pthread_mutex_unlock(&split_lock);
+        pthread_mutex_unlock(&parent->split_lock);
         if (res != HCCL_SUCCESS) goto fail;
     } else {
         res = hccl_boot_join(&parent->peers[rank_ids[0]].addr, &c->ident, nranks, &self, timeout, c->peers);

@@ -39,6 +39,7 @@ typedef struct hccl_comm {
     int listen_fd;
     int share_dir; /* holds a reference on the runtime's shared-memory directory */
     hccl_boot_stash stash;
+    pthread_mutex_t split_lock; /* one sub-communicator rendezvous served on listen_fd at a time */
     hccl_boot_peer *peers; /* nranks */
 
     hccl_conn **conns; /* nranks, NULL for self: the data connection per peer */

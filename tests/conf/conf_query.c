@@ -8,9 +8,10 @@
  *   device queries, aclrtMalloc zero fill; then HcclCommDestroy of the second
  *   communicator and calls on the destroyed handle (an error, never a crash), while the
  *   first communicator keeps working.
- * subcomm: HcclCommConfigInit defaults; HcclCreateSubCommConfig for even and odd ranks,
- *   for all ranks in reverse order (with a configured name) and for each rank alone;
- *   collectives on the sub-communicators interleaved with the parent's.
+ * subcomm: HcclCommConfigInit defaults; HcclCreateSubCommConfig for even and odd ranks
+ *   (the odd group's root late), for all ranks in reverse order (with a configured
+ *   name) and for each rank alone; collectives on the sub-communicators interleaved
+ *   with the parent's.
  * config: HcclCommInitRootInfoConfig with a configured name and a 1 MB buffer (a 6 MiB
  *   AllReduce must still be right), then with an older, shorter config struct (size
  *   and version of a version-1 caller, garbage after it); one rank arrives late.
@@ -275,7 +276,10 @@ void conf_suite_subcomm(conf_ctx *ctx)
 
     config_defaults(ctx);
 
-    /* even ranks and odd ranks */
+    /* even ranks and odd ranks; the odd group's root (rank 1) comes late, after the
+     * even ranks have gone on to serve or join the next sub-communicator (with ranks as
+     * threads, a process-wide serve lock once made this wait for the timeout) */
+    if (r == 1) usleep(200 * 1000);
     for (int q = r % 2; q < n; q += 2) ids[cnt++] = (uint32_t)q;
     HcclComm parity = make_sub(ctx, cnt, ids, 1 + (uint64_t)(r % 2), (uint32_t)(r / 2), NULL, r % 2 ? "odd" : "even");
     for (uint32_t i = 0; i < cnt; i++) vals[i] = 10 * (int32_t)ids[i] + 1;
