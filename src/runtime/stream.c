@@ -65,8 +65,8 @@
 
 #include "util/log.h"
 #include "util/param.h"
-#include "util/spin.h"
 #include "util/refs.h"
+#include "util/spin.h"
 #include "util/util.h"
 
 #include <errno.h>

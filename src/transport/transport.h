@@ -17,6 +17,14 @@
 
 typedef struct hccl_conn hccl_conn;
 
+/* Bytes in iov (what a send or recv asks to move). */
+static inline size_t hccl_iov_bytes(const struct iovec *iov, int iovcnt)
+{
+    size_t total = 0;
+    for (int k = 0; k < iovcnt; k++) total += iov[k].iov_len;
+    return total;
+}
+
 typedef struct hccl_transport {
     const char *name;
     /* Move bytes from iov (iovcnt entries) now; *moved = bytes moved (0 if the

@@ -220,13 +220,14 @@ static void bell_drain(int fd)
     }
 }
 
-/* Publish a new head (or tail), then wake the peer if it armed `want`. */
+/* Wake the peer if it armed `want` (after a seq_cst store or fence of the counter). */
 static inline void wake_if_wanted(_Atomic uint32_t *want, int fd)
 {
     if (atomic_load_explicit(want, memory_order_seq_cst) && atomic_exchange_explicit(want, 0, memory_order_relaxed))
         bell_ring(fd);
 }
 
+/* Publish a new head (or tail), then wake the peer if it armed `want`. */
 static inline void publish(_Atomic uint64_t *counter, uint64_t value, _Atomic uint32_t *want, int fd, void *tok)
 {
     TSAN_RELEASE(tok);
@@ -282,13 +283,6 @@ static int inline_get(shm_conn *s, uint64_t avail, uint64_t w[INLINE_WORDS])
     for (size_t k = 0; k < (avail + 7) / 8; k++) w[k] = atomic_load_explicit(&r->in_word[k], IN_WORD_LOAD);
     IN_FENCE_ACQ();
     return atomic_load_explicit(&r->in_tag, memory_order_relaxed) == v;
-}
-
-static size_t iov_bytes(const struct iovec *iov, int iovcnt)
-{
-    size_t total = 0;
-    for (int k = 0; k < iovcnt; k++) total += iov[k].iov_len;
-    return total;
 }
 
 static inline int peer_closed(const shm_conn *s)
@@ -359,7 +353,7 @@ static HcclResult shm_send(hccl_conn *c, const struct iovec *iov, int iovcnt, si
         HCCL_INFO(SHM, "send to rank %u: peer closed the connection", c->peer);
         return HCCL_E_TCP_TRANSFER;
     }
-    uint64_t head = s->tx_head, done = 0, total = iov_bytes(iov, iovcnt);
+    uint64_t head = s->tx_head, done = 0, total = hccl_iov_bytes(iov, iovcnt);
     int lazy = total <= LAZY_MAX;
     /* The cached tail is enough while it leaves room for everything: then the
      * consumer's line is not pulled over at all. */
@@ -416,7 +410,7 @@ static HcclResult shm_recv(hccl_conn *c, const struct iovec *iov, int iovcnt, si
     shm_conn *s = (shm_conn *)c;
     *moved = 0;
     if (atomic_load_explicit(&s->shut, memory_order_relaxed)) return HCCL_E_TCP_TRANSFER;
-    uint64_t tail = s->rx_tail, done = 0, total = iov_bytes(iov, iovcnt);
+    uint64_t tail = s->rx_tail, done = 0, total = hccl_iov_bytes(iov, iovcnt);
     int lazy = total <= LAZY_MAX;
     uint64_t head = atomic_load_explicit(&s->rx->head, memory_order_acquire);
     TSAN_ACQUIRE(s->tok_rx);

@@ -86,9 +86,7 @@ static HcclResult tcp_io(hccl_conn *c, int sending, const struct iovec *iov, int
         return HCCL_E_TCP_TRANSFER;
     }
     tcp_dir *d = &t->dir[sending];
-    uint64_t avail = 0;
-    for (int i = 0; i < iovcnt; i++) avail += iov[i].iov_len;
-    uint64_t p0 = d->pos, limit = p0 + avail;
+    uint64_t p0 = d->pos, limit = p0 + hccl_iov_bytes(iov, iovcnt);
     /* Every socket moves what it can of its chunk inside [pos, limit). */
     for (uint64_t k = p0 / CHUNK; k < p0 / CHUNK + t->nfds && k * CHUNK < limit; k++) {
         unsigned j = (unsigned)(k % t->nfds);
