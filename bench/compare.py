@@ -243,6 +243,20 @@ def run_one(a, lib, op, n, mpi_bin, rnd, failures, tag=""):
 LAT_ITERS, LAT_WARMUP = 2000, 100
 
 
+def blocking_args(a, minbytes, maxbytes, iters, warmup):
+    """The probes' arguments: a's, with ours in blocking calls on the NULL stream (-S 1)."""
+    probe = argparse.Namespace(**vars(a))
+    probe.minbytes, probe.maxbytes = minbytes, maxbytes
+    probe.iters, probe.warmup, probe.blocking = iters, warmup, True
+    return probe
+
+
+def keep_best(d, key, us):
+    """d[key] = the smallest time seen for key (None and 0 are no measurement)."""
+    if us and (key not in d or us < d[key]):
+        d[key] = us
+
+
 def latency_probe(a, libs, sets, mpi_bin, rnd, failures, meta):
     """Issue 3's latency bar compares one call with one call: MPI_Allreduce blocks, so
     ours runs on the NULL stream (-S 1), 8 bytes, LAT_ITERS iterations (the sweep's few
@@ -250,15 +264,12 @@ def latency_probe(a, libs, sets, mpi_bin, rnd, failures, meta):
     Best time per library over the rounds goes to meta["latency"]."""
     if not any(n == 2 and "allreduce" in ops for n, ops in sets) or a.minbytes > 8:
         return
-    probe = argparse.Namespace(**vars(a))
-    probe.minbytes = probe.maxbytes = 8
-    probe.iters, probe.warmup, probe.blocking = LAT_ITERS, LAT_WARMUP, True
+    probe = blocking_args(a, 8, 8, LAT_ITERS, LAT_WARMUP)
     lat = meta.setdefault("latency", {"bytes": 8, "iters": LAT_ITERS, "ours_calls": "blocking (NULL stream)"})
     for lib in [l for l in libs if l in ("ours", "ompi", "ours-tcp", "ompi-tcp")]:
-        rows = run_one(probe, lib, "allreduce", 2, mpi_bin, rnd, failures, tag="-latency")
-        us = [r["oop_us"] for r in rows if r["size"] == 8 and r["oop_us"]]
-        if us and (lib not in lat or us[0] < lat[lib]):
-            lat[lib] = us[0]
+        for r in run_one(probe, lib, "allreduce", 2, mpi_bin, rnd, failures, tag="-latency"):
+            if r["size"] == 8:
+                keep_best(lat, lib, r["oop_us"])
 
 
 SMALL_MAX, SMALL_ITERS, SMALL_WARMUP = 8 << 10, 1000, 100
@@ -274,18 +285,13 @@ def small_probe(a, libs, sets, mpi_bin, rnd, failures, meta):
     todo = [(n, op) for n, ops in sets if n > 2 for op in ops]
     if not todo or a.minbytes > SMALL_MAX or "ours" not in libs or "ompi" not in libs:
         return
-    probe = argparse.Namespace(**vars(a))
-    probe.maxbytes = min(a.maxbytes, SMALL_MAX)
-    probe.iters, probe.warmup, probe.blocking = SMALL_ITERS, SMALL_WARMUP, True
+    probe = blocking_args(a, a.minbytes, min(a.maxbytes, SMALL_MAX), SMALL_ITERS, SMALL_WARMUP)
     small = meta.setdefault("small", {"iters": SMALL_ITERS, "max_bytes": SMALL_MAX,
                                       "ours_calls": "blocking (NULL stream)", "us": {}})
     for n, op in todo:
         for lib in ("ours", "ompi"):
             for r in run_one(probe, lib, op, n, mpi_bin, rnd, failures, tag="-small"):
-                k = "%d:%s:%s:%d" % (n, op, lib, r["size"])
-                us = r["oop_us"]
-                if us and (k not in small["us"] or us < small["us"][k]):
-                    small["us"][k] = us
+                keep_best(small["us"], "%d:%s:%s:%d" % (n, op, lib, r["size"]), r["oop_us"])
 
 
 def ceilings(ceil_bin, quick):
@@ -325,10 +331,7 @@ def best_table(results, key):
     """{(n, op, lib, size): best time over rounds} for out-of-place ('oop_us') or in place."""
     t = {}
     for r in results:
-        k = (r["np"], r["op"], r["lib"], r["size"])
-        us = r[key]
-        if us and (k not in t or us < t[k]):
-            t[k] = us
+        keep_best(t, (r["np"], r["op"], r["lib"], r["size"]), r[key])
     return t
 
 
