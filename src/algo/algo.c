@@ -3,7 +3,8 @@
  *
  * Selection is a pure function of the operation, its size and the context, so every
  * rank makes the same choice:
- *   AllReduce, n > 1:  bytes <= 16 KiB and n <= 64             -> oneshot
+ *   AllReduce, n > 1:  bytes <= 16 KiB and n <= 64             -> oneshot, or
+ *                      recursive doubling when ctx->crowded and n > 2
  *                      ctx->direct (all ranks on one host)      -> direct
  *   AllGather(V), ReduceScatter(V), Broadcast:
  *                      ctx->direct, n x bytes <= 16 KiB and n > 2 (AllGather(V),
@@ -57,6 +58,7 @@ int hccl_algo_implements(hccl_algo_id id, hccl_op_type t)
                t == HCCL_OP_ALLGATHER || t == HCCL_OP_ALLGATHER_V;
     case HCCL_ALGO_BRUCK: return t == HCCL_OP_ALLGATHER || t == HCCL_OP_ALLGATHER_V || t == HCCL_OP_ALLTOALL;
     case HCCL_ALGO_CHAIN: return t == HCCL_OP_BROADCAST || t == HCCL_OP_REDUCE;
+    case HCCL_ALGO_RD: return t == HCCL_OP_ALLREDUCE;
     default: return 0;
     }
 }
@@ -97,7 +99,7 @@ hccl_algo_id hccl_algo_select(const hccl_algo_ctx *ctx, const hccl_op_args *a)
     int hier = ctx->host_of && ctx->nhosts > 1 && ctx->nhosts < ctx->nranks;
     /* An algorithm forced by HCCL_ALGO, where the choice is the network algorithms'. */
     hccl_algo_id forced = (ctx->reference & 0x100) ? (hccl_algo_id)(ctx->reference & 0xff) : HCCL_ALGO_REFERENCE;
-    if ((forced != HCCL_ALGO_HD && forced != HCCL_ALGO_BRUCK && forced != HCCL_ALGO_CHAIN) ||
+    if ((forced != HCCL_ALGO_HD && forced != HCCL_ALGO_BRUCK && forced != HCCL_ALGO_CHAIN && forced != HCCL_ALGO_RD) ||
         !hccl_algo_implements(forced, a->type) || ctx->direct ||
         (hier && hccl_algo_implements(HCCL_ALGO_HIER, a->type)))
         forced = HCCL_ALGO_REFERENCE;
@@ -107,7 +109,7 @@ hccl_algo_id hccl_algo_select(const hccl_algo_ctx *ctx, const hccl_op_args *a)
         if (forced) return forced;
         if (ctx->nranks <= 64 && bytes <= ONESHOT_MAX_BYTES &&
             (((bytes + 63) & ~63ull) * ctx->nranks) <= ctx->scratch_bytes)
-            return HCCL_ALGO_ONESHOT;
+            return ctx->crowded && ctx->nranks > 2 ? HCCL_ALGO_RD : HCCL_ALGO_ONESHOT;
         if (ctx->direct && ctx->nranks <= 64 && ctx->net->peer_copy) return HCCL_ALGO_DIRECT;
         return cheapest(ctx, a->type, bytes);
     case HCCL_OP_ALLGATHER:
@@ -141,6 +143,7 @@ const char *hccl_algo_id_name(hccl_algo_id id, hccl_op_type type)
     case HCCL_ALGO_HD: return "halving-doubling";
     case HCCL_ALGO_BRUCK: return "bruck";
     case HCCL_ALGO_CHAIN: return "pipelined chain";
+    case HCCL_ALGO_RD: return "recursive doubling";
     default: return hccl_algo_name(type);
     }
 }
@@ -200,6 +203,8 @@ HcclResult hccl_algo_run_with(hccl_algo_ctx *ctx, const hccl_op_args *args, hccl
         case HCCL_OP_ALLTOALL: return hccl_algo_bruck_alltoall(ctx, args);
         default: return hccl_algo_run_reference(ctx, args);
         }
+    case HCCL_ALGO_RD:
+        return args->type == HCCL_OP_ALLREDUCE ? hccl_algo_rd_allreduce(ctx, args) : hccl_algo_run_reference(ctx, args);
     case HCCL_ALGO_CHAIN:
         if (args->type != HCCL_OP_BROADCAST && args->type != HCCL_OP_REDUCE) return hccl_algo_run_reference(ctx, args);
         if (args->count > 0 && needs_agreement(ctx, args->type)) CHECK(hccl_direct_close(ctx));

@@ -124,6 +124,7 @@ typedef struct hccl_algo_ctx {
     const uint32_t *host_of;
     uint32_t nhosts;
     int direct_local; /* peers on this rank's host are reachable with net->peer_copy */
+    int crowded;      /* some host has more ranks than CPUs to run them (same on all ranks) */
 } hccl_algo_ctx;
 
 /* Run one operation; every rank of the communicator calls it with matching
@@ -139,6 +140,7 @@ typedef enum {
     HCCL_ALGO_HD,            /* recursive halving-doubling (allreduce, reduce-scatter, allgather) */
     HCCL_ALGO_BRUCK,         /* Bruck (allgather, alltoall) */
     HCCL_ALGO_CHAIN,         /* pipelined chain (broadcast, reduce) */
+    HCCL_ALGO_RD,            /* recursive doubling (allreduce; small sizes, crowded hosts) */
     HCCL_ALGO_COUNT
 } hccl_algo_id;
 
@@ -183,6 +185,8 @@ HcclResult hccl_algo_hier_allgather(hccl_algo_ctx *ctx, const hccl_op_args *a);
 HcclResult hccl_algo_hier_reduce_scatter(hccl_algo_ctx *ctx, const hccl_op_args *a);
 /* The network algorithms for any transport and any number of ranks (one per file). */
 HcclResult hccl_algo_hd_allreduce(hccl_algo_ctx *ctx, const hccl_op_args *a);
+HcclResult hccl_algo_rd_allreduce(hccl_algo_ctx *ctx, const hccl_op_args *a);
+HcclResult hccl_algo_rd_allreduce(hccl_algo_ctx *ctx, const hccl_op_args *a);
 HcclResult hccl_algo_hd_reduce_scatter(hccl_algo_ctx *ctx, const hccl_op_args *a); /* also _V */
 HcclResult hccl_algo_hd_allgather(hccl_algo_ctx *ctx, const hccl_op_args *a);      /* also _V */
 HcclResult hccl_algo_bruck_allgather(hccl_algo_ctx *ctx, const hccl_op_args *a);   /* also _V */

@@ -31,6 +31,8 @@
  * the whole vector, b = one rank's block, W = number of scratch windows):
  *   allreduce     ring   W 2(n-1) a + 2(n-1)/n m B + (n-1)/n m G
  *                 hd     W (2 log2 p + 2f) a + (2(p-1)/p + 2f) m B + ((p-1)/p + f) m G
+ *                 rd     W (log2 p + 2f) a + (log2 p + 2f) m B + (log2 p + f) m G  (not a candidate:
+ *                        chosen for small sizes on crowded hosts only)
  *   allgather     ring   (n-1) a + (n-1) b B
  *                 hd     (log2 p + 2f) a + ((p-1) b + f (b + m)) B
  *                 bruck  L a + (n-1) b B
@@ -110,6 +112,8 @@ double hccl_algo_cost(hccl_algo_id id, hccl_op_type type, uint32_t n, uint64_t b
     const double scratch = HCCL_ALGO_SCRATCH_BYTES;
     switch (type) {
     case HCCL_OP_ALLREDUCE:
+        if (id == HCCL_ALGO_RD)
+            return windows(b, scratch) * (lp + 2 * f) * a + (lp + 2 * f) * b * B + (lp + f) * b * G;
         if (id == HCCL_ALGO_HD)
             return windows(b, fmin(p * HCCL_ALGO_RING_BLOCK_BYTES, f ? scratch : 2 * scratch)) * (2 * lp + 2 * f) * a +
                    (2 * (p - 1) / p + 2 * f) * b * B +

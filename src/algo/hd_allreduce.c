@@ -67,17 +67,9 @@ HcclResult hccl_algo_hd_allreduce(hccl_algo_ctx *ctx, const hccl_op_args *a)
 
     for (uint64_t base = 0; base < a->count; base += window) {
         const uint64_t w = HCCL_MIN(window, a->count - base);
-        const char *wsrc = src + base * es, *cur = wsrc;
+        const char *cur;
         char *wdst = dst + base * es;
-        if (r < 2 * rem) { /* fold */
-            hccl_xfer x = r % 2 == 0 ? (hccl_xfer){HCCL_XFER_SEND, r + 1, (void *)wsrc, w * es}
-                                     : (hccl_xfer){HCCL_XFER_RECV, r - 1, tmp, w * es};
-            CHECK(ctx->net->exchange(ctx->net, &x, 1));
-            if (r % 2) {
-                fn(wdst, tmp, wsrc, w);
-                cur = wdst;
-            }
-        }
+        CHECK(hccl_net_fold(ctx, fn, src + base * es, wdst, tmp, w, es, &cur));
         for (uint32_t s = 0; v >= 0 && s < steps; s++) {
             uint32_t pv, klo, slo, nb;
             hccl_pattern_halving_step((uint32_t)v, p, s, &pv, &klo, &slo, &nb);
@@ -109,11 +101,7 @@ HcclResult hccl_algo_hd_allreduce(hccl_algo_ctx *ctx, const hccl_op_args *a)
             if (rlen) x[nx++] = (hccl_xfer){HCCL_XFER_RECV, peer, wdst + roff * es, rlen * es};
             if (nx) CHECK(ctx->net->exchange(ctx->net, x, nx));
         }
-        if (r < 2 * rem) { /* unfold */
-            hccl_xfer x = r % 2 ? (hccl_xfer){HCCL_XFER_SEND, r - 1, wdst, w * es}
-                                : (hccl_xfer){HCCL_XFER_RECV, r + 1, wdst, w * es};
-            CHECK(ctx->net->exchange(ctx->net, &x, 1));
-        }
+        CHECK(hccl_net_unfold(ctx, wdst, w * es));
     }
     return HCCL_SUCCESS;
 }

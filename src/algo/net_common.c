@@ -4,6 +4,7 @@
  */
 #include "algo/net_common.h"
 
+#include "algo/pattern/pattern.h"
 #include "util/log.h"
 
 #include <string.h>
@@ -26,6 +27,30 @@ HcclResult hccl_net_reduce_open(const hccl_algo_ctx *ctx, const hccl_op_args *a,
     if (!ctx->scratch || ctx->scratch_bytes < HCCL_ALGO_SCRATCH_BYTES) return HCCL_E_PARA;
     *done = 0;
     return HCCL_SUCCESS;
+}
+
+HcclResult hccl_net_fold(hccl_algo_ctx *ctx, hccl_reduce_fn fn, const char *src, char *dst, char *tmp, uint64_t w,
+                         size_t es, const char **cur)
+{
+    const uint32_t r = ctx->rank, rem = ctx->nranks - hccl_pattern_pow2_floor(ctx->nranks);
+    *cur = src;
+    if (r >= 2 * rem) return HCCL_SUCCESS;
+    hccl_xfer x = r % 2 == 0 ? (hccl_xfer){HCCL_XFER_SEND, r + 1, (void *)src, w * es}
+                             : (hccl_xfer){HCCL_XFER_RECV, r - 1, tmp, w * es};
+    CHECK(ctx->net->exchange(ctx->net, &x, 1));
+    if (r % 2) {
+        fn(dst, tmp, src, w);
+        *cur = dst;
+    }
+    return HCCL_SUCCESS;
+}
+
+HcclResult hccl_net_unfold(hccl_algo_ctx *ctx, char *dst, size_t bytes)
+{
+    const uint32_t r = ctx->rank, rem = ctx->nranks - hccl_pattern_pow2_floor(ctx->nranks);
+    if (r >= 2 * rem) return HCCL_SUCCESS;
+    hccl_xfer x = r % 2 ? (hccl_xfer){HCCL_XFER_SEND, r - 1, dst, bytes} : (hccl_xfer){HCCL_XFER_RECV, r + 1, dst, bytes};
+    return ctx->net->exchange(ctx->net, &x, 1);
 }
 
 HcclResult hccl_net_allgather_open(const hccl_algo_ctx *ctx, const hccl_op_args *a, hccl_blocks *b)

@@ -23,6 +23,15 @@
 HcclResult hccl_net_reduce_open(const hccl_algo_ctx *ctx, const hccl_op_args *a, const char *what, size_t *es,
                                 hccl_reduce_fn *fn, int *done);
 
+/* The fold of AllReduce onto p = 2^floor(log2 n) virtual ranks (pattern.h), for w
+ * elements: among the first 2 (n - p) ranks the even one sends src to the odd one,
+ * which sets dst = received op src (tmp holds what it received). *cur becomes the
+ * vector this rank carries on with: dst after it reduced, else src. Other ranks: no-op. */
+HcclResult hccl_net_fold(hccl_algo_ctx *ctx, hccl_reduce_fn fn, const char *src, char *dst, char *tmp, uint64_t w,
+                         size_t es, const char **cur);
+/* The unfold: the odd rank of a folded pair sends dst (the result) to the even one. */
+HcclResult hccl_net_unfold(hccl_algo_ctx *ctx, char *dst, size_t bytes);
+
 typedef struct hccl_blocks {
     char *base;                  /* the buffer */
     size_t es;                   /* element size */

@@ -19,6 +19,7 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -215,6 +216,15 @@ static const uint64_t probe_word = 0x424f52504c434348ull; /* "HCCLPROB" */
 
 HCCL_PARAM_INT(shm_disable, "HCCL_SHM_DISABLE", 0)
 
+/* CPUs this rank may run on. */
+static uint32_t usable_cpus(void)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) return (uint32_t)CPU_COUNT(&set);
+    long k = sysconf(_SC_NPROCESSORS_ONLN);
+    return k > 0 ? (uint32_t)k : 1;
+}
+
 /* Run one reference operation of the setup (sequence number 0, not recorded). */
 static HcclResult setup_op(hccl_comm *c, const hccl_op_args *a)
 {
@@ -223,7 +233,7 @@ static HcclResult setup_op(hccl_comm *c, const hccl_op_args *a)
     fp.seq = 0;
     hccl_net_begin_op(c->net, &fp, hccl_now_ns() + hccl_boot_connect_timeout_ns());
     hccl_algo_ctx ctx = {c->rank, c->nranks, hccl_net_base(c->net), c->scratch, HCCL_ALGO_SCRATCH_BYTES,
-                         0, 1, NULL, 0, 0};
+                         0, 1, NULL, 0, 0, 0};
     HcclResult res = hccl_algo_run_reference(&ctx, a);
     if (res != HCCL_SUCCESS)
         HCCL_WARN(INIT, "comm setup on rank %u failed: %s", c->rank, hccl_net_error(c->net));
@@ -250,8 +260,11 @@ static HcclResult setup_direct(hccl_comm *c)
                        .count = sizeof(setup_rec), .dtype = HCCL_DATA_TYPE_UINT8};
     HcclResult res = setup_op(c, &ag);
     /* flags[0]: every peer shares our host and answers a direct copy;
-     * flags[1]: every peer on our host answers a direct copy. */
-    int32_t flags[2] = {1, 1}, agreed[2] = {0, 0};
+     * flags[1]: every peer on our host answers a direct copy;
+     * flags[2]: our host has a CPU for each of its ranks (else the selection picks
+     * algorithms for ranks that take turns on a CPU: algo.c). */
+    int32_t flags[3] = {1, 1, 1}, agreed[3] = {0, 0, 0};
+    uint32_t on_host = 0;
     if (hccl_param_shm_disable()) flags[0] = flags[1] = 0;
     c->host_of = hccl_calloc(n, sizeof *c->host_of);
     if (!c->host_of) res = HCCL_E_MEMORY;
@@ -263,6 +276,7 @@ static HcclResult setup_direct(hccl_comm *c)
         while (h < c->nhosts && c->hosts[c->host_leader[h]] != recs[p].host) h++;
         if (h == c->nhosts) c->host_leader[c->nhosts++] = p;
         c->host_of[p] = h;
+        if (recs[p].host == recs[c->rank].host) on_host++;
         if (p == c->rank) continue;
         int same = recs[p].host == recs[c->rank].host;
         int probe_ok = same && hccl_net_probe_direct(recs[p].pid, recs[p].probe_addr, probe_word) == 0;
@@ -270,11 +284,13 @@ static HcclResult setup_direct(hccl_comm *c)
         if (same && !probe_ok) flags[1] = 0;
     }
     hccl_free(recs);
-    hccl_op_args ar = {.type = HCCL_OP_ALLREDUCE, .sendbuf = flags, .recvbuf = agreed, .count = 2,
+    if (on_host > usable_cpus()) flags[2] = 0;
+    hccl_op_args ar = {.type = HCCL_OP_ALLREDUCE, .sendbuf = flags, .recvbuf = agreed, .count = 3,
                        .dtype = HCCL_DATA_TYPE_INT32, .redop = HCCL_REDUCE_MIN};
     if (res == HCCL_SUCCESS) res = setup_op(c, &ar);
     c->direct = agreed[0];
     c->direct_local = agreed[1];
+    c->crowded = !agreed[2];
     if (res == HCCL_SUCCESS && c->direct_local) {
         /* Direct copies only between ranks of one host; pointers into the shared
          * device memory of those that publish it. */
@@ -287,8 +303,9 @@ static HcclResult setup_direct(hccl_comm *c)
     }
     hccl_free(dirfds);
     if (res != HCCL_SUCCESS) return res;
-    HCCL_INFO(INIT, "comm rank %u: %u host(s); direct copies %s", c->rank, c->nhosts,
-              c->direct ? "between all ranks" : c->direct_local ? "within each host" : "off");
+    HCCL_INFO(INIT, "comm rank %u: %u host(s); direct copies %s; %s", c->rank, c->nhosts,
+              c->direct ? "between all ranks" : c->direct_local ? "within each host" : "off",
+              c->crowded ? "more ranks than CPUs on a host" : "a CPU per rank");
     return HCCL_SUCCESS;
 }
 

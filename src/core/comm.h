@@ -48,6 +48,7 @@ typedef struct hccl_comm {
     uint64_t *hosts;    /* nranks: each rank's host identity */
     int direct;         /* every peer reachable by direct copy (agreed by all ranks) */
     int direct_local;   /* every same-host peer reachable by direct copy (agreed) */
+    int crowded;        /* some host has more ranks than CPUs to run them (agreed) */
     uint32_t *host_of;  /* nranks: host index of each rank (first-appearance order) */
     uint32_t *host_leader; /* first rank of each host */
     uint32_t nhosts;

@@ -83,7 +83,7 @@ HcclResult hccl_comm_run(hccl_comm *c, const hccl_op_args *args, uint64_t fr_id)
     hccl_net_begin_op(c->net, &fp, deadline);
     hccl_algo_ctx ctx = {c->rank, c->nranks, hccl_net_base(c->net), c->scratch, HCCL_ALGO_SCRATCH_BYTES,
                          c->direct, hccl_algo_env_reference(args->type), c->host_of, c->nhosts,
-                         c->direct_local};
+                         c->direct_local, c->crowded};
     hccl_algo_id algo = hccl_algo_select(&ctx, args);
     const char *algo_name = hccl_algo_id_name(algo, args->type);
     fr_id = hccl_flight_start(&c->flight, fr_id, args, &fp, algo_name, t0);

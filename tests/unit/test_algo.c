@@ -609,7 +609,7 @@ static void test_hier(void)
     fake_net_set_direct(0);
 }
 
-/* ---------- the network algorithms (halving-doubling, Bruck, pipelined chain) ---------- */
+/* ---------- the network algorithms (halving-doubling, Bruck, pipelined chain, recursive doubling) ---------- */
 
 /* The whole matrix (every op, dtype, reduce op, mode, root) for n in [n0, n1]. */
 static void test_matrix(uint32_t n0, uint32_t n1)
@@ -630,7 +630,7 @@ static void test_matrix(uint32_t n0, uint32_t n1)
  * segments (16 KiB and up). */
 static void test_network(void)
 {
-    static const hccl_algo_id algos[] = {HCCL_ALGO_HD, HCCL_ALGO_BRUCK, HCCL_ALGO_CHAIN};
+    static const hccl_algo_id algos[] = {HCCL_ALGO_HD, HCCL_ALGO_BRUCK, HCCL_ALGO_CHAIN, HCCL_ALGO_RD};
     static const uint32_t big_n[] = {13, 16};
     const uint64_t mi = 1u << 20;
     long before = runs;
@@ -773,6 +773,8 @@ static void test_determinism(void)
         det_check(HCCL_OP_ALLREDUCE, n, 30001, "halving-doubling");
         det_check(HCCL_OP_ALLREDUCE, n, 7, "halving-doubling");
         det_check(HCCL_OP_REDUCE_SCATTER, n, 3001, "halving-doubling");
+        g_force = HCCL_ALGO_FORCED(HCCL_ALGO_RD);
+        det_check(HCCL_OP_ALLREDUCE, n, 3001, "recursive doubling");
         g_force = HCCL_ALGO_FORCED(HCCL_ALGO_CHAIN);
         det_check(HCCL_OP_REDUCE, n, 30001, "chain");
         det_check(HCCL_OP_REDUCE, n, 3, "chain");
@@ -873,6 +875,22 @@ static void test_selection(void)
     TT_ASSERT_EQ(hccl_algo_select(&ctx, &g), HCCL_ALGO_REFERENCE);
     g.type = HCCL_OP_BROADCAST;
     TT_ASSERT_EQ(hccl_algo_select(&ctx, &g), HCCL_ALGO_ONESHOT);
+    /* More ranks than CPUs on a host: small AllReduce by recursive doubling from 3
+     * ranks, direct or not; larger ones and the other operations as before. */
+    hccl_op_args s = {.type = HCCL_OP_ALLREDUCE, .count = 16 * k, .dtype = f}; /* 16 KiB */
+    ctx.crowded = 1;
+    TT_ASSERT_EQ(hccl_algo_select(&ctx, &s), HCCL_ALGO_ONESHOT); /* 2 ranks: one exchange either way */
+    ctx.nranks = 3;
+    TT_ASSERT_EQ(hccl_algo_select(&ctx, &s), HCCL_ALGO_RD);
+    TT_ASSERT_EQ(hccl_algo_select(&ctx, &g), HCCL_ALGO_ONESHOT);
+    ctx.direct = 0;
+    TT_ASSERT_EQ(hccl_algo_select(&ctx, &s), HCCL_ALGO_RD);
+    ctx.direct = 1;
+    s.count = 16 * k + 1;
+    TT_ASSERT_EQ(hccl_algo_select(&ctx, &s), HCCL_ALGO_DIRECT);
+    ctx.crowded = 0;
+    s.count = 16 * k;
+    TT_ASSERT_EQ(hccl_algo_select(&ctx, &s), HCCL_ALGO_ONESHOT);
     /* Costs are finite where implemented, and the chain segment a power of two. */
     TT_ASSERT(hccl_algo_cost(HCCL_ALGO_CHAIN, HCCL_OP_ALLREDUCE, 4, 64, HCCL_LINK_TCP) > 1e300);
     uint64_t seg = hccl_algo_chain_segment(4, 64 * m, 4, 0, HCCL_LINK_TCP);
