@@ -291,6 +291,7 @@ static HcclResult setup_direct(hccl_comm *c)
     c->direct = agreed[0];
     c->direct_local = agreed[1];
     c->crowded = !agreed[2];
+    hccl_net_set_crowded(c->net, c->crowded);
     if (res == HCCL_SUCCESS && c->direct_local) {
         /* Direct copies only between ranks of one host; pointers into the shared
          * device memory of those that publish it. */

@@ -93,6 +93,9 @@ int hccl_net_probe_direct(uint32_t pid, uint64_t addr, uint64_t expect);
  * (shared memory), the TCP connection to watch for the peer's exit (NULL = none).
  * The engine polls these for hang-up while it sleeps. */
 void hccl_net_set_liveness(hccl_netimpl *n, hccl_conn **live);
+/* More ranks than CPUs on some host (agreed by every rank): waits behave as when their
+ * yields find the CPU contended, from the first wait on. */
+void hccl_net_set_crowded(hccl_netimpl *n, int crowded);
 
 /* After a failure: tell every peer (best effort) and shut the connections. */
 void hccl_net_abort(hccl_netimpl *n, const char *why);
