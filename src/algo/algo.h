@@ -186,7 +186,6 @@ HcclResult hccl_algo_hier_reduce_scatter(hccl_algo_ctx *ctx, const hccl_op_args 
 /* The network algorithms for any transport and any number of ranks (one per file). */
 HcclResult hccl_algo_hd_allreduce(hccl_algo_ctx *ctx, const hccl_op_args *a);
 HcclResult hccl_algo_rd_allreduce(hccl_algo_ctx *ctx, const hccl_op_args *a);
-HcclResult hccl_algo_rd_allreduce(hccl_algo_ctx *ctx, const hccl_op_args *a);
 HcclResult hccl_algo_hd_reduce_scatter(hccl_algo_ctx *ctx, const hccl_op_args *a); /* also _V */
 HcclResult hccl_algo_hd_allgather(hccl_algo_ctx *ctx, const hccl_op_args *a);      /* also _V */
 HcclResult hccl_algo_bruck_allgather(hccl_algo_ctx *ctx, const hccl_op_args *a);   /* also _V */
