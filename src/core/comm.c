@@ -381,6 +381,11 @@ static HcclResult setup(hccl_comm *c)
     if (res != HCCL_SUCCESS) return res;
     CHECK(hccl_net_create(c->rank, c->nranks, c->conns, &c->net));
     hccl_net_set_abort_flag(c->net, &c->aborting);
+    /* Everything an operation reads from the environment is read by now, on the
+     * caller's thread (HCCL_ALGO here, the engine's spin in hccl_net_create, the flight
+     * recorder's directory in hccl_flight_init): an operation queued on a stream runs
+     * on its worker, where getenv could race with the application's setenv. */
+    (void)hccl_algo_env_reference(HCCL_OP_ALLREDUCE);
     if (posix_memalign(&c->scratch, 64, HCCL_ALGO_SCRATCH_BYTES) != 0) {
         c->scratch = NULL;
         return HCCL_E_MEMORY;

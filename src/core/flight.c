@@ -30,6 +30,8 @@ void hccl_flight_init(hccl_flight *f)
     if (!want) f->cap = 0;
     if (f->cap) f->ring = hccl_calloc(f->cap, sizeof *f->ring);
     if (!f->ring) f->cap = 0;
+    /* Read at init, on the application's thread: a dump may run on a stream's worker. */
+    snprintf(f->dir, sizeof f->dir, "%s", hccl_param_read_str("HCCL_FLIGHT_RECORDER_DIR", "/tmp"));
     f->next_id = 1;
     struct timespec rt;
     clock_gettime(CLOCK_REALTIME, &rt);
@@ -191,8 +193,7 @@ int hccl_flight_dump(hccl_flight *f, const char *path, const char *comm, uint32_
 {
     char buf[4096];
     if (!path) {
-        const char *dir = hccl_param_read_str("HCCL_FLIGHT_RECORDER_DIR", "/tmp");
-        snprintf(buf, sizeof buf, "%s/hccl_fr_%s_r%u_p%d.json", dir, comm, rank, (int)getpid());
+        snprintf(buf, sizeof buf, "%s/hccl_fr_%s_r%u_p%d.json", f->dir, comm, rank, (int)getpid());
         path = buf;
     }
     /* A copy taken under the lock, written without it: operations keep recording

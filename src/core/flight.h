@@ -44,6 +44,7 @@ typedef struct hccl_flight {
     uint64_t next_id;
     uint32_t last_done_seq;
     int64_t wall_minus_mono_ns; /* CLOCK_REALTIME - CLOCK_MONOTONIC at init */
+    char dir[1024];             /* HCCL_FLIGHT_RECORDER_DIR at init */
 } hccl_flight;
 
 void hccl_flight_init(hccl_flight *f);

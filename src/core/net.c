@@ -1027,6 +1027,7 @@ static void resp_serve_peer(hccl_netimpl *n, uint32_t p)
 static void *resp_main(void *arg)
 {
     (void)arg;
+    pthread_setname_np(pthread_self(), "hccl-responder");
     pthread_mutex_lock(&resp_mu);
     while (resp_list) {
         for (hccl_netimpl *n = resp_list; n; n = n->resp_next) {
@@ -1229,6 +1230,7 @@ void hccl_net_abort(hccl_netimpl *n, const char *why)
 
 HcclResult hccl_net_create(uint32_t rank, uint32_t nranks, hccl_conn **conns, hccl_netimpl **out)
 {
+    (void)hccl_param_net_spin_us(); /* read now, not first on a stream's worker (see comm.c) */
     hccl_netimpl *n = hccl_calloc(1, sizeof *n);
     if (!n) return HCCL_E_MEMORY;
     pthread_mutex_init(&n->io_lock, NULL);

@@ -434,6 +434,13 @@ aclError aclrtCreateStream(aclrtStream *stream)
     s->wake_at = UINT64_MAX;
     s->id = __atomic_fetch_add(&next_id, 1, __ATOMIC_RELAXED);
     s->device = hccl_rt_device_current();
+    /* The worker's tunables and the log's settings are read here, on the caller's
+     * thread: getenv on the worker could run while the application calls setenv
+     * (glibc's environment is not safe against that; a worker reading
+     * ACL_HOST_SPIN_US on its first wait crashed a test that set RANK meanwhile). */
+    (void)hccl_rt_spin_us();
+    (void)defer_ns();
+    (void)hccl_log_enabled(HCCL_LOG_WARN, 0);
 
     /* Workers block every signal, so the application's handlers run on its own threads. */
     sigset_t all, old;
