@@ -370,6 +370,7 @@ typedef struct root_thread_arg {
 
 static void *root_thread(void *p)
 {
+    pthread_setname_np(pthread_self(), "hccl-boot-root");
     root_thread_arg *a = p;
     /* nranks is learned from the first hello; then the whole group is served. */
     int fd = -1;
@@ -414,6 +415,7 @@ out:
 }
 HcclResult hccl_boot_root_start(hccl_addr *addr, const hccl_boot_ident *ident, int use_base_port)
 {
+    (void)hccl_boot_connect_timeout_ns(); /* read here: the root thread must not call getenv */
     int fd;
     CHECK(hccl_socket_listen(addr, use_base_port, &fd));
     root_thread_arg *a = hccl_malloc(sizeof *a);

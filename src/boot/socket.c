@@ -206,8 +206,11 @@ void hccl_socket_tune(int fd)
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 }
 
+static void whitelist_read(void);
+
 HcclResult hccl_socket_listen(hccl_addr *addr, int use_base_port, int *fd_out)
 {
+    whitelist_read(); /* here, on the caller's thread: the bootstrap root accepts on its own */
     int fd = socket(addr->ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) {
         HCCL_WARN(BOOT, "socket(): %s", strerror(errno));
@@ -354,9 +357,11 @@ static void whitelist_load(void)
     HCCL_INFO(BOOT, "whitelist: %d peer address(es) from %s", wl_n, path);
 }
 
+static void whitelist_read(void) { pthread_once(&wl_once, whitelist_load); }
+
 static int whitelisted(const hccl_addr *a)
 {
-    pthread_once(&wl_once, whitelist_load);
+    whitelist_read();
     if (!wl_enabled) return 1;
     if (a->ss_family == AF_INET) {
         const struct sockaddr_in *v4 = (const struct sockaddr_in *)a;

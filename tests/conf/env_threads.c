@@ -6,7 +6,8 @@
  * stream worker that read ACL_HOST_SPIN_US on its first wait crashed a fault test
  * that set RANK meanwhile. This program defines getenv itself, so every lookup of
  * libhccl and libascendcl comes here, and counts the ones made on a stream worker
- * ("acl-stream-N") or on the responder ("hccl-responder"). It runs a host task on a
+ * ("acl-stream-N"), the responder ("hccl-responder") or the bootstrap root's thread
+ * ("hccl-boot-root"). It runs a host task on a
  * stream and lets the worker wait on its own, then two communicators of
  * HcclCommInitAll with AllReduces queued on their streams while another thread
  * keeps calling setenv; the results are checked and no lookup may come from those
@@ -31,7 +32,7 @@ __attribute__((visibility("default"))) char *getenv(const char *name)
 {
     char t[17] = "";
     prctl(PR_GET_NAME, t);
-    if (!strncmp(t, "acl-stream-", 11) || !strcmp(t, "hccl-responder")) {
+    if (!strncmp(t, "acl-stream-", 11) || !strcmp(t, "hccl-responder") || !strcmp(t, "hccl-boot-root")) {
         if (atomic_fetch_add(&g_bad, 1) == 0) snprintf(g_bad_name, sizeof g_bad_name, "%s on thread %s", name, t);
     }
     size_t n = strlen(name);
