@@ -13,6 +13,8 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -429,7 +431,11 @@ HcclResult hccl_boot_root_start(hccl_addr *addr, const hccl_boot_ident *ident, i
     pthread_attr_t attr;
     pthread_attr_init(&attr);
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    sigset_t all, old;
+    sigfillset(&all); /* as the library's other threads: the application's handlers run on its own */
+    pthread_sigmask(SIG_SETMASK, &all, &old);
     int rc = pthread_create(&t, &attr, root_thread, a);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
     pthread_attr_destroy(&attr);
     if (rc != 0) {
         close(fd);

@@ -1,5 +1,6 @@
 /*
- * env_threads.c - the library's background threads never read the environment.
+ * env_threads.c - the library's background threads never read the environment, and
+ * block every signal.
  *
  * glibc's getenv is not safe against a setenv on another thread, and applications
  * call setenv while streams run (Python's os.environ, launchers, test harnesses): a
@@ -11,11 +12,14 @@
  * stream and lets the worker wait on its own, then two communicators of
  * HcclCommInitAll with AllReduces queued on their streams while another thread
  * keeps calling setenv; the results are checked and no lookup may come from those
- * threads. Public API only (links libhccl.so and libascendcl.so).
+ * threads. Meanwhile every such thread must block all signals (/proc's SigBlk), so
+ * that the application's handlers run on its own threads. Public API only (links
+ * libhccl.so and libascendcl.so).
  */
 #include <acl/acl.h>
 #include <hccl/hccl.h>
 
+#include <dirent.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -58,6 +62,40 @@ static aclError mark(void *arg)
     (void)arg;
     atomic_store(&g_task_ran, 1);
     return ACL_SUCCESS;
+}
+
+/* The library's threads alive now (by name) and how many of them do not block every
+ * signal (SigBlk in /proc: the application's handlers must run on its own threads). */
+static int library_threads(int *unblocked)
+{
+    int n = 0;
+    *unblocked = 0;
+    DIR *d = opendir("/proc/self/task");
+    for (struct dirent *e; d && (e = readdir(d)) != NULL;) {
+        if (e->d_name[0] == '.') continue;
+        char path[300], line[256], name[32] = "";
+        snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
+        FILE *f = fopen(path, "r");
+        if (!f) continue;
+        if (fgets(name, sizeof name, f)) name[strcspn(name, "\n")] = 0;
+        fclose(f);
+        if (strncmp(name, "acl-stream-", 11) && strcmp(name, "hccl-responder") && strcmp(name, "hccl-boot-root"))
+            continue;
+        n++;
+        snprintf(path, sizeof path, "/proc/self/task/%s/status", e->d_name);
+        f = fopen(path, "r");
+        int all = 0;
+        while (f && fgets(line, sizeof line, f))
+            if (!strncmp(line, "SigBlk:", 7)) /* all but SIGKILL, SIGSTOP and glibc's two internal ones */
+                all = (strtoull(line + 7, NULL, 16) | 0x180040100ull) == ~0ull;
+        if (f) fclose(f);
+        if (!all) {
+            fprintf(stderr, "thread %s does not block every signal\n", name);
+            (*unblocked)++;
+        }
+    }
+    if (d) closedir(d);
+    return n;
 }
 
 static void *setenv_loop(void *arg)
@@ -103,6 +141,9 @@ int main(void)
             CHECK(HcclAllReduce(in[r], out[r], N, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, comm[r], s[r]) == HCCL_SUCCESS,
                   "HcclAllReduce on rank %d", r);
     for (int r = 0; r < 2; r++) CHECK(aclrtSynchronizeStream(s[r]) == ACL_SUCCESS, "aclrtSynchronizeStream");
+    int unblocked, nthreads = library_threads(&unblocked);
+    CHECK(nthreads >= 3, "found %d of the library's threads (2 stream workers and the responder expected)", nthreads);
+    CHECK(unblocked == 0, "%d of the library's threads do not block every signal", unblocked);
     atomic_store(&g_stop, 1);
     pthread_join(t, NULL);
     for (int r = 0; r < 2; r++)
