@@ -12,32 +12,21 @@
  * bytes send nothing: every rank knows every block's size (the same counts).
  */
 #include "algo/algo.h"
-#include "reduce/reduce.h"
-
-#include <string.h>
+#include "algo/net_common.h"
+#include "util/log.h"
 
 HcclResult hccl_algo_oneshot_allgather(hccl_algo_ctx *ctx, const hccl_op_args *a)
 {
     uint32_t n = ctx->nranks, r = ctx->rank;
-    size_t es = hccl_dtype_size(a->dtype);
-    if (!es || n > 64) return HCCL_E_PARA;
-    int v = a->type == HCCL_OP_ALLGATHER_V;
-#define SLOT_OFF(j) ((v ? a->recv_displs[j] : (uint64_t)(j) * a->count) * es)
-#define SLOT_LEN(j) ((v ? a->recv_counts[j] : a->count) * es)
-    char *recv = a->recvbuf;
-    char *own = recv + SLOT_OFF(r);
-    size_t own_len = SLOT_LEN(r);
-    /* From our slot, which only we write: the input may overlap recvbuf (in place). */
-    if (own_len && a->sendbuf != own) memmove(own, a->sendbuf, own_len);
+    if (n > 64) return HCCL_E_PARA;
+    hccl_blocks b;
+    CHECK(hccl_net_allgather_open(ctx, a, &b)); /* our input into our own block */
     hccl_xfer x[2 * 64];
     int k = 0;
     for (uint32_t d = 1; d < n; d++) {
         uint32_t j = (r + d) % n;
-        size_t len = SLOT_LEN(j);
-        if (own_len != 0) x[k++] = (hccl_xfer){HCCL_XFER_SEND, j, own, own_len};
-        if (len != 0) x[k++] = (hccl_xfer){HCCL_XFER_RECV, j, recv + SLOT_OFF(j), len};
+        k += hccl_blocks_xfers(&b, r, 1, HCCL_XFER_SEND, j, x + k);
+        k += hccl_blocks_xfers(&b, j, 1, HCCL_XFER_RECV, j, x + k);
     }
-#undef SLOT_OFF
-#undef SLOT_LEN
     return k ? ctx->net->exchange(ctx->net, x, k) : HCCL_SUCCESS;
 }
