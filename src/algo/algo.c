@@ -6,9 +6,11 @@
  *   AllReduce, n > 1:  bytes <= 16 KiB and n <= 64             -> oneshot, or
  *                      recursive doubling when ctx->crowded and n > 2
  *                      ctx->direct (all ranks on one host)      -> direct
+ *   Broadcast:         ctx->direct and (n - 1) x bytes <= 256 KiB -> oneshot (eager: the
+ *                      root sends and returns)
  *   AllGather(V), ReduceScatter(V), Broadcast:
- *                      ctx->direct, n x bytes <= 16 KiB and n > 2 (AllGather(V),
- *                      ReduceScatter) or any n (Broadcast)       -> oneshot
+ *                      ctx->direct, n x bytes <= 16 KiB and n > 2 -> oneshot (not
+ *                      ReduceScatterV)
  *                      ctx->direct and (n > 2 or >= 4 KiB)      -> direct
  *   Several hosts, some with several ranks: AllReduce above 16 KiB, Broadcast,
  *                      AllGather, ReduceScatter -> hierarchical (inside hosts, then
@@ -39,6 +41,10 @@
 
 #define ONESHOT_MAX_BYTES (16u << 10)
 #define DIRECT_MIN_BYTES (4u << 10)
+/* The eager broadcast's root copies its buffer once per peer: up to this many bytes
+ * in all it beats the direct one, whose root copies once but waits for every rank
+ * (2, 4, 8 ranks on 2 cores: docs/performance.md). */
+#define EAGER_BCAST_MAX_BYTES (256u << 10)
 
 int hccl_algo_implements(hccl_algo_id id, hccl_op_type t)
 {
@@ -119,8 +125,11 @@ hccl_algo_id hccl_algo_select(const hccl_algo_ctx *ctx, const hccl_op_args *a)
     case HCCL_OP_BROADCAST:
         if (hier && (a->type == HCCL_OP_BROADCAST || a->type == HCCL_OP_ALLGATHER || a->type == HCCL_OP_REDUCE_SCATTER))
             return HCCL_ALGO_HIER;
+        if (a->type == HCCL_OP_BROADCAST && ctx->direct && ctx->nranks <= 64 &&
+            bytes * (ctx->nranks - 1) <= EAGER_BCAST_MAX_BYTES)
+            return HCCL_ALGO_ONESHOT;
         if (ctx->direct && ctx->nranks <= 64 && a->type != HCCL_OP_REDUCE_SCATTER_V &&
-            (ctx->nranks > 2 || a->type == HCCL_OP_BROADCAST) && bytes * ctx->nranks <= ONESHOT_MAX_BYTES &&
+            a->type != HCCL_OP_BROADCAST && ctx->nranks > 2 && bytes * ctx->nranks <= ONESHOT_MAX_BYTES &&
             ((bytes + 63) & ~63ull) * ctx->nranks <= ctx->scratch_bytes)
             return HCCL_ALGO_ONESHOT;
         if (ctx->direct && ctx->nranks <= 64 && ctx->net->peer_copy && (ctx->nranks > 2 || bytes >= DIRECT_MIN_BYTES))

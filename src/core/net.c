@@ -29,7 +29,7 @@
 #define FLAG_P2P 1u
 #define FLAG_STATUS_REPLY 2u /* an idle rank's answer to a STATUS (never answered itself) */
 #define ABORT_TEXT_MAX 1024u
-#define STATUS_VERSION 1u
+#define STATUS_VERSION 2u
 #define STATUS_BODY_MAX 64u /* a longer STATUS payload is refused: the stream is not trusted */
 #define STATUS_IDLE 1u
 #define STATUS_IN_OP 2u
@@ -56,7 +56,7 @@ typedef struct msg_hdr {
 } msg_hdr;
 _Static_assert(sizeof(msg_hdr) == 32, "wire layout");
 
-/* STATUS payload, version 1 (later versions append fields; a reader uses the fields
+/* STATUS payload, version 2 (later versions append fields; a reader uses the fields
  * its version knows when the length covers them). */
 typedef struct status_body {
     uint8_t version;   /* STATUS_VERSION */
@@ -67,8 +67,12 @@ typedef struct status_body {
     uint32_t last_seq; /* last completed collective (0 = none yet) */
     uint8_t last_op;   /* its hccl_op_type */
     uint8_t pad[3];
+    /* version 2 */
+    uint32_t cur_root; /* STATUS_IN_OP: the root it was given (UINT32_MAX: none) */
+    uint32_t pad2;
 } status_body;
-_Static_assert(sizeof(status_body) == 16, "wire layout");
+_Static_assert(sizeof(status_body) == 24, "wire layout");
+#define STATUS_BODY_V1 16u /* the length of a version 1 body */
 
 /* Bytes the idle responder read ahead from a peer: whole messages of operations this
  * rank has not started yet (STATUS questions taken out and answered), handed to the
@@ -268,6 +272,39 @@ static HcclResult net_recv(hccl_netimpl *n, uint32_t p, hccl_conn *c, const stru
     return HCCL_SUCCESS;
 }
 
+/* Text built in a fixed buffer: a piece that does not fit whole ends it with "...". */
+typedef struct tbuf {
+    char *s;
+    size_t len, o; /* len >= 4; o + 4 <= len always */
+    int full;
+} tbuf;
+
+static void tb_add(tbuf *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void tb_add(tbuf *t, const char *fmt, ...)
+{
+    if (t->full) return;
+    char piece[512];
+    va_list ap;
+    va_start(ap, fmt);
+    int k = vsnprintf(piece, sizeof piece, fmt, ap);
+    va_end(ap);
+    if (k < 0) return;
+    if ((size_t)k >= sizeof piece || t->o + (size_t)k + 4 > t->len) {
+        t->full = 1;
+        memcpy(t->s + t->o, "...", 4);
+        t->o += 3;
+        return;
+    }
+    memcpy(t->s + t->o, piece, (size_t)k + 1);
+    t->o += (size_t)k;
+}
+
+static void tb_run(tbuf *t, uint32_t lo, uint32_t hi)
+{
+    if (lo == hi) tb_add(t, "%s%u", t->o ? ", " : "", lo);
+    else tb_add(t, "%s%u-%u", t->o ? ", " : "", lo, hi);
+}
+
 /* ---- errors ---------------------------------------------------------------------- */
 
 static HcclResult fail(hccl_netimpl *n, HcclResult res, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -278,6 +315,41 @@ static HcclResult fail(hccl_netimpl *n, HcclResult res, const char *fmt, ...)
     vsnprintf(n->err, sizeof n->err, fmt, ap);
     va_end(ap);
     return res;
+}
+
+/* A broadcast receiver's root did not act as root: which ranks sent us data of this
+ * broadcast as roots ("; rank 0 called Broadcast(count=1024, fp32, root=0)")? Reads a
+ * message header from each other peer, waiting up to 100 ms in all for the ones not
+ * there yet; the operation fails and the connections are shut after this, so what
+ * is read is not needed again. */
+static void root_evidence(hccl_netimpl *n, uint32_t skip, char *out, size_t len)
+{
+    tbuf t = {out, len, 0, 0};
+    out[0] = 0;
+    uint64_t dl = hccl_now_ns() + 100000000ull;
+    for (uint32_t p = 0; p < n->nranks; p++) {
+        if (p == n->rank || p == skip || !n->conns[p]) continue;
+        msg_hdr h;
+        size_t have = 0;
+        while (have < sizeof h) {
+            struct iovec iov = {(char *)&h + have, sizeof h - have};
+            size_t moved = 0;
+            if (net_recv(n, p, n->conns[p], &iov, 1, &moved) != HCCL_SUCCESS) break;
+            have += moved;
+            if (moved) continue;
+            if (hccl_now_ns() > dl) break;
+            sched_yield();
+        }
+        conn_flush(n->conns[p]);
+        if (have < sizeof h || h.op != HCCL_OP_BROADCAST || (h.flags & FLAG_P2P) || h.seq != n->fp.seq ||
+            h.root != p)
+            continue;
+        hccl_fingerprint f;
+        char theirs[160];
+        hdr_to_fp(&h, &f);
+        hccl_fingerprint_str(&f, theirs, sizeof theirs);
+        tb_add(&t, "; rank %u called %s", p, theirs);
+    }
 }
 
 /* The received header disagrees with what we posted: say what each side called. */
@@ -293,6 +365,26 @@ static HcclResult mismatch(hccl_netimpl *n, hccl_xfer *x, xstate *s)
                     "point-to-point size mismatch: rank %u posts a receive of %llu bytes from rank %u, which sent "
                     "%llu bytes (count or dtype differ)",
                     n->rank, (unsigned long long)s->want.len, x->peer, (unsigned long long)s->hdr.len);
+    if (!n->fp.p2p && !f.p2p && s->hdr.seq > s->want.seq && n->fp.op == HCCL_OP_BROADCAST &&
+        n->fp.root == x->peer) {
+        /* We wait for this broadcast's data from the root we were given, and that rank
+         * has moved on: the small broadcast's root sends and returns, so no message
+         * told us earlier (algo/oneshot_broadcast.c). The rank that did act as root,
+         * if any, sent us its data: name it. */
+        char evidence[400];
+        root_evidence(n, x->peer, evidence, sizeof evidence);
+        return fail(n, HCCL_E_PARA,
+                    "operation mismatch at op #%u: rank %u called %s and waits for the data of its root, rank %u, "
+                    "which is at op #%u %s: rank %u did not act as the root of op #%u (the ranks disagree about "
+                    "the root) or skipped a collective%s",
+                    s->want.seq, n->rank, mine, x->peer, s->hdr.seq, theirs, x->peer, s->want.seq, evidence);
+    }
+    if (!n->fp.p2p && !f.p2p && s->hdr.seq < s->want.seq && f.op == HCCL_OP_BROADCAST && f.root == x->peer)
+        return fail(n, HCCL_E_PARA,
+                    "operation mismatch at op #%u %s on rank %u: rank %u's data of op #%u %s, which it sent as "
+                    "the root, was never received here (the ranks disagree about that broadcast's root) or a "
+                    "rank skipped or added a collective",
+                    s->want.seq, mine, n->rank, x->peer, s->hdr.seq, theirs);
     if (!n->fp.p2p && !f.p2p && s->hdr.seq != s->want.seq)
         return fail(n, HCCL_E_PARA,
                     "operation mismatch at op #%u: rank %u called %s, rank %u is at op #%u %s (a rank skipped or "
@@ -436,6 +528,7 @@ static void status_fill(const hccl_netimpl *n, int in_op, msg_hdr *h, status_bod
         b->cur_op = (uint8_t)n->fp.op;
         b->cur_p2p = (uint8_t)(n->fp.p2p != 0);
         b->cur_seq = n->fp.seq;
+        b->cur_root = n->fp.root;
     } else {
         h->seq = n->last_seq;
         h->flags = FLAG_STATUS_REPLY;
@@ -475,8 +568,9 @@ typedef struct peer_status {
     uint8_t answered; /* it told us where it is */
     uint8_t stop;     /* read no more from it */
     uint8_t listed;   /* already named in the report */
-    uint8_t state, cur_op, cur_p2p, last_op, has_last;
-    uint32_t cur_seq, last_seq;
+    uint8_t adopted;  /* its STATUS frame began in one of the operation's receives */
+    uint8_t state, cur_op, cur_p2p, last_op, has_last, has_root;
+    uint32_t cur_seq, last_seq, cur_root;
     uint32_t have; /* bytes of frame read */
     unsigned char frame[sizeof(msg_hdr) + STATUS_BODY_MAX];
 } peer_status;
@@ -505,7 +599,11 @@ static void status_classify(const hccl_netimpl *n, peer_status *s, const msg_hdr
     s->answered = 1;
     status_body b;
     memset(&b, 0, sizeof b);
-    if (h->len >= sizeof b) memcpy(&b, body, sizeof b);
+    if (h->len >= STATUS_BODY_V1) memcpy(&b, body, h->len < sizeof b ? (size_t)h->len : sizeof b);
+    if (b.version >= 2 && h->len >= sizeof b && b.state == STATUS_IN_OP) {
+        s->has_root = 1;
+        s->cur_root = b.cur_root;
+    }
     if (b.version >= 1 && (b.state == STATUS_IDLE || b.state == STATUS_IN_OP)) {
         s->state = b.state;
         s->cur_op = b.cur_op;
@@ -537,12 +635,36 @@ static void status_round(hccl_netimpl *n, hccl_xfer *x, int cnt, peer_status *ps
         if (p == n->rank || n->send_partial[p] || !n->conns[p]) continue;
         status_send(n, p, 1);
     }
+    /* A peer whose STATUS question arrived where we expected its data (it timed out
+     * first): take its frame from that receive, so that its answer counts too. */
+    for (int i = 0; i < cnt; i++) {
+        xstate *s = &n->st[i];
+        peer_status *q = &ps[x[i].peer];
+        if (x[i].dir != HCCL_XFER_RECV || s->finished || s->done < sizeof(msg_hdr) || s->hdr.op != OP_STATUS ||
+            q->adopted)
+            continue;
+        q->adopted = 1;
+        q->reached = 0;
+        if (s->hdr.len > STATUS_BODY_MAX) {
+            q->stop = 1;
+            continue;
+        }
+        size_t body = HCCL_MIN((size_t)(s->done - sizeof(msg_hdr)), (size_t)s->hdr.len);
+        memcpy(q->frame, &s->hdr, sizeof(msg_hdr));
+        if (body) memcpy(q->frame + sizeof(msg_hdr), x[i].buf, body);
+        q->have = (uint32_t)(sizeof(msg_hdr) + body);
+        if (body == s->hdr.len) {
+            status_classify(n, q, &s->hdr, q->frame + sizeof(msg_hdr));
+            q->have = 0;
+        }
+    }
     uint64_t end = hccl_now_ns() + STATUS_GRACE_NS;
     for (int pending = 1; pending && hccl_now_ns() < end;) {
         pending = 0;
         for (uint32_t p = 0; p < n->nranks; p++) {
             peer_status *s = &ps[p];
-            if (s->reached || s->answered || s->stop || !n->conns[p] || receiving_from(n, x, cnt, p)) continue;
+            if (s->reached || s->answered || s->stop || !n->conns[p] || (!s->adopted && receiving_from(n, x, cnt, p)))
+                continue;
             pending = 1;
             msg_hdr h;
             size_t need = sizeof h;
@@ -568,39 +690,6 @@ static void status_round(hccl_netimpl *n, hccl_xfer *x, int cnt, peer_status *ps
         }
         if (pending) usleep(1000);
     }
-}
-
-/* Text built in a fixed buffer: a piece that does not fit whole ends it with "...". */
-typedef struct tbuf {
-    char *s;
-    size_t len, o; /* len >= 4; o + 4 <= len always */
-    int full;
-} tbuf;
-
-static void tb_add(tbuf *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void tb_add(tbuf *t, const char *fmt, ...)
-{
-    if (t->full) return;
-    char piece[512];
-    va_list ap;
-    va_start(ap, fmt);
-    int k = vsnprintf(piece, sizeof piece, fmt, ap);
-    va_end(ap);
-    if (k < 0) return;
-    if ((size_t)k >= sizeof piece || t->o + (size_t)k + 4 > t->len) {
-        t->full = 1;
-        memcpy(t->s + t->o, "...", 4);
-        t->o += 3;
-        return;
-    }
-    memcpy(t->s + t->o, piece, (size_t)k + 1);
-    t->o += (size_t)k;
-}
-
-static void tb_run(tbuf *t, uint32_t lo, uint32_t hi)
-{
-    if (lo == hi) tb_add(t, "%s%u", t->o ? ", " : "", lo);
-    else tb_add(t, "%s%u-%u", t->o ? ", " : "", lo, hi);
 }
 
 static int same_story(const peer_status *a, const peer_status *b)
@@ -690,7 +779,24 @@ static HcclResult timed_out(hccl_netimpl *n, hccl_xfer *x, int cnt)
     char missing[560];
     status_round(n, x, cnt, ps);
     status_report(n, ps, missing, sizeof missing);
+    char roots[400] = "";
+    if (!missing[0] && n->fp.root != UINT32_MAX) { /* all here: did they pass one root? */
+        tbuf t = {roots, sizeof roots, 0, 0};
+        for (uint32_t p = 0; p < n->nranks; p++) {
+            if (!ps[p].answered || !ps[p].has_root || ps[p].cur_root == n->fp.root) continue;
+            hccl_fingerprint f = n->fp;
+            char theirs[160];
+            f.root = ps[p].cur_root;
+            hccl_fingerprint_str(&f, theirs, sizeof theirs);
+            tb_add(&t, "%srank %u called %s", t.o ? ", " : "", p, theirs);
+        }
+    }
     hccl_free(ps);
+    if (roots[0])
+        return fail(n, HCCL_E_PARA,
+                    "operation mismatch at op #%u: rank %u called %s, but %s; every rank waited in op #%u until "
+                    "HCCL_EXEC_TIMEOUT (no rank acted as this rank's root)",
+                    n->fp.seq, n->rank, fps, roots, n->fp.seq);
     if (missing[0])
         return fail(n, HCCL_E_TIMEOUT, "op #%u %s timed out (HCCL_EXEC_TIMEOUT) on rank %u: %s; this rank was waiting for: %s",
                     n->fp.seq, fps, n->rank, missing, peers);

@@ -26,9 +26,14 @@
  *           every result is checked. Run also over TCP, where the payloads are read
  *           ahead (rank 1's log must say so), and with the reference algorithms.
  * mismatch  4 ranks, HCCL_EXEC_TIMEOUT=15; op #1 agrees, op #2 differs on rank 3:
- *           AllReduce vs AllGather, count 1024 vs 2048, fp32 vs int32, sum vs max,
- *           Broadcast root 0 vs root 1. Every rank's op #2 fails within 5 s, and its
- *           stderr has a line naming both calls; op #3 then fails at once.
+ *           AllReduce vs AllGather, count 1024 vs 2048, fp32 vs int32, sum vs max.
+ *           Every rank's op #2 fails within 5 s, and its stderr has a line naming
+ *           both calls; op #3 then fails at once. Broadcast root 1 on rank 3 vs root 0
+ *           (the small broadcast's root sends and returns): rank 3's op #2 fails
+ *           within 5 s, the others' op #2 may succeed but their op #3 fails at once,
+ *           and every rank's stderr names op #2 and both calls. Broadcast root 0 on
+ *           rank 3 vs root 3 (no rank acts as root), HCCL_EXEC_TIMEOUT=3: every
+ *           rank's op #2 fails by the timeout, naming both calls.
  */
 #include "fault.h"
 
@@ -347,21 +352,23 @@ int scen_late(int argc, char **argv)
 #define MM_ODD 3
 #define MM_COUNT 1024
 
-typedef enum { MM_ALLGATHER, MM_COUNT_DIFF, MM_DTYPE, MM_REDOP, MM_ROOT } mm_kind;
+typedef enum { MM_ALLGATHER, MM_COUNT_DIFF, MM_DTYPE, MM_REDOP, MM_ROOT, MM_ROOT_NONE } mm_kind;
 
 typedef struct {
     mm_kind kind;
     const char *name;
     const char *normal_call; /* as the library prints it */
     const char *odd_call;
+    int timeout_s; /* 0: the mismatch must fail op #2 within 5 s; else HCCL_EXEC_TIMEOUT, op #2 fails then */
 } mm_case;
 
 static const mm_case mm_cases[] = {
-    {MM_ALLGATHER, "allreduce_vs_allgather", "AllReduce(count=1024, fp32, sum)", "AllGather(count=1024, fp32)"},
-    {MM_COUNT_DIFF, "count", "AllReduce(count=1024, fp32, sum)", "AllReduce(count=2048, fp32, sum)"},
-    {MM_DTYPE, "dtype", "AllReduce(count=1024, fp32, sum)", "AllReduce(count=1024, int32, sum)"},
-    {MM_REDOP, "redop", "AllReduce(count=1024, fp32, sum)", "AllReduce(count=1024, fp32, max)"},
-    {MM_ROOT, "root", "Broadcast(count=1024, fp32, root=0)", "Broadcast(count=1024, fp32, root=1)"},
+    {MM_ALLGATHER, "allreduce_vs_allgather", "AllReduce(count=1024, fp32, sum)", "AllGather(count=1024, fp32)", 0},
+    {MM_COUNT_DIFF, "count", "AllReduce(count=1024, fp32, sum)", "AllReduce(count=2048, fp32, sum)", 0},
+    {MM_DTYPE, "dtype", "AllReduce(count=1024, fp32, sum)", "AllReduce(count=1024, int32, sum)", 0},
+    {MM_REDOP, "redop", "AllReduce(count=1024, fp32, sum)", "AllReduce(count=1024, fp32, max)", 0},
+    {MM_ROOT, "root", "Broadcast(count=1024, fp32, root=0)", "Broadcast(count=1024, fp32, root=1)", 0},
+    {MM_ROOT_NONE, "root_none", "Broadcast(count=1024, fp32, root=3)", "Broadcast(count=1024, fp32, root=0)", 3},
 };
 
 static void mm_body(fault_ctx *c)
@@ -396,19 +403,29 @@ static void mm_body(fault_ctx *c)
         hr = HcclAllReduce(b.dev_send, b.dev_recv, MM_COUNT, HCCL_DATA_TYPE_FP32,
                            odd ? HCCL_REDUCE_MAX : HCCL_REDUCE_SUM, c->comm, c->stream);
         break;
-    default:
+    case MM_ROOT:
         hr = HcclBroadcast(b.dev_recv, MM_COUNT, HCCL_DATA_TYPE_FP32, odd ? 1 : 0, c->comm, c->stream);
+        break;
+    default:
+        hr = HcclBroadcast(b.dev_recv, MM_COUNT, HCCL_DATA_TYPE_FP32, odd ? 0 : MM_ODD, c->comm, c->stream);
         break;
     }
     int rc = (int)hr;
     if (hr == HCCL_SUCCESS) rc = (int)aclrtSynchronizeStream(c->stream);
     double dt = fault_now() - t0;
+    /* Rank 0 acted as root and ranks 1-2 received its data: they learn at op #3. */
+    int may_pass = mc->kind == MM_ROOT && !odd;
     if (rc == 0) {
-        fault_fail(c, "op #2 succeeded although rank %d called %s and the others %s", MM_ODD, mc->odd_call,
-                   mc->normal_call);
+        if (!may_pass)
+            fault_fail(c, "op #2 succeeded although rank %d called %s and the others %s", MM_ODD, mc->odd_call,
+                       mc->normal_call);
     } else {
         fault_note_failure(c, t0, rc);
-        FCHECK(c, dt < 5.0, "op #2 took %.2f s to fail (mismatches must fail at once, not at a timeout)", dt);
+        if (mc->timeout_s)
+            FCHECK(c, dt < mc->timeout_s + 3.0, "op #2 failed after %.2f s, long after HCCL_EXEC_TIMEOUT=%d s", dt,
+                   mc->timeout_s);
+        else
+            FCHECK(c, dt < 5.0, "op #2 took %.2f s to fail (mismatches must fail at once, not at a timeout)", dt);
         FCHECK(c, g_sh->r[c->rank].async_rc != HCCL_SUCCESS, "HcclGetCommAsyncError gave HCCL_SUCCESS");
         fprintf(stderr, "FAULT-TEST INFO: op #2 failed after %.3f s (rc %d, async error %d)\n", dt, rc,
                 g_sh->r[c->rank].async_rc);
@@ -432,6 +449,9 @@ int scen_mismatch(int argc, char **argv)
         ran++;
         char name[64];
         snprintf(name, sizeof name, "mismatch_%s", mc->name);
+        char tmo[16];
+        snprintf(tmo, sizeof tmo, "%d", mc->timeout_s ? mc->timeout_s : 15);
+        setenv("HCCL_EXEC_TIMEOUT", tmo, 1);
         fault_job job = {.name = name, .nranks = MM_N, .init = INIT_ROOTINFO, .body = mm_body,
                          .arg = (void *)mc, .watchdog_s = 25};
         fault_run(&job);

@@ -851,7 +851,8 @@ static void test_selection(void)
     TT_ASSERT_EQ(hccl_algo_select(&ctx, &a), HCCL_ALGO_REFERENCE); /* not one of H-D's */
     /* One host, more than 2 ranks: small AllGather(V) and ReduceScatter in one round
      * (n x bytes <= 16 KiB), larger ones and ReduceScatterV direct; 2 ranks keep the
-     * ring's single exchange below 4 KiB. Small Broadcast in one round at any n. */
+     * ring's single exchange below 4 KiB. Broadcast eager (oneshot) while the root
+     * sends at most 256 KiB in all ((n - 1) x bytes), at any n. */
     ctx.direct = 1;
     ctx.reference = 0;
     static uint64_t cnt4[4];
@@ -866,8 +867,13 @@ static void test_selection(void)
     TT_ASSERT_EQ(hccl_algo_select(&ctx, &g), HCCL_ALGO_DIRECT);
     g.type = HCCL_OP_BROADCAST;
     TT_ASSERT_EQ(hccl_algo_select(&ctx, &g), HCCL_ALGO_ONESHOT);
-    g.count = 4 * k + 1; /* 4 x 4 KiB + 16 B */
+    g.count = 4 * k + 1; /* 4 x (4 KiB + 4 B) */
+    TT_ASSERT_EQ(hccl_algo_select(&ctx, &g), HCCL_ALGO_ONESHOT);
+    g.count = 84 * k; /* 3 peers x 84 KiB */
+    TT_ASSERT_EQ(hccl_algo_select(&ctx, &g), HCCL_ALGO_ONESHOT);
+    g.count = 88 * k; /* 3 x 88 KiB > 256 KiB */
     TT_ASSERT_EQ(hccl_algo_select(&ctx, &g), HCCL_ALGO_DIRECT);
+    g.count = 4 * k + 1;
     g.type = HCCL_OP_ALLGATHER;
     TT_ASSERT_EQ(hccl_algo_select(&ctx, &g), HCCL_ALGO_DIRECT);
     ctx.nranks = 2;
@@ -875,6 +881,11 @@ static void test_selection(void)
     TT_ASSERT_EQ(hccl_algo_select(&ctx, &g), HCCL_ALGO_REFERENCE);
     g.type = HCCL_OP_BROADCAST;
     TT_ASSERT_EQ(hccl_algo_select(&ctx, &g), HCCL_ALGO_ONESHOT);
+    g.count = 256 * k; /* 256 KiB to the one peer */
+    TT_ASSERT_EQ(hccl_algo_select(&ctx, &g), HCCL_ALGO_ONESHOT);
+    g.count = 256 * k + 1;
+    TT_ASSERT_EQ(hccl_algo_select(&ctx, &g), HCCL_ALGO_DIRECT);
+    g.count = k;
     /* More ranks than CPUs on a host: small AllReduce by recursive doubling from 3
      * ranks, direct or not; larger ones and the other operations as before. */
     hccl_op_args s = {.type = HCCL_OP_ALLREDUCE, .count = 16 * k, .dtype = f}; /* 16 KiB */
