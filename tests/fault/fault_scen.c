@@ -33,7 +33,9 @@
  *           within 5 s, the others' op #2 may succeed but their op #3 fails at once,
  *           and every rank's stderr names op #2 and both calls. Broadcast root 0 on
  *           rank 3 vs root 3 (no rank acts as root), HCCL_EXEC_TIMEOUT=3: every
- *           rank's op #2 fails by the timeout, naming both calls.
+ *           rank's op #2 fails by the timeout, naming both calls. Broadcast root 3 on
+ *           rank 3 vs root 0 (two roots): op #2 may pass everywhere, op #3 fails at once
+ *           on every rank, naming op #2 and rank 3's call.
  */
 #include "fault.h"
 
@@ -352,7 +354,7 @@ int scen_late(int argc, char **argv)
 #define MM_ODD 3
 #define MM_COUNT 1024
 
-typedef enum { MM_ALLGATHER, MM_COUNT_DIFF, MM_DTYPE, MM_REDOP, MM_ROOT, MM_ROOT_NONE } mm_kind;
+typedef enum { MM_ALLGATHER, MM_COUNT_DIFF, MM_DTYPE, MM_REDOP, MM_ROOT, MM_ROOT_NONE, MM_ROOT_EXTRA } mm_kind;
 
 typedef struct {
     mm_kind kind;
@@ -369,6 +371,7 @@ static const mm_case mm_cases[] = {
     {MM_REDOP, "redop", "AllReduce(count=1024, fp32, sum)", "AllReduce(count=1024, fp32, max)", 0},
     {MM_ROOT, "root", "Broadcast(count=1024, fp32, root=0)", "Broadcast(count=1024, fp32, root=1)", 0},
     {MM_ROOT_NONE, "root_none", "Broadcast(count=1024, fp32, root=3)", "Broadcast(count=1024, fp32, root=0)", 3},
+    {MM_ROOT_EXTRA, "root_extra", "Broadcast(count=1024, fp32, root=0)", "Broadcast(count=1024, fp32, root=3)", 0},
 };
 
 static void mm_body(fault_ctx *c)
@@ -406,6 +409,9 @@ static void mm_body(fault_ctx *c)
     case MM_ROOT:
         hr = HcclBroadcast(b.dev_recv, MM_COUNT, HCCL_DATA_TYPE_FP32, odd ? 1 : 0, c->comm, c->stream);
         break;
+    case MM_ROOT_EXTRA:
+        hr = HcclBroadcast(b.dev_recv, MM_COUNT, HCCL_DATA_TYPE_FP32, odd ? MM_ODD : 0, c->comm, c->stream);
+        break;
     default:
         hr = HcclBroadcast(b.dev_recv, MM_COUNT, HCCL_DATA_TYPE_FP32, odd ? 0 : MM_ODD, c->comm, c->stream);
         break;
@@ -413,8 +419,9 @@ static void mm_body(fault_ctx *c)
     int rc = (int)hr;
     if (hr == HCCL_SUCCESS) rc = (int)aclrtSynchronizeStream(c->stream);
     double dt = fault_now() - t0;
-    /* Rank 0 acted as root and ranks 1-2 received its data: they learn at op #3. */
-    int may_pass = mc->kind == MM_ROOT && !odd;
+    /* Rank 0 acted as root and ranks 1-2 received its data: they learn at op #3. With
+     * an extra root (rank 3 too), every rank may pass op #2. */
+    int may_pass = (mc->kind == MM_ROOT && !odd) || mc->kind == MM_ROOT_EXTRA;
     if (rc == 0) {
         if (!may_pass)
             fault_fail(c, "op #2 succeeded although rank %d called %s and the others %s", MM_ODD, mc->odd_call,
@@ -455,8 +462,12 @@ int scen_mismatch(int argc, char **argv)
         fault_job job = {.name = name, .nranks = MM_N, .init = INIT_ROOTINFO, .body = mm_body,
                          .arg = (void *)mc, .watchdog_s = 25};
         fault_run(&job);
+        /* An extra root is found at op #3 by a rank that did not receive its data: the
+         * line names op #2 and the extra root's call. */
         for (int r = 0; r < MM_N; r++)
-            FCHECK(NULL, fault_output_has(r, "WARN", "op #2", mc->normal_call, mc->odd_call, NULL),
+            FCHECK(NULL,
+                   fault_output_has(r, "WARN", "op #2", mc->kind == MM_ROOT_EXTRA ? "root=3" : mc->normal_call,
+                                    mc->odd_call, NULL),
                    "%s: rank %d printed no WARN line naming op #2 and both calls, \"%s\" and \"%s\"", name, r,
                    mc->normal_call, mc->odd_call);
     }
