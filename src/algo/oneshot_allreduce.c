@@ -43,7 +43,6 @@ HcclResult hccl_algo_oneshot_allreduce(hccl_algo_ctx *ctx, const hccl_op_args *a
         if (a->recvbuf != a->sendbuf) memcpy(a->recvbuf, s, bytes);
         return HCCL_SUCCESS;
     }
-    fn(a->recvbuf, s, s + slot, a->count);
-    for (uint32_t j = 2; j < n; j++) fn(a->recvbuf, a->recvbuf, s + slot * j, a->count);
+    hccl_reduce_in_order(fn, a->recvbuf, s, slot, n, a->count);
     return HCCL_SUCCESS;
 }

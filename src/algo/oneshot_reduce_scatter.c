@@ -41,7 +41,6 @@ HcclResult hccl_algo_oneshot_reduce_scatter(hccl_algo_ctx *ctx, const hccl_op_ar
     }
     HcclResult res = ctx->net->exchange(ctx->net, x, k);
     if (res != HCCL_SUCCESS) return res;
-    fn(a->recvbuf, s, s + slot, a->count);
-    for (uint32_t j = 2; j < n; j++) fn(a->recvbuf, a->recvbuf, s + slot * j, a->count);
+    hccl_reduce_in_order(fn, a->recvbuf, s, slot, n, a->count);
     return HCCL_SUCCESS;
 }

@@ -184,6 +184,12 @@ static const hccl_reduce_fn kernels[NDTYPES][NOPS] = {
     [HCCL_DATA_TYPE_FP8E8M0] = ROW(e8m0),
 };
 
+void hccl_reduce_in_order(hccl_reduce_fn fn, void *dst, const char *slots, size_t stride, uint32_t n, size_t count)
+{
+    fn(dst, slots, slots + stride, count);
+    for (uint32_t j = 2; j < n; j++) fn(dst, dst, slots + stride * j, count);
+}
+
 hccl_reduce_fn hccl_reduce_get(HcclDataType dtype, HcclReduceOp op)
 {
     unsigned d = (unsigned)dtype, o = (unsigned)op;

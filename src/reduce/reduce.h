@@ -30,6 +30,11 @@ typedef void (*hccl_reduce_fn)(void *dst, const void *a, const void *b, size_t c
 /* Kernel for (dtype, op), or NULL when that pair cannot be reduced. */
 hccl_reduce_fn hccl_reduce_get(HcclDataType dtype, HcclReduceOp op);
 
+/* dst = slot 0 op slot 1 op ... op slot n-1, in that order (n >= 2), where slot j is
+ * count elements at slots + j * stride: the one order every rank uses, so results are
+ * bitwise the same on every rank and run to run. dst may not overlap a slot. */
+void hccl_reduce_in_order(hccl_reduce_fn fn, void *dst, const char *slots, size_t stride, uint32_t n, size_t count);
+
 /* Scalar conversions (round to nearest even), exposed for tests and other modules. */
 float hccl_fp16_to_fp32(uint16_t h);
 uint16_t hccl_fp32_to_fp16(float f);
