@@ -8,6 +8,10 @@
  *                      ctx->direct (all ranks on one host)      -> direct
  *   Broadcast:         ctx->direct and (n - 1) x bytes <= 256 KiB -> oneshot (eager: the
  *                      root sends and returns)
+ *   Reduce:            the same, and n slots fit the scratch -> oneshot (eager: the
+ *                      others send to the root and return)
+ *   AlltoAll:          ctx->direct, n x bytes <= 16 KiB, and not more than 4 ranks
+ *                      when ctx->crowded                    -> oneshot (one round)
  *   AllGather(V), ReduceScatter(V), Broadcast:
  *                      ctx->direct, n x bytes <= 16 KiB and n > 2 -> oneshot (not
  *                      ReduceScatterV)
@@ -16,7 +20,7 @@
  *                      AllGather, ReduceScatter -> hierarchical (inside hosts, then
  *                      across host leaders)
  *   otherwise (TCP between hosts, HCCL_SHM_DISABLE=1, the leaders' step of the
- *   hierarchical algorithms, and Reduce / AlltoAll everywhere): the cheapest by the
+ *   hierarchical algorithms, and larger Reduce / AlltoAll): the cheapest by the
  *   alpha-beta model of cost.c among the reference and
  *                      AllReduce, ReduceScatter(V)  -> halving-doubling
  *                      AllGather(V)                 -> halving-doubling, Bruck
@@ -41,9 +45,10 @@
 
 #define ONESHOT_MAX_BYTES (16u << 10)
 #define DIRECT_MIN_BYTES (4u << 10)
-/* The eager broadcast's root copies its buffer once per peer: up to this many bytes
- * in all it beats the direct one, whose root copies once but waits for every rank
- * (2, 4, 8 ranks on 2 cores: docs/performance.md). */
+/* The eager Broadcast's root copies its buffer once per peer (the eager Reduce's root
+ * takes one input per peer): up to this many bytes in all it beats the direct
+ * broadcast, whose root copies once but waits for every rank (2, 4, 8 ranks on 2
+ * cores: docs/performance.md). */
 #define EAGER_BCAST_MAX_BYTES (256u << 10)
 
 int hccl_algo_implements(hccl_algo_id id, hccl_op_type t)
@@ -52,7 +57,7 @@ int hccl_algo_implements(hccl_algo_id id, hccl_op_type t)
     case HCCL_ALGO_REFERENCE: return t < HCCL_OP_COUNT;
     case HCCL_ALGO_ONESHOT:
         return t == HCCL_OP_ALLREDUCE || t == HCCL_OP_ALLGATHER || t == HCCL_OP_ALLGATHER_V ||
-               t == HCCL_OP_REDUCE_SCATTER || t == HCCL_OP_BROADCAST;
+               t == HCCL_OP_REDUCE_SCATTER || t == HCCL_OP_BROADCAST || t == HCCL_OP_REDUCE || t == HCCL_OP_ALLTOALL;
     case HCCL_ALGO_DIRECT:
         return t == HCCL_OP_ALLREDUCE || t == HCCL_OP_ALLGATHER || t == HCCL_OP_ALLGATHER_V ||
                t == HCCL_OP_REDUCE_SCATTER || t == HCCL_OP_REDUCE_SCATTER_V || t == HCCL_OP_BROADCAST;
@@ -136,7 +141,16 @@ hccl_algo_id hccl_algo_select(const hccl_algo_ctx *ctx, const hccl_op_args *a)
             return HCCL_ALGO_DIRECT;
         return forced ? forced : cheapest(ctx, a->type, bytes);
     case HCCL_OP_REDUCE:
+        if (ctx->direct && ctx->nranks <= 64 && bytes * (ctx->nranks - 1) <= EAGER_BCAST_MAX_BYTES &&
+            ((bytes + 63) & ~63ull) * ctx->nranks <= ctx->scratch_bytes)
+            return HCCL_ALGO_ONESHOT;
+        return forced ? forced : cheapest(ctx, a->type, bytes);
     case HCCL_OP_ALLTOALL:
+        /* Not with more than 4 ranks sharing too few CPUs: there the pairwise rounds,
+         * one partner at a time, came out faster (8 ranks on 2 cores). */
+        if (ctx->direct && ctx->nranks <= 64 && bytes * ctx->nranks <= ONESHOT_MAX_BYTES &&
+            (!ctx->crowded || ctx->nranks <= 4))
+            return HCCL_ALGO_ONESHOT;
         return forced ? forced : cheapest(ctx, a->type, bytes);
     default:
         return HCCL_ALGO_REFERENCE;
@@ -177,6 +191,8 @@ HcclResult hccl_algo_run_with(hccl_algo_ctx *ctx, const hccl_op_args *args, hccl
         case HCCL_OP_ALLGATHER_V: return hccl_algo_oneshot_allgather(ctx, args);
         case HCCL_OP_REDUCE_SCATTER: return hccl_algo_oneshot_reduce_scatter(ctx, args);
         case HCCL_OP_BROADCAST: return hccl_algo_oneshot_broadcast(ctx, args);
+        case HCCL_OP_REDUCE: return hccl_algo_oneshot_reduce(ctx, args);
+        case HCCL_OP_ALLTOALL: return hccl_algo_oneshot_alltoall(ctx, args);
         default: return hccl_algo_run_reference(ctx, args);
         }
     case HCCL_ALGO_DIRECT:

@@ -134,7 +134,8 @@ typedef struct hccl_algo_ctx {
 typedef enum {
     HCCL_ALGO_REFERENCE = 0, /* the per-op reference below */
     HCCL_ALGO_ONESHOT,       /* one round: everyone sends its part to everyone (allreduce, allgather,
-                                reduce-scatter, broadcast; small sizes) */
+                                reduce-scatter, alltoall), or eager to or from the root
+                                (broadcast, reduce); small sizes */
     HCCL_ALGO_DIRECT,        /* same host: read peers' buffers directly, reduce owned slices */
     HCCL_ALGO_HIER,          /* several hosts: within each host, then across host leaders */
     HCCL_ALGO_HD,            /* recursive halving-doubling (allreduce, reduce-scatter, allgather) */
@@ -175,6 +176,8 @@ HcclResult hccl_algo_oneshot_allreduce(hccl_algo_ctx *ctx, const hccl_op_args *a
 HcclResult hccl_algo_oneshot_allgather(hccl_algo_ctx *ctx, const hccl_op_args *a); /* also _V */
 HcclResult hccl_algo_oneshot_reduce_scatter(hccl_algo_ctx *ctx, const hccl_op_args *a);
 HcclResult hccl_algo_oneshot_broadcast(hccl_algo_ctx *ctx, const hccl_op_args *a);
+HcclResult hccl_algo_oneshot_reduce(hccl_algo_ctx *ctx, const hccl_op_args *a);
+HcclResult hccl_algo_oneshot_alltoall(hccl_algo_ctx *ctx, const hccl_op_args *a); /* AlltoAll only */
 HcclResult hccl_algo_direct_allreduce(hccl_algo_ctx *ctx, const hccl_op_args *a);
 HcclResult hccl_algo_direct_allgather(hccl_algo_ctx *ctx, const hccl_op_args *a);      /* also _V */
 HcclResult hccl_algo_direct_reduce_scatter(hccl_algo_ctx *ctx, const hccl_op_args *a); /* also _V */

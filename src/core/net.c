@@ -379,11 +379,22 @@ static HcclResult mismatch(hccl_netimpl *n, hccl_xfer *x, xstate *s)
                     "the root) or skipped a collective%s",
                     s->want.seq, n->rank, mine, x->peer, s->hdr.seq, theirs, x->peer, s->want.seq, evidence);
     }
-    if (!n->fp.p2p && !f.p2p && s->hdr.seq < s->want.seq && f.op == HCCL_OP_BROADCAST && f.root == x->peer)
+    if (!n->fp.p2p && !f.p2p && s->hdr.seq > s->want.seq && n->fp.op == HCCL_OP_REDUCE && n->fp.root == n->rank)
+        /* The eager Reduce (algo/oneshot_reduce.c): its input went elsewhere, or the
+         * rank took itself for the root. */
         return fail(n, HCCL_E_PARA,
-                    "operation mismatch at op #%u %s on rank %u: rank %u's data of op #%u %s, which it sent as "
-                    "the root, was never received here (the ranks disagree about that broadcast's root) or a "
-                    "rank skipped or added a collective",
+                    "operation mismatch at op #%u: rank %u called %s and waits for rank %u's input, but rank %u is "
+                    "at op #%u %s: it did not send its input of op #%u here (the ranks disagree about the root) or "
+                    "skipped a collective",
+                    s->want.seq, n->rank, mine, x->peer, x->peer, s->hdr.seq, theirs, s->want.seq);
+    if (!n->fp.p2p && !f.p2p && s->hdr.seq < s->want.seq &&
+        ((f.op == HCCL_OP_BROADCAST && f.root == x->peer) || (f.op == HCCL_OP_REDUCE && f.root == n->rank)))
+        /* An eager root's data, or an eager Reduce's input meant for us as the root,
+         * that no operation here took. */
+        return fail(n, HCCL_E_PARA,
+                    "operation mismatch at op #%u %s on rank %u: rank %u's message of op #%u %s was never "
+                    "received here (the ranks disagree about that operation's root) or a rank skipped or added a "
+                    "collective",
                     s->want.seq, mine, n->rank, x->peer, s->hdr.seq, theirs);
     if (!n->fp.p2p && !f.p2p && s->hdr.seq != s->want.seq)
         return fail(n, HCCL_E_PARA,
@@ -569,6 +580,7 @@ typedef struct peer_status {
     uint8_t stop;     /* read no more from it */
     uint8_t listed;   /* already named in the report */
     uint8_t adopted;  /* its STATUS frame began in one of the operation's receives */
+    uint8_t past;     /* it has completed the operation (is idle after it, or in a later one) */
     uint8_t state, cur_op, cur_p2p, last_op, has_last, has_root;
     uint32_t cur_seq, last_seq, cur_root;
     uint32_t have; /* bytes of frame read */
@@ -587,6 +599,7 @@ static void status_classify(const hccl_netimpl *n, peer_status *s, const msg_hdr
         s->stop = 1;
         if (!(h->flags & FLAG_P2P) && h->seq >= k) {
             s->reached = 1; /* of this operation or a later one */
+            s->past = h->seq > k;
             return;
         }
         s->answered = 1;
@@ -616,6 +629,7 @@ static void status_classify(const hccl_netimpl *n, peer_status *s, const msg_hdr
         s->reached = b.state == STATUS_IN_OP
                          ? !s->cur_p2p && (b.cur_seq > k || (b.cur_seq == k && b.cur_op == (uint8_t)n->fp.op))
                          : b.last_seq >= k;
+        s->past = b.state == STATUS_IN_OP ? !s->cur_p2p && b.cur_seq > k : b.last_seq >= k;
     } else {
         s->reached = h->seq >= k; /* no details we can read */
     }
@@ -783,7 +797,9 @@ static HcclResult timed_out(hccl_netimpl *n, hccl_xfer *x, int cnt)
     if (!missing[0] && n->fp.root != UINT32_MAX) { /* all here: did they pass one root? */
         tbuf t = {roots, sizeof roots, 0, 0};
         for (uint32_t p = 0; p < n->nranks; p++) {
-            if (!ps[p].answered || !ps[p].has_root || ps[p].cur_root == n->fp.root) continue;
+            if (!ps[p].answered || !ps[p].has_root || ps[p].cur_root == n->fp.root || ps[p].state != STATUS_IN_OP ||
+                ps[p].cur_seq != n->fp.seq || ps[p].cur_op != (uint8_t)n->fp.op)
+                continue;
             hccl_fingerprint f = n->fp;
             char theirs[160];
             f.root = ps[p].cur_root;
@@ -791,7 +807,23 @@ static HcclResult timed_out(hccl_netimpl *n, hccl_xfer *x, int cnt)
             tb_add(&t, "%srank %u called %s", t.o ? ", " : "", p, theirs);
         }
     }
+    /* An eager rooted operation (algo/oneshot_broadcast.c, oneshot_reduce.c): a peer we
+     * wait for that has gone past this operation sent its message elsewhere. */
+    char passed[200] = "";
+    if (!roots[0] && n->fp.root != UINT32_MAX) {
+        tbuf t = {passed, sizeof passed, 0, 0};
+        for (int i = 0; i < cnt; i++) {
+            if (!n->st[i].finished && x[i].dir == HCCL_XFER_RECV && ps[x[i].peer].past)
+                tb_add(&t, "%s%u", t.o ? ", " : "", x[i].peer);
+        }
+    }
     hccl_free(ps);
+    if (passed[0])
+        return fail(n, HCCL_E_PARA,
+                    "operation mismatch at op #%u: rank %u called %s and waited until HCCL_EXEC_TIMEOUT for rank(s) "
+                    "%s, which went past op #%u without sending to this rank (the ranks disagree about the root, "
+                    "or those ranks skipped the collective); this rank was waiting for: %s",
+                    n->fp.seq, n->rank, fps, passed, n->fp.seq, peers);
     if (roots[0])
         return fail(n, HCCL_E_PARA,
                     "operation mismatch at op #%u: rank %u called %s, but %s; every rank waited in op #%u until "

@@ -36,7 +36,11 @@
  *           rank's op #2 fails by the timeout, naming both calls. Broadcast root 3 on
  *           rank 3 vs root 0 (two roots): op #2 may pass everywhere, op #3 fails at once
  *           on every rank but rank 3 (where it may complete, correct), whose op #4
- *           then fails; every rank's stderr names op #2 and rank 3's call.
+ *           then fails; every rank's stderr names op #2 and rank 3's call. Reduce root 1
+ *           on rank 3 vs root 0, HCCL_EXEC_TIMEOUT=3 (the small Reduce is eager: rank
+ *           3's input goes to rank 1): rank 0's op #2 fails by the timeout, naming rank
+ *           3 as gone past op #2 without sending to it, and every other rank's op #3
+ *           fails by then.
  */
 #include "fault.h"
 
@@ -355,7 +359,7 @@ int scen_late(int argc, char **argv)
 #define MM_ODD 3
 #define MM_COUNT 1024
 
-typedef enum { MM_ALLGATHER, MM_COUNT_DIFF, MM_DTYPE, MM_REDOP, MM_ROOT, MM_ROOT_NONE, MM_ROOT_EXTRA } mm_kind;
+typedef enum { MM_ALLGATHER, MM_COUNT_DIFF, MM_DTYPE, MM_REDOP, MM_ROOT, MM_ROOT_NONE, MM_ROOT_EXTRA, MM_REDUCE_ROOT } mm_kind;
 
 typedef struct {
     mm_kind kind;
@@ -373,6 +377,8 @@ static const mm_case mm_cases[] = {
     {MM_ROOT, "root", "Broadcast(count=1024, fp32, root=0)", "Broadcast(count=1024, fp32, root=1)", 0},
     {MM_ROOT_NONE, "root_none", "Broadcast(count=1024, fp32, root=3)", "Broadcast(count=1024, fp32, root=0)", 3},
     {MM_ROOT_EXTRA, "root_extra", "Broadcast(count=1024, fp32, root=0)", "Broadcast(count=1024, fp32, root=3)", 0},
+    {MM_REDUCE_ROOT, "reduce_root", "Reduce(count=1024, fp32, sum, root=0)", "Reduce(count=1024, fp32, sum, root=1)",
+     3},
 };
 
 static void mm_body(fault_ctx *c)
@@ -413,6 +419,10 @@ static void mm_body(fault_ctx *c)
     case MM_ROOT_EXTRA:
         hr = HcclBroadcast(b.dev_recv, MM_COUNT, HCCL_DATA_TYPE_FP32, odd ? MM_ODD : 0, c->comm, c->stream);
         break;
+    case MM_REDUCE_ROOT:
+        hr = HcclReduce(b.dev_send, b.dev_recv, MM_COUNT, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, odd ? 1 : 0, c->comm,
+                        c->stream);
+        break;
     default:
         hr = HcclBroadcast(b.dev_recv, MM_COUNT, HCCL_DATA_TYPE_FP32, odd ? 0 : MM_ODD, c->comm, c->stream);
         break;
@@ -422,7 +432,8 @@ static void mm_body(fault_ctx *c)
     double dt = fault_now() - t0;
     /* Rank 0 acted as root and ranks 1-2 received its data: they learn at op #3. With
      * an extra root (rank 3 too), every rank may pass op #2. */
-    int may_pass = (mc->kind == MM_ROOT && !odd) || mc->kind == MM_ROOT_EXTRA;
+    int may_pass = (mc->kind == MM_ROOT && !odd) || mc->kind == MM_ROOT_EXTRA ||
+                   (mc->kind == MM_REDUCE_ROOT && c->rank != 0); /* only rank 0 waits for rank 3 */
     if (rc == 0) {
         if (!may_pass)
             fault_fail(c, "op #2 succeeded although rank %d called %s and the others %s", MM_ODD, mc->odd_call,
@@ -439,7 +450,12 @@ static void mm_body(fault_ctx *c)
                 g_sh->r[c->rank].async_rc);
     }
     fault_step(c, "op #3 after the mismatch");
-    if (mc->kind == MM_ROOT_EXTRA && odd) {
+    if (mc->kind == MM_REDUCE_ROOT && rc == 0) {
+        /* Rank 0 may be stuck in op #2 until its timeout: op #3 fails by then. */
+        double t3 = fault_now();
+        FCHECK(c, fault_allreduce_check(c, &b, 256, 1.0f) != 0, "an AllReduce after the mismatch succeeded");
+        FCHECK(c, fault_now() - t3 < mc->timeout_s + 3.0, "op #3 took %.2f s to fail", fault_now() - t3);
+    } else if (mc->kind == MM_ROOT_EXTRA && odd) {
         /* The extra root's own op #3 may complete, with the right sum: a peer that finds
          * its stale data fails after sending its own part. Then op #4 fails at once. */
         if (fault_allreduce_check(c, &b, 256, 1.0f) == 0) {
@@ -473,7 +489,15 @@ int scen_mismatch(int argc, char **argv)
                          .arg = (void *)mc, .watchdog_s = 25};
         fault_run(&job);
         /* An extra root is found at op #3 by a rank that did not receive its data: the
-         * line names op #2 and the extra root's call. */
+         * line names op #2 and the extra root's call. The Reduce's root finds at its
+         * timeout that rank 3 went past op #2 without sending to it: its line names op
+         * #2, its call and rank 3 (the others quote it, or time out in op #3). */
+        if (mc->kind == MM_REDUCE_ROOT) {
+            FCHECK(NULL,
+                   fault_output_has(0, "WARN", "op #2", mc->normal_call, "rank(s) 3, which went past op #2", NULL),
+                   "%s: rank 0 printed no WARN line naming op #2, its call and rank 3 going past it", name);
+            continue;
+        }
         for (int r = 0; r < MM_N; r++)
             FCHECK(NULL,
                    fault_output_has(r, "WARN", "op #2", mc->kind == MM_ROOT_EXTRA ? "root=3" : mc->normal_call,

@@ -535,8 +535,9 @@ static void test_direct(void)
                     run_case(HCCL_OP_REDUCE_SCATTER, n, counts[ci], HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, 0, mode);
                     run_case(HCCL_OP_REDUCE_SCATTER_V, n, counts[ci], HCCL_DATA_TYPE_FP16, HCCL_REDUCE_MAX, 0, mode);
                 }
+            /* Above the eager limit ((n - 1) x 280 KiB > 256 KiB): the direct broadcast. */
             for (uint32_t root = 0; root < n; root++)
-                run_case(HCCL_OP_BROADCAST, n, 5001, HCCL_DATA_TYPE_INT32, 0, root, 0);
+                run_case(HCCL_OP_BROADCAST, n, 70001, HCCL_DATA_TYPE_INT32, 0, root, 0);
         }
         run_case(HCCL_OP_REDUCE_SCATTER, 3, (1u << 20) + 5, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, 0, 1);
         run_case(HCCL_OP_ALLGATHER, 3, (1u << 20) + 7, HCCL_DATA_TYPE_FP32, 0, 0, 1);
@@ -547,6 +548,21 @@ static void test_direct(void)
                     run_case(HCCL_OP_BROADCAST, n, 1, move_dtypes[d], 0, root, 0);
                     run_case(HCCL_OP_BROADCAST, n, 2 * n + 1, move_dtypes[d], 0, root, 0);
                 }
+        /* The eager Reduce of small sizes: every root, dtype and reduce op, odd counts,
+         * in and out of place; and the one-round AlltoAll, every buffer layout. */
+        for (uint32_t n = 2; n <= MATRIX_N; n++) {
+            for (uint32_t root = 0; root < n; root++)
+                for (size_t d = 0; d < sizeof red_dtypes / sizeof red_dtypes[0]; d++)
+                    for (size_t o = 0; o < sizeof red_ops / sizeof red_ops[0]; o++)
+                        for (int mode = 0; mode < 2; mode++)
+                            run_case(HCCL_OP_REDUCE, n, root % 2 ? 1 : 2 * n + 1, red_dtypes[d], red_ops[o], root,
+                                     mode);
+            for (int mode = 0; mode < 3; mode++)
+                for (size_t d = 0; d < sizeof move_dtypes / sizeof move_dtypes[0]; d++) {
+                    run_case(HCCL_OP_ALLTOALL, n, 1, move_dtypes[d], 0, 0, mode);
+                    run_case(HCCL_OP_ALLTOALL, n, 2 * n + 1, move_dtypes[d], 0, 0, mode);
+                }
+        }
         /* The one-round AllGather(V) and ReduceScatter of small sizes (n > 2): every
          * dtype, every reduce op, odd counts, every buffer layout. */
         for (uint32_t n = 3; n <= MATRIX_N; n++)
@@ -886,6 +902,38 @@ static void test_selection(void)
     g.count = 256 * k + 1;
     TT_ASSERT_EQ(hccl_algo_select(&ctx, &g), HCCL_ALGO_DIRECT);
     g.count = k;
+    /* Reduce eager on one host up to 256 KiB to the root; AlltoAll in one round up to
+     * 16 KiB in all; larger ones, and both without direct copies, by the cost model. */
+    hccl_op_args rd = {.type = HCCL_OP_REDUCE, .count = 256 * k, .dtype = f, .redop = HCCL_REDUCE_SUM};
+    TT_ASSERT_EQ(hccl_algo_select(&ctx, &rd), HCCL_ALGO_ONESHOT); /* 2 ranks */
+    rd.count = 256 * k + 1;
+    TT_ASSERT(hccl_algo_select(&ctx, &rd) != HCCL_ALGO_ONESHOT);
+    hccl_op_args aa = {.type = HCCL_OP_ALLTOALL, .count = 8 * k, .dtype = f};
+    TT_ASSERT_EQ(hccl_algo_select(&ctx, &aa), HCCL_ALGO_ONESHOT); /* 2 x 8 KiB */
+    aa.count = 8 * k + 1;
+    TT_ASSERT(hccl_algo_select(&ctx, &aa) != HCCL_ALGO_ONESHOT);
+    ctx.nranks = 4;
+    rd.count = 84 * k;
+    TT_ASSERT_EQ(hccl_algo_select(&ctx, &rd), HCCL_ALGO_ONESHOT);
+    rd.count = 88 * k;
+    TT_ASSERT(hccl_algo_select(&ctx, &rd) != HCCL_ALGO_ONESHOT);
+    aa.count = 4 * k;
+    TT_ASSERT_EQ(hccl_algo_select(&ctx, &aa), HCCL_ALGO_ONESHOT);
+    ctx.crowded = 1;
+    TT_ASSERT_EQ(hccl_algo_select(&ctx, &aa), HCCL_ALGO_ONESHOT); /* 4 ranks on fewer CPUs */
+    ctx.nranks = 5;
+    aa.count = 3 * k;
+    TT_ASSERT(hccl_algo_select(&ctx, &aa) != HCCL_ALGO_ONESHOT); /* 5 crowded ranks: pairwise */
+    ctx.crowded = 0;
+    TT_ASSERT_EQ(hccl_algo_select(&ctx, &aa), HCCL_ALGO_ONESHOT);
+    ctx.nranks = 4;
+    ctx.direct = 0;
+    rd.count = 1;
+    aa.count = 1;
+    TT_ASSERT(hccl_algo_select(&ctx, &rd) != HCCL_ALGO_ONESHOT);
+    TT_ASSERT(hccl_algo_select(&ctx, &aa) != HCCL_ALGO_ONESHOT);
+    ctx.direct = 1;
+    ctx.nranks = 2;
     /* More ranks than CPUs on a host: small AllReduce by recursive doubling from 3
      * ranks, direct or not; larger ones and the other operations as before. */
     hccl_op_args s = {.type = HCCL_OP_ALLREDUCE, .count = 16 * k, .dtype = f}; /* 16 KiB */
