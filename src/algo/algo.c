@@ -10,6 +10,8 @@
  *                      root sends and returns)
  *   Reduce:            the same, and n slots fit the scratch -> oneshot (eager: the
  *                      others send to the root and return)
+ *   Scatter, Gather:   ctx->direct and (n - 1) x bytes <= 256 KiB -> oneshot (the
+ *                      linear algorithms without the agreement: eager)
  *   AlltoAll:          ctx->direct, n x bytes <= 16 KiB, and not more than 4 ranks
  *                      when ctx->crowded                    -> oneshot (one round)
  *   AllGather(V), ReduceScatter(V), Broadcast:
@@ -45,10 +47,10 @@
 
 #define ONESHOT_MAX_BYTES (16u << 10)
 #define DIRECT_MIN_BYTES (4u << 10)
-/* The eager Broadcast's root copies its buffer once per peer (the eager Reduce's root
- * takes one input per peer): up to this many bytes in all it beats the direct
- * broadcast, whose root copies once but waits for every rank (2, 4, 8 ranks on 2
- * cores: docs/performance.md). */
+/* The eager Broadcast's root copies its buffer once per peer (the eager Reduce's and
+ * Gather's root takes one block per peer, Scatter's sends one): up to this many bytes
+ * in all it beats the direct broadcast, whose root copies once but waits for every
+ * rank (2, 4, 8 ranks on 2 cores: docs/performance.md). */
 #define EAGER_BCAST_MAX_BYTES (256u << 10)
 
 int hccl_algo_implements(hccl_algo_id id, hccl_op_type t)
@@ -57,7 +59,8 @@ int hccl_algo_implements(hccl_algo_id id, hccl_op_type t)
     case HCCL_ALGO_REFERENCE: return t < HCCL_OP_COUNT;
     case HCCL_ALGO_ONESHOT:
         return t == HCCL_OP_ALLREDUCE || t == HCCL_OP_ALLGATHER || t == HCCL_OP_ALLGATHER_V ||
-               t == HCCL_OP_REDUCE_SCATTER || t == HCCL_OP_BROADCAST || t == HCCL_OP_REDUCE || t == HCCL_OP_ALLTOALL;
+               t == HCCL_OP_REDUCE_SCATTER || t == HCCL_OP_BROADCAST || t == HCCL_OP_REDUCE || t == HCCL_OP_ALLTOALL ||
+               t == HCCL_OP_SCATTER || t == HCCL_OP_GATHER;
     case HCCL_ALGO_DIRECT:
         return t == HCCL_OP_ALLREDUCE || t == HCCL_OP_ALLGATHER || t == HCCL_OP_ALLGATHER_V ||
                t == HCCL_OP_REDUCE_SCATTER || t == HCCL_OP_REDUCE_SCATTER_V || t == HCCL_OP_BROADCAST;
@@ -152,6 +155,10 @@ hccl_algo_id hccl_algo_select(const hccl_algo_ctx *ctx, const hccl_op_args *a)
             (!ctx->crowded || ctx->nranks <= 4))
             return HCCL_ALGO_ONESHOT;
         return forced ? forced : cheapest(ctx, a->type, bytes);
+    case HCCL_OP_SCATTER:
+    case HCCL_OP_GATHER:
+        if (ctx->direct && bytes * (ctx->nranks - 1) <= EAGER_BCAST_MAX_BYTES) return HCCL_ALGO_ONESHOT;
+        return HCCL_ALGO_REFERENCE;
     default:
         return HCCL_ALGO_REFERENCE;
     }
@@ -193,6 +200,9 @@ HcclResult hccl_algo_run_with(hccl_algo_ctx *ctx, const hccl_op_args *args, hccl
         case HCCL_OP_BROADCAST: return hccl_algo_oneshot_broadcast(ctx, args);
         case HCCL_OP_REDUCE: return hccl_algo_oneshot_reduce(ctx, args);
         case HCCL_OP_ALLTOALL: return hccl_algo_oneshot_alltoall(ctx, args);
+        /* The linear algorithms already are one round: without the agreement first. */
+        case HCCL_OP_SCATTER: return hccl_algo_linear_scatter(ctx, args);
+        case HCCL_OP_GATHER: return hccl_algo_linear_gather(ctx, args);
         default: return hccl_algo_run_reference(ctx, args);
         }
     case HCCL_ALGO_DIRECT:

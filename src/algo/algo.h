@@ -135,7 +135,7 @@ typedef enum {
     HCCL_ALGO_REFERENCE = 0, /* the per-op reference below */
     HCCL_ALGO_ONESHOT,       /* one round: everyone sends its part to everyone (allreduce, allgather,
                                 reduce-scatter, alltoall), or eager to or from the root
-                                (broadcast, reduce); small sizes */
+                                (broadcast, reduce, scatter, gather); small sizes */
     HCCL_ALGO_DIRECT,        /* same host: read peers' buffers directly, reduce owned slices */
     HCCL_ALGO_HIER,          /* several hosts: within each host, then across host leaders */
     HCCL_ALGO_HD,            /* recursive halving-doubling (allreduce, reduce-scatter, allgather) */

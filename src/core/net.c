@@ -317,8 +317,9 @@ static HcclResult fail(hccl_netimpl *n, HcclResult res, const char *fmt, ...)
     return res;
 }
 
-/* A broadcast receiver's root did not act as root: which ranks sent us data of this
- * broadcast as roots ("; rank 0 called Broadcast(count=1024, fp32, root=0)")? Reads a
+/* A broadcast's (or scatter's) receiver's root did not act as root: which ranks sent
+ * us data of this operation as roots ("; rank 0 called Broadcast(count=1024, fp32,
+ * root=0)")? Reads a
  * message header from each other peer, waiting up to 100 ms in all for the ones not
  * there yet; the operation fails and the connections are shut after this, so what
  * is read is not needed again. */
@@ -341,7 +342,7 @@ static void root_evidence(hccl_netimpl *n, uint32_t skip, char *out, size_t len)
             sched_yield();
         }
         conn_flush(n->conns[p]);
-        if (have < sizeof h || h.op != HCCL_OP_BROADCAST || (h.flags & FLAG_P2P) || h.seq != n->fp.seq ||
+        if (have < sizeof h || h.op != (uint8_t)n->fp.op || (h.flags & FLAG_P2P) || h.seq != n->fp.seq ||
             h.root != p)
             continue;
         hccl_fingerprint f;
@@ -365,12 +366,12 @@ static HcclResult mismatch(hccl_netimpl *n, hccl_xfer *x, xstate *s)
                     "point-to-point size mismatch: rank %u posts a receive of %llu bytes from rank %u, which sent "
                     "%llu bytes (count or dtype differ)",
                     n->rank, (unsigned long long)s->want.len, x->peer, (unsigned long long)s->hdr.len);
-    if (!n->fp.p2p && !f.p2p && s->hdr.seq > s->want.seq && n->fp.op == HCCL_OP_BROADCAST &&
-        n->fp.root == x->peer) {
-        /* We wait for this broadcast's data from the root we were given, and that rank
-         * has moved on: the small broadcast's root sends and returns, so no message
-         * told us earlier (algo/oneshot_broadcast.c). The rank that did act as root,
-         * if any, sent us its data: name it. */
+    if (!n->fp.p2p && !f.p2p && s->hdr.seq > s->want.seq &&
+        (n->fp.op == HCCL_OP_BROADCAST || n->fp.op == HCCL_OP_SCATTER) && n->fp.root == x->peer) {
+        /* We wait for this broadcast's (scatter's) data from the root we were given,
+         * and that rank has moved on: the small one's root sends and returns, so no
+         * message told us earlier (algo/oneshot_broadcast.c). The rank that did act as
+         * root, if any, sent us its data: name it. */
         char evidence[400];
         root_evidence(n, x->peer, evidence, sizeof evidence);
         return fail(n, HCCL_E_PARA,
@@ -379,16 +380,18 @@ static HcclResult mismatch(hccl_netimpl *n, hccl_xfer *x, xstate *s)
                     "the root) or skipped a collective%s",
                     s->want.seq, n->rank, mine, x->peer, s->hdr.seq, theirs, x->peer, s->want.seq, evidence);
     }
-    if (!n->fp.p2p && !f.p2p && s->hdr.seq > s->want.seq && n->fp.op == HCCL_OP_REDUCE && n->fp.root == n->rank)
-        /* The eager Reduce (algo/oneshot_reduce.c): its input went elsewhere, or the
-         * rank took itself for the root. */
+    if (!n->fp.p2p && !f.p2p && s->hdr.seq > s->want.seq && (n->fp.op == HCCL_OP_REDUCE || n->fp.op == HCCL_OP_GATHER) &&
+        n->fp.root == n->rank)
+        /* The eager Reduce or Gather (algo/oneshot_reduce.c): its input went elsewhere,
+         * or the rank took itself for the root. */
         return fail(n, HCCL_E_PARA,
                     "operation mismatch at op #%u: rank %u called %s and waits for rank %u's input, but rank %u is "
                     "at op #%u %s: it did not send its input of op #%u here (the ranks disagree about the root) or "
                     "skipped a collective",
                     s->want.seq, n->rank, mine, x->peer, x->peer, s->hdr.seq, theirs, s->want.seq);
     if (!n->fp.p2p && !f.p2p && s->hdr.seq < s->want.seq &&
-        ((f.op == HCCL_OP_BROADCAST && f.root == x->peer) || (f.op == HCCL_OP_REDUCE && f.root == n->rank)))
+        (((f.op == HCCL_OP_BROADCAST || f.op == HCCL_OP_SCATTER) && f.root == x->peer) ||
+         ((f.op == HCCL_OP_REDUCE || f.op == HCCL_OP_GATHER) && f.root == n->rank)))
         /* An eager root's data, or an eager Reduce's input meant for us as the root,
          * that no operation here took. */
         return fail(n, HCCL_E_PARA,

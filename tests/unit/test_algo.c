@@ -557,6 +557,13 @@ static void test_direct(void)
                         for (int mode = 0; mode < 2; mode++)
                             run_case(HCCL_OP_REDUCE, n, root % 2 ? 1 : 2 * n + 1, red_dtypes[d], red_ops[o], root,
                                      mode);
+            /* Scatter and Gather without the agreement: every root, dtype, layout. */
+            for (uint32_t root = 0; root < n; root++)
+                for (size_t d = 0; d < sizeof move_dtypes / sizeof move_dtypes[0]; d++)
+                    for (int mode = 0; mode < 2; mode++) {
+                        run_case(HCCL_OP_SCATTER, n, root % 2 ? 1 : 2 * n + 1, move_dtypes[d], 0, root, mode);
+                        run_case(HCCL_OP_GATHER, n, root % 2 ? 2 * n + 1 : 1, move_dtypes[d], 0, root, mode);
+                    }
             for (int mode = 0; mode < 3; mode++)
                 for (size_t d = 0; d < sizeof move_dtypes / sizeof move_dtypes[0]; d++) {
                     run_case(HCCL_OP_ALLTOALL, n, 1, move_dtypes[d], 0, 0, mode);
@@ -927,11 +934,19 @@ static void test_selection(void)
     ctx.crowded = 0;
     TT_ASSERT_EQ(hccl_algo_select(&ctx, &aa), HCCL_ALGO_ONESHOT);
     ctx.nranks = 4;
+    hccl_op_args sg = {.type = HCCL_OP_SCATTER, .count = 84 * k, .dtype = f};
+    TT_ASSERT_EQ(hccl_algo_select(&ctx, &sg), HCCL_ALGO_ONESHOT);
+    sg.type = HCCL_OP_GATHER;
+    TT_ASSERT_EQ(hccl_algo_select(&ctx, &sg), HCCL_ALGO_ONESHOT);
+    sg.count = 88 * k;
+    TT_ASSERT_EQ(hccl_algo_select(&ctx, &sg), HCCL_ALGO_REFERENCE);
+    sg.count = 1;
     ctx.direct = 0;
     rd.count = 1;
     aa.count = 1;
     TT_ASSERT(hccl_algo_select(&ctx, &rd) != HCCL_ALGO_ONESHOT);
     TT_ASSERT(hccl_algo_select(&ctx, &aa) != HCCL_ALGO_ONESHOT);
+    TT_ASSERT_EQ(hccl_algo_select(&ctx, &sg), HCCL_ALGO_REFERENCE);
     ctx.direct = 1;
     ctx.nranks = 2;
     /* More ranks than CPUs on a host: small AllReduce by recursive doubling from 3
