@@ -508,3 +508,98 @@ int scen_mismatch(int argc, char **argv)
     if (!ran) fault_fail(NULL, "no mismatch case named %s", only ? only : "?");
     return 0;
 }
+
+/* ---- eager senders that leave at once ------------------------------------------------------------ */
+
+/* eager_exit: 3 ranks. The small rooted operations on one host are eager: their
+ * senders return before anyone received. Here the senders then destroy the
+ * communicator and exit at once, while the receivers come late (rank 1 after 0.3 s,
+ * rank 2 after 0.6 s); every receiver must still get the right data:
+ *   op #1 Broadcast from rank 0 (3 x 1024 int32), op #2 Reduce (sum) to rank 2,
+ *   op #3 Gather to rank 2, op #4 Scatter from rank 0 (rank 0 leaves after it).
+ * Rank 1 leaves after op #4 too (its part of ops #2-#4 only sends, or receives from
+ * rank 0, who left). Also over TCP and with the reference algorithms (which are not
+ * eager: there the senders wait for the receivers, and the checks are the same). */
+#define EX_N 3
+#define EX_COUNT 1024
+
+static int ex_check(fault_ctx *c, const int32_t *got, size_t n, int32_t (*want)(size_t), const char *what)
+{
+    for (size_t i = 0; i < n; i++)
+        if (got[i] != want(i)) {
+            fault_fail(c, "%s: element %zu is %d, expected %d", what, i, got[i], want(i));
+            return 1;
+        }
+    return 0;
+}
+
+static int32_t ex_bcast(size_t i) { return (int32_t)(7 * i + 3); }
+static int32_t ex_sum(size_t i) { return (int32_t)(3 * i + 6); } /* sum over r of (i + r + 1) */
+static int32_t ex_gather(size_t i) { return (int32_t)(1000 * (i / EX_COUNT) + i % EX_COUNT); }
+static int32_t ex_scatter(size_t i) { return (int32_t)(50000 + 1000 * 1 + i); } /* rank 1's block */
+
+static void eager_exit_body(fault_ctx *c)
+{
+    const size_t n = EX_COUNT, bytes = n * sizeof(int32_t);
+    fault_bufs b;
+    if (fault_bufs_alloc(c, &b, EX_N * bytes, EX_N * bytes) != 0) return;
+    int32_t *h = calloc(EX_N * n, sizeof *h);
+    if (!h) goto out;
+    if (c->rank) usleep(300000u * (unsigned)c->rank);
+    HcclResult hr;
+#define EX_RUN(what, call)                                                                                             \
+    do {                                                                                                               \
+        fault_step(c, "%s", what);                                                                                     \
+        hr = (call);                                                                                                   \
+        if (hr == HCCL_SUCCESS) hr = (HcclResult)aclrtSynchronizeStream(c->stream);                                  \
+        if (hr != HCCL_SUCCESS) {                                                                                      \
+            fault_fail(c, "%s failed: %d", what, (int)hr);                                                            \
+            goto out;                                                                                                  \
+        }                                                                                                              \
+    } while (0)
+    /* op #1: Broadcast from rank 0 */
+    for (size_t i = 0; i < n; i++) h[i] = c->rank == 0 ? ex_bcast(i) : -1;
+    aclrtMemcpy(b.dev_recv, bytes, h, bytes, ACL_MEMCPY_HOST_TO_DEVICE);
+    EX_RUN("op #1 Broadcast", HcclBroadcast(b.dev_recv, n, HCCL_DATA_TYPE_INT32, 0, c->comm, c->stream));
+    aclrtMemcpy(h, bytes, b.dev_recv, bytes, ACL_MEMCPY_DEVICE_TO_HOST);
+    if (ex_check(c, h, n, ex_bcast, "Broadcast")) goto out;
+    /* op #2: Reduce to rank 2 */
+    for (size_t i = 0; i < n; i++) h[i] = (int32_t)(i + (size_t)c->rank + 1);
+    aclrtMemcpy(b.dev_send, bytes, h, bytes, ACL_MEMCPY_HOST_TO_DEVICE);
+    EX_RUN("op #2 Reduce", HcclReduce(b.dev_send, b.dev_recv, n, HCCL_DATA_TYPE_INT32, HCCL_REDUCE_SUM, 2, c->comm,
+                                      c->stream));
+    if (c->rank == 2) {
+        aclrtMemcpy(h, bytes, b.dev_recv, bytes, ACL_MEMCPY_DEVICE_TO_HOST);
+        if (ex_check(c, h, n, ex_sum, "Reduce")) goto out;
+    }
+    /* op #3: Gather to rank 2 */
+    for (size_t i = 0; i < n; i++) h[i] = (int32_t)(1000 * c->rank + (int)i);
+    aclrtMemcpy(b.dev_send, bytes, h, bytes, ACL_MEMCPY_HOST_TO_DEVICE);
+    EX_RUN("op #3 Gather", HcclGather(b.dev_send, b.dev_recv, n, HCCL_DATA_TYPE_INT32, 2, c->comm, c->stream));
+    if (c->rank == 2) {
+        aclrtMemcpy(h, EX_N * bytes, b.dev_recv, EX_N * bytes, ACL_MEMCPY_DEVICE_TO_HOST);
+        if (ex_check(c, h, EX_N * n, ex_gather, "Gather")) goto out;
+    }
+    /* op #4: Scatter from rank 0 */
+    for (size_t i = 0; i < EX_N * n; i++) h[i] = (int32_t)(50000 + 1000 * (i / n) + i % n);
+    aclrtMemcpy(b.dev_send, EX_N * bytes, h, EX_N * bytes, ACL_MEMCPY_HOST_TO_DEVICE);
+    EX_RUN("op #4 Scatter", HcclScatter(b.dev_send, b.dev_recv, n, HCCL_DATA_TYPE_INT32, 0, c->comm, c->stream));
+    if (c->rank == 1) {
+        aclrtMemcpy(h, bytes, b.dev_recv, bytes, ACL_MEMCPY_DEVICE_TO_HOST);
+        if (ex_check(c, h, n, ex_scatter, "Scatter")) goto out;
+    }
+#undef EX_RUN
+out:
+    free(h);
+    fault_bufs_free(&b);
+}
+
+int scen_eager_exit(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    fault_job job = {.name = "eager_exit", .nranks = EX_N, .init = INIT_ROOTINFO, .body = eager_exit_body,
+                     .watchdog_s = 30};
+    fault_run(&job);
+    return 0;
+}
