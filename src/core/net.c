@@ -829,8 +829,8 @@ static HcclResult timed_out(hccl_netimpl *n, hccl_xfer *x, int cnt)
                     n->fp.seq, n->rank, fps, passed, n->fp.seq, peers);
     if (roots[0])
         return fail(n, HCCL_E_PARA,
-                    "operation mismatch at op #%u: rank %u called %s, but %s; every rank waited in op #%u until "
-                    "HCCL_EXEC_TIMEOUT (no rank acted as this rank's root)",
+                    "operation mismatch at op #%u: rank %u called %s, but %s (found when op #%u reached "
+                    "HCCL_EXEC_TIMEOUT)",
                     n->fp.seq, n->rank, fps, roots, n->fp.seq);
     if (missing[0])
         return fail(n, HCCL_E_TIMEOUT, "op #%u %s timed out (HCCL_EXEC_TIMEOUT) on rank %u: %s; this rank was waiting for: %s",
