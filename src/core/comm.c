@@ -206,23 +206,30 @@ static hccl_comm *comm_alloc(uint32_t rank, uint32_t nranks, const hccl_comm_cfg
 
 /* ---- setup exchange: who shares this host, and may we copy directly? ---------------- */
 
+#define SETUP_CPU_WORDS 16 /* CPUs 0..1023, as cpu_set_t holds */
 typedef struct setup_rec {
     uint32_t pid;
     int32_t dirfd; /* its shared device memory's directory (runtime/sharemem.h), -1 = none */
     uint64_t host;
     uint64_t probe_addr;
+    uint64_t cpus[SETUP_CPU_WORDS]; /* the CPUs it may run on (bit i: CPU i) */
 } setup_rec;
 static const uint64_t probe_word = 0x424f52504c434348ull; /* "HCCLPROB" */
 
 HCCL_PARAM_INT(shm_disable, "HCCL_SHM_DISABLE", 0)
 
-/* CPUs this rank may run on. */
-static uint32_t usable_cpus(void)
+/* The CPUs this rank (its calling thread) may run on, as a bitmap. */
+static void usable_cpus(uint64_t *words)
 {
     cpu_set_t set;
-    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) return (uint32_t)CPU_COUNT(&set);
+    memset(words, 0, SETUP_CPU_WORDS * sizeof *words);
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) {
+        for (int i = 0; i < SETUP_CPU_WORDS * 64 && i < CPU_SETSIZE; i++)
+            if (CPU_ISSET(i, &set)) words[i / 64] |= 1ull << (i % 64);
+        return;
+    }
     long k = sysconf(_SC_NPROCESSORS_ONLN);
-    return k > 0 ? (uint32_t)k : 1;
+    for (long i = 0; i < (k > 0 ? k : 1) && i < SETUP_CPU_WORDS * 64; i++) words[i / 64] |= 1ull << (i % 64);
 }
 
 /* Run one reference operation of the setup (sequence number 0, not recorded). */
@@ -255,16 +262,20 @@ static HcclResult setup_direct(hccl_comm *c)
     }
     int dirfd = aclrtInternalShareDirAcquire();
     c->share_dir = dirfd >= 0;
-    recs[c->rank] = (setup_rec){(uint32_t)getpid(), dirfd, hccl_boot_host_hash(), (uint64_t)(uintptr_t)&probe_word};
+    recs[c->rank] = (setup_rec){(uint32_t)getpid(), dirfd, hccl_boot_host_hash(), (uint64_t)(uintptr_t)&probe_word, {0}};
+    usable_cpus(recs[c->rank].cpus);
     hccl_op_args ag = {.type = HCCL_OP_ALLGATHER, .sendbuf = &recs[c->rank], .recvbuf = recs,
                        .count = sizeof(setup_rec), .dtype = HCCL_DATA_TYPE_UINT8};
     HcclResult res = setup_op(c, &ag);
     /* flags[0]: every peer shares our host and answers a direct copy;
      * flags[1]: every peer on our host answers a direct copy;
-     * flags[2]: our host has a CPU for each of its ranks (else the selection picks
-     * algorithms for ranks that take turns on a CPU: algo.c). */
+     * flags[2]: our host has a CPU for each of its ranks: its ranks together may run
+     * on at least as many CPUs as there are ranks (else the selection picks algorithms
+     * for ranks that take turns on a CPU: algo.c). Ranks bound one per core are not
+     * crowded; ranks that all share one CPU set smaller than their number are. */
     int32_t flags[3] = {1, 1, 1}, agreed[3] = {0, 0, 0};
-    uint32_t on_host = 0;
+    uint32_t on_host = 0, host_cpus = 0;
+    uint64_t cpus[SETUP_CPU_WORDS] = {0};
     if (hccl_param_shm_disable()) flags[0] = flags[1] = 0;
     c->host_of = hccl_calloc(n, sizeof *c->host_of);
     if (!c->host_of) res = HCCL_E_MEMORY;
@@ -276,7 +287,10 @@ static HcclResult setup_direct(hccl_comm *c)
         while (h < c->nhosts && c->hosts[c->host_leader[h]] != recs[p].host) h++;
         if (h == c->nhosts) c->host_leader[c->nhosts++] = p;
         c->host_of[p] = h;
-        if (recs[p].host == recs[c->rank].host) on_host++;
+        if (recs[p].host == recs[c->rank].host) {
+            on_host++;
+            for (int w = 0; w < SETUP_CPU_WORDS; w++) cpus[w] |= recs[p].cpus[w];
+        }
         if (p == c->rank) continue;
         int same = recs[p].host == recs[c->rank].host;
         int probe_ok = same && hccl_net_probe_direct(recs[p].pid, recs[p].probe_addr, probe_word) == 0;
@@ -284,7 +298,8 @@ static HcclResult setup_direct(hccl_comm *c)
         if (same && !probe_ok) flags[1] = 0;
     }
     hccl_free(recs);
-    if (on_host > usable_cpus()) flags[2] = 0;
+    for (int w = 0; w < SETUP_CPU_WORDS; w++) host_cpus += (uint32_t)__builtin_popcountll(cpus[w]);
+    if (on_host > host_cpus) flags[2] = 0;
     hccl_op_args ar = {.type = HCCL_OP_ALLREDUCE, .sendbuf = flags, .recvbuf = agreed, .count = 3,
                        .dtype = HCCL_DATA_TYPE_INT32, .redop = HCCL_REDUCE_MIN};
     if (res == HCCL_SUCCESS) res = setup_op(c, &ar);

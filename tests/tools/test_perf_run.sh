@@ -2,7 +2,8 @@
 # test_perf_run.sh BINDIR - runs all_reduce_perf through hcclrun with 2 and 3 ranks
 # (-b 8 -e 64K) and checks the exit status and the nccl-tests table: one header,
 # one row per size with 13 columns (size = count * 4, #wrong 0), the footer lines.
-# Then every other benchmark once with 2 ranks over a few sizes.
+# Then every other benchmark once with 2 ranks over a few sizes, and the crowded-host
+# agreement with 2 ranks bound one per CPU and with 2 ranks on one CPU.
 set -u
 BIN=${1:?usage: test_perf_run.sh BINDIR}
 HCCLRUN="$BIN/hcclrun"
@@ -43,6 +44,23 @@ for b in all_gather reduce_scatter broadcast reduce alltoall sendrecv gather sca
     [ $rc = 0 ] && [ "$rows" = 4 ] && grep -q '^# Out of bounds values : 0 OK$' "$T/out" && pass "${b}_perf with 2 ranks" ||
         { fail "${b}_perf with 2 ranks: exit $rc, $rows rows"; cat "$T/out" "$T/err"; }
 done
+
+# Whether a host is crowded (more ranks than CPUs) is agreed from the CPUs the ranks may
+# run on together: 2 ranks bound one per CPU are not; 2 ranks sharing one CPU are.
+cpus=$(taskset -pc $$ | sed 's/.*: *//')
+first=$(echo "$cpus" | sed 's/[-,].*//')
+if [ "$(nproc)" -ge 2 ]; then
+    HCCL_DEBUG=INFO HCCL_DEBUG_SUBSYS=INIT timeout 120 "$HCCLRUN" -n 2 --bind-to core all_reduce_perf -b 8 -e 8 -w 1 -n 2 \
+        > "$T/out" 2> "$T/err"
+    [ "$(grep -c 'a CPU per rank' "$T/err")" = 2 ] && ! grep -q 'more ranks than CPUs' "$T/err" &&
+        pass "2 ranks bound one per CPU: not crowded" || { fail "2 ranks bound one per CPU: not crowded"; cat "$T/err"; }
+else
+    echo "skip 2 ranks bound one per CPU (one CPU only)"
+fi
+HCCL_DEBUG=INFO HCCL_DEBUG_SUBSYS=INIT timeout 120 taskset -c "$first" "$HCCLRUN" -n 2 all_reduce_perf -b 8 -e 8 -w 1 -n 2 \
+    > "$T/out" 2> "$T/err"
+[ "$(grep -c 'more ranks than CPUs on a host' "$T/err")" = 2 ] && pass "2 ranks on one CPU: crowded" ||
+    { fail "2 ranks on one CPU: crowded"; cat "$T/err"; }
 
 echo "$fails failure(s)"
 [ $fails = 0 ]
