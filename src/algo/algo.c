@@ -6,17 +6,19 @@
  *   AllReduce, n > 1:  bytes <= 16 KiB and n <= 64             -> oneshot, or
  *                      recursive doubling when ctx->crowded and n > 2
  *                      ctx->direct (all ranks on one host)      -> direct
- *   Broadcast:         ctx->direct and (n - 1) x bytes <= 256 KiB -> oneshot (eager: the
+ *   Broadcast:         ctx->direct and bytes <= 8 KiB (32 KiB when ctx->crowded)
+ *                                                           -> oneshot (eager: the
  *                      root sends and returns)
- *   Reduce:            the same, and n slots fit the scratch -> oneshot (eager: the
+ *   Reduce:            ctx->direct, (n - 1) x bytes <= 256 KiB and n slots fit the
+ *                      scratch                              -> oneshot (eager: the
  *                      others send to the root and return)
  *   Scatter, Gather:   ctx->direct and (n - 1) x bytes <= 256 KiB -> oneshot (the
  *                      linear algorithms without the agreement: eager)
  *   AlltoAll:          ctx->direct, n x bytes <= 16 KiB, and not more than 4 ranks
  *                      when ctx->crowded                    -> oneshot (one round)
- *   AllGather(V), ReduceScatter(V), Broadcast:
+ *   AllGather(V), ReduceScatter(V), and Broadcast above the eager limit:
  *                      ctx->direct, n x bytes <= 16 KiB and n > 2 -> oneshot (not
- *                      ReduceScatterV)
+ *                      ReduceScatterV, not Broadcast)
  *                      ctx->direct and (n > 2 or >= 4 KiB)      -> direct
  *   Several hosts, some with several ranks: AllReduce above 16 KiB, Broadcast,
  *                      AllGather, ReduceScatter -> hierarchical (inside hosts, then
@@ -47,11 +49,17 @@
 
 #define ONESHOT_MAX_BYTES (16u << 10)
 #define DIRECT_MIN_BYTES (4u << 10)
-/* The eager Broadcast's root copies its buffer once per peer (the eager Reduce's and
- * Gather's root takes one block per peer, Scatter's sends one): up to this many bytes
- * in all it beats the direct broadcast, whose root copies once but waits for every
- * rank (2, 4, 8 ranks on 2 cores: docs/performance.md). */
-#define EAGER_BCAST_MAX_BYTES (256u << 10)
+/* The eager Broadcast's root copies its buffer into the ring of every peer, and each
+ * receiver copies it out again; the direct broadcast copies it once but waits for
+ * every rank. Measured in place (the call itself), the eager one is faster up to 8 KiB
+ * with a CPU per rank (2 ranks) and up to 32 KiB on a crowded host (4 and 8 ranks on 2
+ * cores), where that wait costs most (docs/performance.md). */
+#define EAGER_BCAST_BYTES (8u << 10)
+#define EAGER_BCAST_CROWDED_BYTES (32u << 10)
+/* The eager Reduce's and Gather's root takes one block per peer, Scatter's sends one:
+ * up to this many bytes in all, against their reference algorithms (tree, linear)
+ * with the agreement round first, faster at every size measured (2 and 4 ranks). */
+#define EAGER_ROOTED_MAX_BYTES (256u << 10)
 
 int hccl_algo_implements(hccl_algo_id id, hccl_op_type t)
 {
@@ -134,7 +142,7 @@ hccl_algo_id hccl_algo_select(const hccl_algo_ctx *ctx, const hccl_op_args *a)
         if (hier && (a->type == HCCL_OP_BROADCAST || a->type == HCCL_OP_ALLGATHER || a->type == HCCL_OP_REDUCE_SCATTER))
             return HCCL_ALGO_HIER;
         if (a->type == HCCL_OP_BROADCAST && ctx->direct && ctx->nranks <= 64 &&
-            bytes * (ctx->nranks - 1) <= EAGER_BCAST_MAX_BYTES)
+            bytes <= (ctx->crowded ? EAGER_BCAST_CROWDED_BYTES : EAGER_BCAST_BYTES))
             return HCCL_ALGO_ONESHOT;
         if (ctx->direct && ctx->nranks <= 64 && a->type != HCCL_OP_REDUCE_SCATTER_V &&
             a->type != HCCL_OP_BROADCAST && ctx->nranks > 2 && bytes * ctx->nranks <= ONESHOT_MAX_BYTES &&
@@ -144,7 +152,7 @@ hccl_algo_id hccl_algo_select(const hccl_algo_ctx *ctx, const hccl_op_args *a)
             return HCCL_ALGO_DIRECT;
         return forced ? forced : cheapest(ctx, a->type, bytes);
     case HCCL_OP_REDUCE:
-        if (ctx->direct && ctx->nranks <= 64 && bytes * (ctx->nranks - 1) <= EAGER_BCAST_MAX_BYTES &&
+        if (ctx->direct && ctx->nranks <= 64 && bytes * (ctx->nranks - 1) <= EAGER_ROOTED_MAX_BYTES &&
             ((bytes + 63) & ~63ull) * ctx->nranks <= ctx->scratch_bytes)
             return HCCL_ALGO_ONESHOT;
         return forced ? forced : cheapest(ctx, a->type, bytes);
@@ -157,7 +165,7 @@ hccl_algo_id hccl_algo_select(const hccl_algo_ctx *ctx, const hccl_op_args *a)
         return forced ? forced : cheapest(ctx, a->type, bytes);
     case HCCL_OP_SCATTER:
     case HCCL_OP_GATHER:
-        if (ctx->direct && bytes * (ctx->nranks - 1) <= EAGER_BCAST_MAX_BYTES) return HCCL_ALGO_ONESHOT;
+        if (ctx->direct && bytes * (ctx->nranks - 1) <= EAGER_ROOTED_MAX_BYTES) return HCCL_ALGO_ONESHOT;
         return HCCL_ALGO_REFERENCE;
     default:
         return HCCL_ALGO_REFERENCE;

@@ -319,10 +319,9 @@ static HcclResult fail(hccl_netimpl *n, HcclResult res, const char *fmt, ...)
 
 /* A broadcast's (or scatter's) receiver's root did not act as root: which ranks sent
  * us data of this operation as roots ("; rank 0 called Broadcast(count=1024, fp32,
- * root=0)")? Reads a
- * message header from each other peer, waiting up to 100 ms in all for the ones not
- * there yet; the operation fails and the connections are shut after this, so what
- * is read is not needed again. */
+ * root=0)")? Reads a message header from each other peer, waiting up to 100 ms in all
+ * for the ones not there yet; the operation fails and the connections are shut after
+ * this, so what is read is not needed again. */
 static void root_evidence(hccl_netimpl *n, uint32_t skip, char *out, size_t len)
 {
     tbuf t = {out, len, 0, 0};
@@ -813,7 +812,7 @@ static HcclResult timed_out(hccl_netimpl *n, hccl_xfer *x, int cnt)
     /* An eager rooted operation (algo/oneshot_broadcast.c, oneshot_reduce.c): a peer we
      * wait for that has gone past this operation sent its message elsewhere. */
     char passed[200] = "";
-    if (!roots[0] && n->fp.root != UINT32_MAX) {
+    if (!missing[0] && !roots[0] && n->fp.root != UINT32_MAX) {
         tbuf t = {passed, sizeof passed, 0, 0};
         for (int i = 0; i < cnt; i++) {
             if (!n->st[i].finished && x[i].dir == HCCL_XFER_RECV && ps[x[i].peer].past)

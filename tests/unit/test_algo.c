@@ -535,9 +535,12 @@ static void test_direct(void)
                     run_case(HCCL_OP_REDUCE_SCATTER, n, counts[ci], HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, 0, mode);
                     run_case(HCCL_OP_REDUCE_SCATTER_V, n, counts[ci], HCCL_DATA_TYPE_FP16, HCCL_REDUCE_MAX, 0, mode);
                 }
-            /* Above the eager limit ((n - 1) x 280 KiB > 256 KiB): the direct broadcast. */
-            for (uint32_t root = 0; root < n; root++)
+            /* Above the eager limit: the direct broadcast (from 256 KiB the root writes
+             * part of every reader's buffer). */
+            for (uint32_t root = 0; root < n; root++) {
+                run_case(HCCL_OP_BROADCAST, n, 5001, HCCL_DATA_TYPE_INT32, 0, root, 0);
                 run_case(HCCL_OP_BROADCAST, n, 70001, HCCL_DATA_TYPE_INT32, 0, root, 0);
+            }
         }
         run_case(HCCL_OP_REDUCE_SCATTER, 3, (1u << 20) + 5, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, 0, 1);
         run_case(HCCL_OP_ALLGATHER, 3, (1u << 20) + 7, HCCL_DATA_TYPE_FP32, 0, 0, 1);
@@ -874,8 +877,8 @@ static void test_selection(void)
     TT_ASSERT_EQ(hccl_algo_select(&ctx, &a), HCCL_ALGO_REFERENCE); /* not one of H-D's */
     /* One host, more than 2 ranks: small AllGather(V) and ReduceScatter in one round
      * (n x bytes <= 16 KiB), larger ones and ReduceScatterV direct; 2 ranks keep the
-     * ring's single exchange below 4 KiB. Broadcast eager (oneshot) while the root
-     * sends at most 256 KiB in all ((n - 1) x bytes), at any n. */
+     * ring's single exchange below 4 KiB. Broadcast eager (oneshot) up to 8 KiB, 32
+     * KiB on a crowded host, at any n. */
     ctx.direct = 1;
     ctx.reference = 0;
     static uint64_t cnt4[4];
@@ -890,13 +893,18 @@ static void test_selection(void)
     TT_ASSERT_EQ(hccl_algo_select(&ctx, &g), HCCL_ALGO_DIRECT);
     g.type = HCCL_OP_BROADCAST;
     TT_ASSERT_EQ(hccl_algo_select(&ctx, &g), HCCL_ALGO_ONESHOT);
-    g.count = 4 * k + 1; /* 4 x (4 KiB + 4 B) */
+    g.count = 8 * k;
     TT_ASSERT_EQ(hccl_algo_select(&ctx, &g), HCCL_ALGO_ONESHOT);
-    g.count = 84 * k; /* 3 peers x 84 KiB */
-    TT_ASSERT_EQ(hccl_algo_select(&ctx, &g), HCCL_ALGO_ONESHOT);
-    g.count = 88 * k; /* 3 x 88 KiB > 256 KiB */
+    g.count = 8 * k + 1;
     TT_ASSERT_EQ(hccl_algo_select(&ctx, &g), HCCL_ALGO_DIRECT);
-    g.count = 4 * k + 1;
+    ctx.crowded = 1;
+    TT_ASSERT_EQ(hccl_algo_select(&ctx, &g), HCCL_ALGO_ONESHOT);
+    g.count = 32 * k;
+    TT_ASSERT_EQ(hccl_algo_select(&ctx, &g), HCCL_ALGO_ONESHOT);
+    g.count = 32 * k + 1;
+    TT_ASSERT_EQ(hccl_algo_select(&ctx, &g), HCCL_ALGO_DIRECT);
+    ctx.crowded = 0;
+    g.count = 4 * k + 1; /* 4 x (4 KiB + 4 B) */
     g.type = HCCL_OP_ALLGATHER;
     TT_ASSERT_EQ(hccl_algo_select(&ctx, &g), HCCL_ALGO_DIRECT);
     ctx.nranks = 2;
@@ -904,9 +912,9 @@ static void test_selection(void)
     TT_ASSERT_EQ(hccl_algo_select(&ctx, &g), HCCL_ALGO_REFERENCE);
     g.type = HCCL_OP_BROADCAST;
     TT_ASSERT_EQ(hccl_algo_select(&ctx, &g), HCCL_ALGO_ONESHOT);
-    g.count = 256 * k; /* 256 KiB to the one peer */
+    g.count = 8 * k;
     TT_ASSERT_EQ(hccl_algo_select(&ctx, &g), HCCL_ALGO_ONESHOT);
-    g.count = 256 * k + 1;
+    g.count = 8 * k + 1;
     TT_ASSERT_EQ(hccl_algo_select(&ctx, &g), HCCL_ALGO_DIRECT);
     g.count = k;
     /* Reduce eager on one host up to 256 KiB to the root; AlltoAll in one round up to
