@@ -3,7 +3,7 @@
  * (src/runtime/stream.c, "Who runs a task" and "Deferred wake-ups"): order, one task
  * at a time against the worker and concurrent enqueues, the stream's device, events
  * across streams, host tasks that enqueue or synchronize, errors, the bounded doze of
- * a deferred task nobody synchronizes, and HCCL operations on two streams of two
+ * a deferred task nobody synchronizes (also right after a long synchronize), and HCCL operations on two streams of two
  * communicators enqueued in opposite orders on two thread-ranks.
  *
  * main() runs everything as is, then once more in a child process with
@@ -357,6 +357,34 @@ static void test_doze(void)
     TT_ASSERT_EQ(aclrtDestroyStream(s), ACL_SUCCESS);
 }
 
+/* After a long synchronize (its thread ran a 200 ms task while the worker dozed longer
+ * and longer), a task nobody synchronizes still starts within about one deferral
+ * period: the synchronizer, leaving, ends the worker's long doze (without that it
+ * started about 55 ms late). */
+static void test_doze_after_long_sync(void)
+{
+    aclrtStream s = NULL;
+    TT_ASSERT_EQ(aclrtCreateStream(&s), ACL_SUCCESS);
+    double worst = 0.0;
+    for (int round = 0; round < 2; round++) {
+        int flag = 0;
+        prime(s);
+        TT_ASSERT_EQ(aclrtLaunchHostTask(s, sleep_task, (void *)(intptr_t)200), ACL_SUCCESS);
+        TT_ASSERT_EQ(aclrtSynchronizeStream(s), ACL_SUCCESS);
+        double t0 = now_s();
+        TT_ASSERT_EQ(aclrtLaunchHostTask(s, set_flag, &flag), ACL_SUCCESS);
+        while (!__atomic_load_n(&flag, __ATOMIC_ACQUIRE) && now_s() - t0 < 20.0) sleep_ms(0);
+        double dt = now_s() - t0;
+        TT_ASSERT_EQ(flag, 1);
+        if (dt > worst) worst = dt;
+    }
+    printf("after a 200 ms synchronize, a task nobody synchronized started after at most %.2f ms\n", worst * 1e3);
+    TT_ASSERT_MSG(worst < 0.020, "a task nobody synchronized started %.1f ms late after a long synchronize",
+                  worst * 1e3);
+    TT_ASSERT_EQ(aclrtSynchronizeStream(s), ACL_SUCCESS);
+    TT_ASSERT_EQ(aclrtDestroyStream(s), ACL_SUCCESS);
+}
+
 /* ---- HCCL on two streams of two communicators, two thread-ranks */
 
 enum { COLL_ROUNDS = 60, COLL_COUNT = 256 };
@@ -493,6 +521,7 @@ int main(int argc, char **argv)
     test_host_tasks();
     test_errors();
     test_doze();
+    test_doze_after_long_sync();
     test_opposite_orders();
     test_unsynchronized_peer();
     if (!child_mode) run_child("/proc/self/exe");
