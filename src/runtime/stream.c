@@ -43,10 +43,10 @@
  * synchronized one after the other, must not wait for the doze);
  * aclrtStreamWaitEvent and aclrtQueryEventStatus wake the recording stream's worker.
  * A deferring worker with nothing queued for a whole period sleeps until an enqueue
- * wakes it. While synchronizing threads run the stream, the worker's dozes double in
- * length (up to 256 periods: waking every period, it preempted them when they shared
- * a CPU, 2 MiB AllGathers 15-60% slower), and the last of them to leave wakes it from
- * a long one. ACL_STREAM_DEFER_US=0 never defers.
+ * wakes it. While synchronizing threads run the stream, the worker dozes 16 periods,
+ * then twice as long each time up to 256 (waking every period, it preempted them when
+ * they shared a CPU: 2 MiB AllGathers 15-60% slower), and the last of them to leave
+ * wakes it from such a doze. ACL_STREAM_DEFER_US=0 never defers.
  *
  * Latency: a sleeping thread costs a futex wake-up (~5-50 us), so a worker waiting for
  * work (when not deferring) and a synchronizer waiting for a running task first spin
@@ -91,7 +91,8 @@ enum {
 /* What the worker does (under mu): running (or about to look at the queue), in a timed
  * wait that ends by itself, or asleep until signalled. */
 enum { W_AWAKE, W_DOZING, W_SLEEPING };
-#define HELPER_DOZE_SHIFT_MAX 8 /* a worker dozes at most 256 ACL_STREAM_DEFER_US while helpers run */
+#define HELPER_DOZE_SHIFT_MIN 4 /* while helpers run a worker dozes 16 ACL_STREAM_DEFER_US first, */
+#define HELPER_DOZE_SHIFT_MAX 8 /* then twice as long each time, up to 256 */
 
 typedef struct task {
     struct task *next;
@@ -116,9 +117,10 @@ typedef struct rt_stream {
     int running;          /* a task is running (on the worker or a helper) */
     int helpers;          /* threads running the stream's tasks themselves */
     int wstate;           /* W_* */
-    /* Dozes in a row that ended with helpers still running the stream: each doubles
-     * the next one (a worker woken every ACL_STREAM_DEFER_US preempts the helper when
-     * they share a CPU); the last helper to leave wakes a worker in such a long doze. */
+    /* Dozes in a row begun with helpers running the stream (the first 16 periods long,
+     * each next one twice as long: a worker woken every ACL_STREAM_DEFER_US preempts
+     * the helper when they share a CPU); the last helper to leave wakes a worker in
+     * such a doze. */
     unsigned helper_dozes;
     int defer_score;      /* prompt synchronizes in a row (see deferring()) */
     int deferred;         /* an enqueue left a task to the doze (counted in n_deferred) */
@@ -201,7 +203,7 @@ static void set_deferred(rt_stream *s, int on)
 static void wake_worker(rt_stream *s)
 {
     if (s->helpers) return;
-    if (s->helper_dozes > 1 && s->wstate == W_DOZING) { /* a long doze: back to the short ones */
+    if (s->helper_dozes && s->wstate == W_DOZING) { /* a long doze: back to the short ones */
         s->helper_dozes = 0;
         pthread_cond_signal(&s->work_cv);
         return;
@@ -304,7 +306,7 @@ static void *worker_main(void *p)
              * Deferring, doze instead, so that enqueues need not wake us afterwards;
              * longer and longer while helpers stay (wake_worker ends a long doze). */
             if (deferring(s) && !s->stop) {
-                unsigned k = s->helpers ? s->helper_dozes : 0;
+                unsigned k = s->helpers ? HELPER_DOZE_SHIFT_MIN + s->helper_dozes : 0;
                 uint64_t len = defer_ns() << (k < HELPER_DOZE_SHIFT_MAX ? k : HELPER_DOZE_SHIFT_MAX);
                 if (s->helpers && s->helper_dozes < HELPER_DOZE_SHIFT_MAX) s->helper_dozes++;
                 worker_wait(s, W_DOZING, hccl_now_ns() + len);
