@@ -272,6 +272,26 @@ static HcclResult net_recv(hccl_netimpl *n, uint32_t p, hccl_conn *c, const stru
     return HCCL_SUCCESS;
 }
 
+/* Reads from peer's connection c into buf until it holds want bytes (have already
+ * there), the connection fails, or a read finds nothing after deadline_ns; settles
+ * the connection's deferred wake-ups. Returns the bytes held. For the failure paths:
+ * ABORT frames, and what peers sent when an operation is found mismatched. */
+static size_t read_until(hccl_netimpl *n, uint32_t peer, hccl_conn *c, void *buf, size_t have, size_t want,
+                         uint64_t deadline_ns)
+{
+    while (have < want) {
+        struct iovec iov = {(char *)buf + have, want - have};
+        size_t moved = 0;
+        if (net_recv(n, peer, c, &iov, 1, &moved) != HCCL_SUCCESS) break;
+        have += moved;
+        if (moved) continue;
+        if (hccl_now_ns() > deadline_ns) break;
+        sched_yield();
+    }
+    conn_flush(c);
+    return have;
+}
+
 /* Text built in a fixed buffer: a piece that does not fit whole ends it with "...". */
 typedef struct tbuf {
     char *s;
@@ -330,18 +350,7 @@ static void root_evidence(hccl_netimpl *n, uint32_t skip, char *out, size_t len)
     for (uint32_t p = 0; p < n->nranks; p++) {
         if (p == n->rank || p == skip || !n->conns[p]) continue;
         msg_hdr h;
-        size_t have = 0;
-        while (have < sizeof h) {
-            struct iovec iov = {(char *)&h + have, sizeof h - have};
-            size_t moved = 0;
-            if (net_recv(n, p, n->conns[p], &iov, 1, &moved) != HCCL_SUCCESS) break;
-            have += moved;
-            if (moved) continue;
-            if (hccl_now_ns() > dl) break;
-            sched_yield();
-        }
-        conn_flush(n->conns[p]);
-        if (have < sizeof h || h.op != (uint8_t)n->fp.op || (h.flags & FLAG_P2P) || h.seq != n->fp.seq ||
+        if (read_until(n, p, n->conns[p], &h, 0, sizeof h, dl) < sizeof h || h.op != (uint8_t)n->fp.op || (h.flags & FLAG_P2P) || h.seq != n->fp.seq ||
             h.root != p)
             continue;
         hccl_fingerprint f;
@@ -421,15 +430,7 @@ static HcclResult peer_aborted_on(hccl_netimpl *n, hccl_conn *c, hccl_xfer *x, x
     size_t have = s->done - sizeof(msg_hdr);
     if (have > want) have = want;
     if (have) memcpy(text, x->buf, have);
-    uint64_t dl = hccl_now_ns() + 1000000000ull;
-    while (have < want && hccl_now_ns() < dl) {
-        struct iovec iov = {text + have, want - have};
-        size_t moved = 0;
-        if (net_recv(n, x->peer, c, &iov, 1, &moved) != HCCL_SUCCESS) break;
-        have += moved;
-        if (!moved) sched_yield();
-    }
-    conn_flush(c);
+    have = read_until(n, x->peer, c, text, have, want, hccl_now_ns() + 1000000000ull);
     text[have] = 0;
     return fail(n, HCCL_E_REMOTE, "rank %u aborted: %s", x->peer, have ? text : "(no reason given)");
 }
@@ -451,17 +452,8 @@ static int receiving_from(hccl_netimpl *n, hccl_xfer *x, int cnt, uint32_t peer)
 static HcclResult read_abort_on(hccl_netimpl *n, hccl_conn *c, uint32_t peer)
 {
     msg_hdr h;
-    size_t have = 0;
-    uint64_t dl = hccl_now_ns() + 50000000ull;
-    while (have < sizeof h && hccl_now_ns() < dl) {
-        struct iovec iov = {(char *)&h + have, sizeof h - have};
-        size_t moved = 0;
-        if (net_recv(n, peer, c, &iov, 1, &moved) != HCCL_SUCCESS) break;
-        have += moved;
-        if (!moved) sched_yield();
-    }
-    conn_flush(c);
-    if (have < sizeof h || h.op != OP_ABORT) return HCCL_E_TCP_TRANSFER;
+    if (read_until(n, peer, c, &h, 0, sizeof h, hccl_now_ns() + 50000000ull) < sizeof h || h.op != OP_ABORT)
+        return HCCL_E_TCP_TRANSFER;
     xstate s;
     memset(&s, 0, sizeof s);
     s.hdr = h;
