@@ -14,7 +14,6 @@
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
-#include <signal.h>
 #include <sys/socket.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -427,17 +426,7 @@ HcclResult hccl_boot_root_start(hccl_addr *addr, const hccl_boot_ident *ident, i
     }
     a->fd = fd;
     a->ident = *ident;
-    pthread_t t;
-    pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    sigset_t all, old;
-    sigfillset(&all); /* as the library's other threads: the application's handlers run on its own */
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    int rc = pthread_create(&t, &attr, root_thread, a);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    pthread_attr_destroy(&attr);
-    if (rc != 0) {
+    if (hccl_thread_start(NULL, root_thread, a) != 0) {
         close(fd);
         hccl_free(a);
         return HCCL_E_SYSCALL;

@@ -15,7 +15,6 @@
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -1200,16 +1199,7 @@ void hccl_net_start_responder(hccl_netimpl *n)
         n->listed = 1;
     }
     if (!resp_running) {
-        pthread_attr_t attr;
-        pthread_t t;
-        sigset_t all, old;
-        pthread_attr_init(&attr);
-        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-        sigfillset(&all); /* the application's signal handlers run on its own threads */
-        pthread_sigmask(SIG_SETMASK, &all, &old);
-        int err = pthread_create(&t, &attr, resp_main, NULL);
-        pthread_sigmask(SIG_SETMASK, &old, NULL);
-        pthread_attr_destroy(&attr);
+        int err = hccl_thread_start(NULL, resp_main, NULL);
         if (err == 0) resp_running = 1;
         else HCCL_INFO(NET, "no thread to answer STATUS questions between operations (error %d)", err);
     }

@@ -75,7 +75,6 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
-#include <signal.h>
 #include <stdio.h>
 #include <time.h>
 
@@ -467,12 +466,7 @@ aclError aclrtCreateStream(aclrtStream *stream)
     (void)defer_ns();
     (void)hccl_log_enabled(HCCL_LOG_WARN, 0);
 
-    /* Workers block every signal, so the application's handlers run on its own threads. */
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    int err = pthread_create(&s->worker, NULL, worker_main, s);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    int err = hccl_thread_start(&s->worker, worker_main, s);
     if (err != 0) {
         stream_free(s);
         return hccl_rt_error(ACL_ERROR_RT_INTERNAL_ERROR, "aclrtCreateStream: cannot start a worker thread (errno %d)",

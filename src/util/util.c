@@ -6,6 +6,7 @@
 #include "util/spin.h"
 
 #include <sched.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <sys/random.h>
 #include <time.h>
@@ -58,4 +59,19 @@ void hccl_spin_lock_slow(hccl_spin *l)
         }
         sched_yield(); /* the holder may be waiting for this CPU */
     }
+}
+
+int hccl_thread_start(pthread_t *t, void *(*fn)(void *), void *arg)
+{
+    pthread_attr_t attr;
+    pthread_t own;
+    sigset_t all, old;
+    pthread_attr_init(&attr);
+    if (!t) pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int err = pthread_create(t ? t : &own, &attr, fn, arg);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    pthread_attr_destroy(&attr);
+    return err;
 }

@@ -4,6 +4,7 @@
 #ifndef HCCL_UTIL_UTIL_H
 #define HCCL_UTIL_UTIL_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -19,6 +20,11 @@ void hccl_alloc_fail_after(long n);
 
 /* Fill buf with n random bytes from the kernel (getrandom); 0 on success. */
 int hccl_random_bytes(void *buf, size_t n);
+
+/* Start one of the library's threads: every signal blocked, so that the application's
+ * handlers run on its own threads; detached when t is NULL. Returns pthread_create's
+ * error (0 on success). */
+int hccl_thread_start(pthread_t *t, void *(*fn)(void *), void *arg);
 
 /* Overflow-checked a*b; returns 0 and sets *out, or -1 on overflow. */
 int hccl_mul_overflow(uint64_t a, uint64_t b, uint64_t *out);
