@@ -15,6 +15,7 @@
 #include "algo/algo.h"
 #include "algo/direct_common.h"
 #include "reduce/reduce.h"
+#include "util/copy.h"
 
 #include <string.h>
 
@@ -28,21 +29,26 @@ HcclResult hccl_algo_direct_allgather(hccl_algo_ctx *ctx, const hccl_op_args *a)
 #define SLOT_LEN(j) ((v ? a->recv_counts[j] : a->count) * es)
     char *recv = a->recvbuf;
     size_t own_len = SLOT_LEN(r);
-    if (own_len && a->sendbuf != recv + SLOT_OFF(r)) memmove(recv + SLOT_OFF(r), a->sendbuf, own_len);
-    hccl_direct_addrs *peer = ctx->scratch;
-    /* What peers read: our input, unless it lies inside recvbuf (in place, either
-     * form), where our slot r (written above) is the only stable copy. */
     uint64_t recv_end = 0;
     for (uint32_t j = 0; j < n; j++)
         if (SLOT_OFF(j) + SLOT_LEN(j) > recv_end) recv_end = SLOT_OFF(j) + SLOT_LEN(j);
     const char *in = a->sendbuf;
     int inside = in + own_len > recv && in < recv + recv_end;
+    /* Every rank writes its whole recvbuf: past a share of the cache, bypass it. */
+    int nt = hccl_copy_bypasses_cache((uint64_t)n * recv_end);
+    if (own_len && in != recv + SLOT_OFF(r)) {
+        if (nt && !inside) hccl_copy_nt(recv + SLOT_OFF(r), in, own_len);
+        else memmove(recv + SLOT_OFF(r), in, own_len);
+    }
+    hccl_direct_addrs *peer = ctx->scratch;
+    /* What peers read: our input, unless it lies inside recvbuf (in place, either
+     * form), where our slot r (written above) is the only stable copy. */
     hccl_direct_addrs me = {(uint64_t)(uintptr_t)(inside ? recv + SLOT_OFF(r) : in), (uint64_t)(uintptr_t)recv};
     HcclResult res = hccl_direct_open(ctx, me, peer);
     if (res != HCCL_SUCCESS) return res;
     for (uint32_t k = 1; k < n; k++) {
         uint32_t j = (r + k) % n; /* spread the readers over the sources */
-        res = hccl_direct_copy(ctx, j, 0, recv + SLOT_OFF(j), peer[j].send, SLOT_LEN(j));
+        res = hccl_direct_copy(ctx, j, 0, recv + SLOT_OFF(j), peer[j].send, SLOT_LEN(j), nt);
         if (res != HCCL_SUCCESS) return res;
     }
 #undef SLOT_OFF

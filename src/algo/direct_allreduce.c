@@ -27,6 +27,7 @@
 #include "algo/direct_common.h"
 #include "algo/pattern/pattern.h"
 #include "reduce/reduce.h"
+#include "util/copy.h"
 
 #include <string.h>
 
@@ -109,6 +110,7 @@ HcclResult hccl_algo_direct_allreduce(hccl_algo_ctx *ctx, const hccl_op_args *a)
     }
     res = hccl_direct_close(ctx);
     if (res != HCCL_SUCCESS) return res;
+    int nt = hccl_copy_bypasses_cache((uint64_t)n * a->count * es); /* every rank's recvbuf */
     for (uint64_t base = 0; base < a->count; base += chunk * n) {
         uint64_t wlen = a->count - base < chunk * n ? a->count - base : chunk * n;
         for (uint32_t k = 1; k < n; k++) {
@@ -116,7 +118,7 @@ HcclResult hccl_algo_direct_allreduce(hccl_algo_ctx *ctx, const hccl_op_args *a)
             uint64_t off, len;
             hccl_pattern_block(wlen, n, j, &off, &len);
             uint64_t byte_off = (base + off) * es;
-            res = hccl_direct_copy(ctx, j, 0, (char *)a->recvbuf + byte_off, peer[j].recv + byte_off, (size_t)len * es);
+            res = hccl_direct_copy(ctx, j, 0, (char *)a->recvbuf + byte_off, peer[j].recv + byte_off, (size_t)len * es, nt);
             if (res != HCCL_SUCCESS) return res;
         }
     }

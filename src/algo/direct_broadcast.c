@@ -15,6 +15,7 @@
 #include "algo/algo.h"
 #include "algo/direct_common.h"
 #include "reduce/reduce.h"
+#include "util/copy.h"
 
 #define DIRECT_BCAST_SPLIT_MIN (16u << 10)
 
@@ -35,12 +36,13 @@ HcclResult hccl_algo_direct_broadcast(hccl_algo_ctx *ctx, const hccl_op_args *a)
         tail = bytes / n / unit * unit;
     }
     char *buf = a->recvbuf;
+    int nt = hccl_copy_bypasses_cache((uint64_t)n * bytes); /* every rank's buffer */
     if (ctx->rank != a->root) {
-        res = hccl_direct_copy(ctx, a->root, 0, buf, peer[a->root].send, bytes - tail);
+        res = hccl_direct_copy(ctx, a->root, 0, buf, peer[a->root].send, bytes - tail, nt);
     } else if (tail) {
         for (uint32_t k = 1; k < n && res == HCCL_SUCCESS; k++) {
             uint32_t j = (a->root + k) % n;
-            res = hccl_direct_copy(ctx, j, 1, buf + bytes - tail, peer[j].send + bytes - tail, tail);
+            res = hccl_direct_copy(ctx, j, 1, buf + bytes - tail, peer[j].send + bytes - tail, tail, nt);
         }
     }
     if (res != HCCL_SUCCESS) return res;

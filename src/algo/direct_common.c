@@ -3,6 +3,8 @@
  */
 #include "algo/direct_common.h"
 
+#include "util/copy.h"
+
 #include <string.h>
 
 static HcclResult all_to_all(hccl_algo_ctx *ctx, void *mine, size_t bytes, char *theirs)
@@ -42,14 +44,17 @@ HcclResult hccl_direct_open_v(hccl_algo_ctx *ctx, const hccl_direct_addrs *mine,
 
 HcclResult hccl_direct_close(hccl_algo_ctx *ctx) { return all_to_all(ctx, NULL, 0, NULL); }
 
-HcclResult hccl_direct_copy(hccl_algo_ctx *ctx, uint32_t peer, int write, void *local, uint64_t remote, size_t bytes)
+HcclResult hccl_direct_copy(hccl_algo_ctx *ctx, uint32_t peer, int write, void *local, uint64_t remote, size_t bytes,
+                            int nt)
 {
     if (bytes == 0) return HCCL_SUCCESS;
     hccl_net *net = ctx->net;
     void *p = net->peer_ptr ? net->peer_ptr(net, peer, remote, bytes) : NULL;
     if (p) {
-        if (write) memcpy(p, local, bytes);
-        else memcpy(local, p, bytes);
+        void *d = write ? p : local;
+        const void *s = write ? local : p;
+        if (nt) hccl_copy_nt(d, s, bytes);
+        else memcpy(d, s, bytes);
         return HCCL_SUCCESS;
     }
     return net->peer_copy(net, peer, write, local, remote, bytes);

@@ -23,7 +23,9 @@ HcclResult hccl_direct_open(hccl_algo_ctx *ctx, hccl_direct_addrs mine, hccl_dir
 HcclResult hccl_direct_open_v(hccl_algo_ctx *ctx, const hccl_direct_addrs *mine, hccl_direct_addrs *theirs);
 /* Empty message to and from every peer: nobody leaves while others use its buffers. */
 HcclResult hccl_direct_close(hccl_algo_ctx *ctx);
-/* Copy between local memory and peer j's address (pointer when possible). */
-HcclResult hccl_direct_copy(hccl_algo_ctx *ctx, uint32_t peer, int write, void *local, uint64_t remote, size_t bytes);
+/* Copy between local memory and peer j's address (pointer when possible); nt: with
+ * stores that bypass the cache (hccl_copy_nt) when the copy is ours to make. */
+HcclResult hccl_direct_copy(hccl_algo_ctx *ctx, uint32_t peer, int write, void *local, uint64_t remote, size_t bytes,
+                            int nt);
 
 #endif

@@ -6,6 +6,7 @@
 
 #include "algo/algo.h"
 #include "reduce/reduce.h"
+#include "util/copy.h"
 #include "util/log.h"
 #include "util/param.h"
 #include "util/spin.h"
@@ -1353,6 +1354,8 @@ void hccl_net_abort(hccl_netimpl *n, const char *why)
 HcclResult hccl_net_create(uint32_t rank, uint32_t nranks, hccl_conn **conns, hccl_netimpl **out)
 {
     (void)hccl_param_net_spin_us(); /* read now, not first on a stream's worker (see comm.c) */
+    (void)hccl_param_copy_nt_bytes();
+    (void)hccl_cache_bytes();
     hccl_netimpl *n = hccl_calloc(1, sizeof *n);
     if (!n) return HCCL_E_MEMORY;
     pthread_mutex_init(&n->io_lock, NULL);

@@ -1,0 +1,56 @@
+/*
+ * test_copy.c - util/copy.h: the non-temporal copy gives memcpy's bytes for every
+ * alignment of source and destination, every length around the 64-byte lines, and
+ * touches nothing outside the destination; the cache-bypass threshold follows
+ * HCCL_COPY_NT_BYTES.
+ */
+#include "util/copy.h"
+#include "tinytest.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define GUARD 256
+
+int main(void)
+{
+    size_t max = 4096 + 3 * 64;
+    unsigned char *src = malloc(max + 2 * GUARD), *dst = malloc(max + 2 * GUARD), *want = malloc(max + 2 * GUARD);
+    TT_ASSERT(src && dst && want);
+    for (size_t i = 0; i < max + 2 * GUARD; i++) src[i] = (unsigned char)(i * 131 + 7);
+    static const size_t lens[] = {0, 1, 15, 63, 64, 65, 127, 128, 129, 191, 192, 255, 1000, 4096, 4096 + 3 * 64};
+    int mismatches = 0;
+    for (size_t so = 0; so < 64; so += 7)
+        for (size_t d_o = 0; d_o < 64; d_o += 5)
+            for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++) {
+                size_t n = lens[li];
+                memset(dst, 0xA5, max + 2 * GUARD);
+                memset(want, 0xA5, max + 2 * GUARD);
+                memcpy(want + GUARD + d_o, src + GUARD + so, n);
+                hccl_copy_nt(dst + GUARD + d_o, src + GUARD + so, n);
+                if (memcmp(dst, want, max + 2 * GUARD) != 0) {
+                    if (mismatches++ < 5)
+                        TT_ASSERT_MSG(0, "copy of %zu bytes, source offset %zu, destination offset %zu", n, so, d_o);
+                }
+            }
+    TT_ASSERT_EQ(mismatches, 0);
+    /* A large copy (the streaming loop's steady state). */
+    size_t big = (8u << 20) + 40;
+    unsigned char *bs = malloc(big), *bd = malloc(big + 1);
+    TT_ASSERT(bs && bd);
+    for (size_t i = 0; i < big; i++) bs[i] = (unsigned char)(i ^ (i >> 9));
+    hccl_copy_nt(bd + 1, bs, big);
+    TT_ASSERT(memcmp(bd + 1, bs, big) == 0);
+    free(bs);
+    free(bd);
+
+    /* The threshold: HCCL_COPY_NT_BYTES (read once, so this process sets it first). */
+    setenv("HCCL_COPY_NT_BYTES", "1048576", 1);
+    TT_ASSERT_EQ(hccl_param_copy_nt_bytes(), 1048576);
+    TT_ASSERT(!hccl_copy_bypasses_cache(1048575));
+    TT_ASSERT(hccl_copy_bypasses_cache(1048576));
+    free(src);
+    free(dst);
+    free(want);
+    return tt_report("test_copy");
+}
