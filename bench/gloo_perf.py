@@ -228,9 +228,12 @@ def rank_main(rank, nranks, a):
                         sec = (time.perf_counter() - t0) / a.iters
                     for ci in range(a.check):
                         it = 2 * ci + (1 if inplace else 0)
-                        recv8.fill_(0x7F)
+                        # Sentinel over the bytes this size uses only (as tools/perf and
+                        # mpi_perf do): filling the whole buffers would leave dirty lines
+                        # for the next size's timed loop to write back.
+                        rv.view(torch.uint8).fill_(0x7F)
                         if not inplace:
-                            send8.fill_(0x7F)
+                            sv.view(torch.uint8).fill_(0x7F)
                         if a.coll != "broadcast" or rank == a.root:
                             v = values(op, exact_max, nranks, rank, np.arange(c[0], dtype=np.int64), it)
                             sv.copy_(torch.from_numpy(v.astype(npname)))
