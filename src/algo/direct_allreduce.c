@@ -118,7 +118,8 @@ HcclResult hccl_algo_direct_allreduce(hccl_algo_ctx *ctx, const hccl_op_args *a)
             uint64_t off, len;
             hccl_pattern_block(wlen, n, j, &off, &len);
             uint64_t byte_off = (base + off) * es;
-            res = hccl_direct_copy(ctx, j, 0, (char *)a->recvbuf + byte_off, peer[j].recv + byte_off, (size_t)len * es, nt);
+            res = hccl_direct_copy(ctx, j, 0, (char *)a->recvbuf + byte_off, peer[j].recv + byte_off,
+                                   (size_t)len * es, nt);
             if (res != HCCL_SUCCESS) return res;
         }
     }

@@ -42,7 +42,7 @@ int hccl_copy_bypasses_cache(uint64_t bytes)
 }
 
 #if defined(__x86_64__)
-/* 64 bytes (a cache line) per pass; dst is 16-byte aligned by the caller. */
+/* 64 bytes (a cache line) per pass; d is 64-byte aligned by the caller. */
 __attribute__((target("avx512f"))) static void stream_avx512(char *d, const char *s, size_t n)
 {
     for (size_t i = 0; i + 64 <= n; i += 64) _mm512_stream_si512((void *)(d + i), _mm512_loadu_si512(s + i));
