@@ -342,7 +342,7 @@ static long check_once(const data *d, MPI_Op op, int inplace)
     long wrong = 0;
     /* Sentinel over the bytes this size uses only, as tools/perf does: a memset of the
      * whole buffers would leave up to 2 x maxbytes of dirty lines for the next size's
-     * timed loop to write back (2-rank AllGather 2 MiB: 15% slower). */
+     * timed loop to write back (2-rank AllGather: up to a third slower). */
     size_t rb = d->c.recv * t->size;
     if (inplace && (size_t)(inplace_input(d) - recvbuf) + d->c.send * t->size > rb)
         rb = (size_t)(inplace_input(d) - recvbuf) + d->c.send * t->size;

@@ -61,6 +61,10 @@ static void stream_sse2(char *d, const char *s, size_t n)
 }
 #endif
 
+static int use_avx512 = -1; /* -1: ask the CPU at the first copy */
+
+void hccl_copy_nt_sse2_only(int on) { __atomic_store_n(&use_avx512, on ? 0 : -1, __ATOMIC_RELAXED); }
+
 void hccl_copy_nt(void *dst, const void *src, size_t n)
 {
 #if defined(__x86_64__)
@@ -76,12 +80,11 @@ void hccl_copy_nt(void *dst, const void *src, size_t n)
     s += head;
     n -= head;
     size_t body = n & ~(size_t)63;
-    static int avx512 = -1;
-    int wide = __atomic_load_n(&avx512, __ATOMIC_RELAXED);
+    int wide = __atomic_load_n(&use_avx512, __ATOMIC_RELAXED);
     if (wide < 0) {
         __builtin_cpu_init();
         wide = __builtin_cpu_supports("avx512f") != 0;
-        __atomic_store_n(&avx512, wide, __ATOMIC_RELAXED);
+        __atomic_store_n(&use_avx512, wide, __ATOMIC_RELAXED);
     }
     if (wide) stream_avx512(d, s, body);
     else stream_sse2(d, s, body);

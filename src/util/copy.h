@@ -22,5 +22,7 @@ int64_t hccl_param_copy_nt_bytes(void);
 /* memcpy (no overlap) with non-temporal stores where the CPU has them (x86-64),
  * ordered before the caller's later stores (a store fence); a plain memcpy elsewhere. */
 void hccl_copy_nt(void *dst, const void *src, size_t n);
+/* Test hook: 1 = the 16-byte (SSE2) stores even where AVX-512 exists; 0 = ask the CPU. */
+void hccl_copy_nt_sse2_only(int on);
 
 #endif

@@ -1,8 +1,8 @@
 /*
  * test_copy.c - util/copy.h: the non-temporal copy gives memcpy's bytes for every
  * alignment of source and destination, every length around the 64-byte lines, and
- * touches nothing outside the destination; the cache-bypass threshold follows
- * HCCL_COPY_NT_BYTES.
+ * touches nothing outside the destination, with the CPU's widest streaming stores
+ * and with SSE2's; the cache-bypass threshold follows HCCL_COPY_NT_BYTES.
  */
 #include "util/copy.h"
 #include "tinytest.h"
@@ -12,7 +12,7 @@
 
 #define GUARD 256
 
-int main(void)
+static void check_copies(void)
 {
     size_t max = 4096 + 3 * 64;
     unsigned char *src = malloc(max + 2 * GUARD), *dst = malloc(max + 2 * GUARD), *want = malloc(max + 2 * GUARD);
@@ -43,14 +43,23 @@ int main(void)
     TT_ASSERT(memcmp(bd + 1, bs, big) == 0);
     free(bs);
     free(bd);
+    free(src);
+    free(dst);
+    free(want);
+}
+
+int main(void)
+{
+    for (int narrow = 0; narrow < 2; narrow++) { /* the CPU's widest stores, then SSE2's */
+        hccl_copy_nt_sse2_only(narrow);
+        check_copies();
+    }
+    hccl_copy_nt_sse2_only(0);
 
     /* The threshold: HCCL_COPY_NT_BYTES (read once, so this process sets it first). */
     setenv("HCCL_COPY_NT_BYTES", "1048576", 1);
     TT_ASSERT_EQ(hccl_param_copy_nt_bytes(), 1048576);
     TT_ASSERT(!hccl_copy_bypasses_cache(1048575));
     TT_ASSERT(hccl_copy_bypasses_cache(1048576));
-    free(src);
-    free(dst);
-    free(want);
     return tt_report("test_copy");
 }
