@@ -899,6 +899,73 @@ static int small_rank(int rank, int fd, void *arg)
     return fails;
 }
 
+/*
+ * Rewinding (shm.c): small sends into an empty ring at offset 64 KiB or beyond skip
+ * to the ring's start. A 256 KiB ring, lockstep: 100 KiB in one message (non-lazy,
+ * leaving offset 100 KiB), then 300 rounds of small messages: read in one call or in
+ * separate calls of 1..3 parts, some rounds two messages sent before the reader reads
+ * (the second finds the ring not empty: no skip), every 50th round 20 KiB (over the
+ * lazy size: never skips). Every byte is checked; the producer's position must skip
+ * (run ahead of the bytes sent) and, after small sends, its offset stay in the first
+ * half of the ring (without rewinding, 300 rounds of 4 KiB on average go round it).
+ */
+static int rewind_rank(int rank, int fd, void *arg)
+{
+    (void)arg;
+    int fails = 0;
+    const size_t ring = 256 << 10;
+    hccl_conn *c = open_conn(rank, fd, ring, 0, &fails);
+    if (!c) return fails;
+    unsigned char *buf = malloc(128 << 10);
+    uint64_t pos = 0, rs = 12345, rp = 999; /* sizes (both ranks), parts (reader) */
+    uint64_t max_off = 0;
+    for (int i = -1; i < 300; i++) {
+        size_t len[2] = {0, 0};
+        if (i < 0) len[0] = 100 << 10;
+        else if (i % 50 == 49) len[0] = 20 << 10;
+        else {
+            static const size_t sz[] = {1, 8, 64, 104, 105, 1000, 4096, 9000, 16384};
+            len[0] = sz[rnd(&rs) % 9];
+            if (i % 7 == 3) len[1] = sz[rnd(&rs) % 9];
+        }
+        size_t tot = len[0] + len[1];
+        if (rank == 0) {
+            size_t off = 0;
+            for (int k = 0; k < 2 && len[k] && !fails; k++) {
+                struct iovec v = {g_pat + (pos + off) % PAT_LEN, len[k]};
+                size_t m = 0;
+                CHK(c->ops->send(c, &v, 1, &m) == HCCL_SUCCESS && m == len[k], "round %d: send %zu", i, len[k]);
+                off += len[k];
+                if (i >= 0 && i % 50 != 49) max_off = HCCL_MAX(max_off, hccl_shm_tx_pos(c) & (ring - 1));
+            }
+            flush(c);
+            sync_byte(fd, 1);
+            sync_byte(fd, 0);
+        } else {
+            sync_byte(fd, 0);
+            size_t at = 0, left = tot;
+            int nparts = 1 + (int)(rnd(&rp) % 3);
+            for (int k = 0; k < nparts && left && !fails; k++) {
+                size_t part[2] = {k == nparts - 1 ? left : 1 + rnd(&rp) % left, 0};
+                CHK(recv_parts(c, buf + at, part[0], part) == 0, "round %d: receive %zu bytes", i, part[0]);
+                at += part[0];
+                left -= part[0];
+            }
+            if (!fails) CHK(memcmp(buf, g_pat + pos % PAT_LEN, tot) == 0, "round %d: wrong bytes (%zu)", i, tot);
+            sync_byte(fd, 1);
+        }
+        pos += tot;
+    }
+    if (rank == 0 && !fails) {
+        CHK(hccl_shm_tx_pos(c) > pos, "the producer never skipped (position %llu, %llu bytes sent)",
+            (unsigned long long)hccl_shm_tx_pos(c), (unsigned long long)pos);
+        CHK(max_off < (128 << 10), "small messages reached ring offset %llu", (unsigned long long)max_off);
+    }
+    free(buf);
+    c->ops->close(c);
+    return fails;
+}
+
 static int order_rank(int rank, int fd, void *arg)
 {
     (void)arg;
@@ -1044,6 +1111,8 @@ int main(int argc, char **argv)
     TT_ASSERT_EQ(run_threads(order_rank, NULL), 0);
     TT_ASSERT_EQ(run_threads(small_rank, NULL), 0);
     TT_ASSERT_EQ(run_procs(small_rank, NULL), 0);
+    TT_ASSERT_EQ(run_threads(rewind_rank, NULL), 0);
+    TT_ASSERT_EQ(run_procs(rewind_rank, NULL), 0);
     TT_ASSERT_EQ(count_entries(getpid()), 0);
 
     printf("verified streams (random message and iovec sizes, both directions at once):\n");

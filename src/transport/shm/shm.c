@@ -13,7 +13,8 @@
  *            +128  tail     bytes consumed   (written by the consumer only)
  *            +256  rd_wait  consumer sleeps, wants "data arrived"
  *            +384  wr_wait  producer sleeps, wants "space freed"
- *   640    ring 1 control: side 1 -> side 0 (same layout)
+ *            +512  rewound  where the producer last skipped to the ring's start
+ *   768    ring 1 control: side 1 -> side 0 (same layout)
  *   4096   ring 0 data, ring_bytes (a power of two)
  *   4096+R ring 1 data, ring_bytes
  *
@@ -24,6 +25,19 @@
  * seq_cst for the doorbell protocol below); the consumer reads head with acquire,
  * copies out and publishes tail the same way.
  * Large transfers publish every CHUNK bytes, so the peer starts copying early.
+ *
+ * Rewinding. Small messages walk the ring a few bytes at a time, so after a large
+ * transfer they land on lines nobody has touched for a long time (out of both
+ * caches), and a 1 MiB ring takes thousands of small messages to come round to warm
+ * lines again. A producer about to send at most LAZY_MAX bytes at ring offset
+ * REWIND_AT or beyond therefore looks at tail (at most once per REWIND_STEP bytes it
+ * sends), and when the ring is empty skips the rest of the ring: it stores the
+ * position in rewound, then copies to offset 0 and publishes head as usual (release
+ * orders rewound before head). A consumer that sees bytes (head != tail) at a tail
+ * that is not at offset 0 and equals rewound moves its tail to the next multiple of
+ * the ring size first. rewound only grows and is only written when the ring is
+ * empty, so an older value is always below the consumer's tail. Small messages thus
+ * stay in the first REWIND_AT + LAZY_MAX bytes of the ring, which stay in cache.
  *
  * Inline copies. A consumer waiting for a small message polls head's line, and then
  * fetches the ring line holding the bytes: two transfers between cores in a row. A
@@ -104,6 +118,8 @@
 #define CHUNK ((uint64_t)256 << 10) /* publish head/tail at least this often (and every ring/4) */
 #define NAME_LEN 48
 #define LAZY_MAX ((uint64_t)16 << 10) /* transfers up to this size publish lazily */
+#define REWIND_AT ((uint64_t)64 << 10)  /* small sends from this ring offset on may rewind */
+#define REWIND_STEP ((uint64_t)4 << 10) /* a producer looks at tail at most once per this */
 
 HCCL_PARAM_INT(shm_ring_bytes, "HCCL_SHM_RING_BYTES", 1 << 20)
 
@@ -121,6 +137,7 @@ typedef struct ring_ctl {
     _Alignas(LINE) _Atomic uint64_t tail;
     _Alignas(LINE) _Atomic uint32_t rd_wait;
     _Alignas(LINE) _Atomic uint32_t wr_wait;
+    _Alignas(LINE) _Atomic uint64_t rewound; /* position the producer last skipped from */
 } ring_ctl;
 
 typedef struct seg_hdr {
@@ -130,7 +147,7 @@ typedef struct seg_hdr {
     _Atomic uint32_t closed[2];
     ring_ctl ring[2];
 } seg_hdr;
-_Static_assert(sizeof(ring_ctl) == 4 * LINE, "ring control layout");
+_Static_assert(sizeof(ring_ctl) == 5 * LINE, "ring control layout");
 _Static_assert(sizeof(seg_hdr) <= DATA_OFFSET, "segment header layout");
 
 /* Handshake messages (host byte order: both ends are on one host). */
@@ -163,6 +180,7 @@ typedef struct shm_conn {
     uint64_t tx_head; /* our copy of tx->head (we are its only writer) */
     uint64_t tx_tail; /* tx->tail when we last read it (it only grows) */
     uint64_t rx_tail; /* our copy of rx->tail */
+    uint64_t rewind_look; /* tx_head from which the producer may look at tail again */
     int lazy_head, lazy_tail; /* published lazily, want not looked at yet */
     int bell[2][2];   /* [side][BELL_DATA/BELL_SPACE], each opened O_RDWR */
     _Atomic int shut; /* shutdown() was called: our own send/recv fail too */
@@ -273,13 +291,13 @@ static void inline_put(shm_conn *s, uint64_t pos, const struct iovec *iov, int i
     atomic_store_explicit(&r->in_tag, (pos << 8) | len, memory_order_release);
 }
 
-/* Consumer: the avail (<= INLINE_MAX) bytes at our tail, from the inline copy into w;
- * 0 when the copy is not of exactly them, or was being rewritten. */
-static int inline_get(shm_conn *s, uint64_t avail, uint64_t w[INLINE_WORDS])
+/* Consumer: the avail (<= INLINE_MAX) bytes at stream position tail (ours), from the
+ * inline copy into w; 0 when the copy is not of exactly them, or was being rewritten. */
+static int inline_get(shm_conn *s, uint64_t tail, uint64_t avail, uint64_t w[INLINE_WORDS])
 {
     ring_ctl *r = s->rx;
     uint64_t v = atomic_load_explicit(&r->in_tag, memory_order_acquire);
-    if (v != ((s->rx_tail << 8) | avail)) return 0; /* another message's, or IN_WRITING */
+    if (v != ((tail << 8) | avail)) return 0; /* another message's, or IN_WRITING */
     for (size_t k = 0; k < (avail + 7) / 8; k++) w[k] = atomic_load_explicit(&r->in_word[k], IN_WORD_LOAD);
     IN_FENCE_ACQ();
     return atomic_load_explicit(&r->in_tag, memory_order_relaxed) == v;
@@ -355,9 +373,19 @@ static HcclResult shm_send(hccl_conn *c, const struct iovec *iov, int iovcnt, si
     }
     uint64_t head = s->tx_head, done = 0, total = hccl_iov_bytes(iov, iovcnt);
     int lazy = total <= LAZY_MAX;
+    uint64_t tail = s->tx_tail;
+    if (lazy && total && (head & s->mask) >= REWIND_AT && head >= s->rewind_look) { /* "Rewinding" */
+        tail = atomic_load_explicit(&s->tx->tail, memory_order_acquire);
+        TSAN_ACQUIRE(s->tok_tx);
+        if (tail == head) {
+            atomic_store_explicit(&s->tx->rewound, head, memory_order_relaxed);
+            head = (head | s->mask) + 1;
+        } else {
+            s->rewind_look = head + REWIND_STEP;
+        }
+    }
     /* The cached tail is enough while it leaves room for everything: then the
      * consumer's line is not pulled over at all. */
-    uint64_t tail = s->tx_tail;
     if (s->size - (head - tail) < HCCL_MIN(total, s->size)) {
         tail = atomic_load_explicit(&s->tx->tail, memory_order_acquire);
         TSAN_ACQUIRE(s->tok_tx);
@@ -405,6 +433,15 @@ static HcclResult shm_send(hccl_conn *c, const struct iovec *iov, int iovcnt, si
     return HCCL_SUCCESS;
 }
 
+/* The consumer's tail once it has seen head: past the producer's skip, if it skipped
+ * here (see "Rewinding"; rewound was stored before head, which we read with acquire). */
+static inline uint64_t rx_skip(const shm_conn *s, uint64_t head, uint64_t tail)
+{
+    if (head != tail && (tail & s->mask) && atomic_load_explicit(&s->rx->rewound, memory_order_relaxed) == tail)
+        return (tail | s->mask) + 1;
+    return tail;
+}
+
 static HcclResult shm_recv(hccl_conn *c, const struct iovec *iov, int iovcnt, size_t *moved)
 {
     shm_conn *s = (shm_conn *)c;
@@ -414,6 +451,7 @@ static HcclResult shm_recv(hccl_conn *c, const struct iovec *iov, int iovcnt, si
     int lazy = total <= LAZY_MAX;
     uint64_t head = atomic_load_explicit(&s->rx->head, memory_order_acquire);
     TSAN_ACQUIRE(s->tok_rx);
+    if (total) tail = rx_skip(s, head, tail);
     int i = 0;
     size_t off = 0;
     while (i < iovcnt && done < s->size) {
@@ -421,13 +459,14 @@ static HcclResult shm_recv(hccl_conn *c, const struct iovec *iov, int iovcnt, si
         if (avail == 0) {
             head = atomic_load_explicit(&s->rx->head, memory_order_acquire);
             TSAN_ACQUIRE(s->tok_rx);
+            tail = rx_skip(s, head, tail);
             avail = head - tail;
             if (avail == 0) break;
         }
         uint64_t want = HCCL_MIN(HCCL_MIN(avail, s->chunk), s->size - done), n = 0;
         uint64_t w[INLINE_WORDS];
         const unsigned char *in =
-            done == 0 && avail <= INLINE_MAX && inline_get(s, avail, w) ? (const unsigned char *)w : NULL;
+            done == 0 && avail <= INLINE_MAX && inline_get(s, tail, avail, w) ? (const unsigned char *)w : NULL;
         while (n < want && i < iovcnt) {
             size_t take = HCCL_MIN(iov[i].iov_len - off, (size_t)(want - n));
             if (take && in) memcpy((unsigned char *)iov[i].iov_base + off, in + n, take);
@@ -554,6 +593,7 @@ const hccl_transport hccl_shm_transport = {
 };
 
 size_t hccl_shm_ring_bytes(const hccl_conn *c) { return (size_t)((const shm_conn *)c)->size; }
+uint64_t hccl_shm_tx_pos(const hccl_conn *c) { return ((const shm_conn *)c)->tx_head; }
 
 /* ---------------------------------------------------------------- setup */
 

@@ -15,7 +15,7 @@
 /* Every /dev/shm entry of this transport starts with this (segment and doorbells). */
 #define HCCL_SHM_NAME_PREFIX "hccl-shm-"
 /* Handshake and segment layout version: both sides must have the same. */
-#define HCCL_SHM_VERSION 2u
+#define HCCL_SHM_VERSION 3u
 
 /* Smallest and largest ring accepted (HCCL_SHM_RING_BYTES is rounded up to a power
  * of two and clamped into this range). */
@@ -30,5 +30,8 @@ HcclResult hccl_shm_conn_create_sized(int tcp_fd, unsigned rank, unsigned peer, 
 
 /* The ring size (bytes per direction) of an shm connection. */
 size_t hccl_shm_ring_bytes(const hccl_conn *c);
+
+/* The producer's stream position (bytes sent, plus the ends of rings it skipped). */
+uint64_t hccl_shm_tx_pos(const hccl_conn *c);
 
 #endif
