@@ -12,6 +12,7 @@
  *            +8    inline   a copy of the last small send, in head's line (below)
  *            +128  tail     bytes consumed   (written by the consumer only)
  *            +256  rd_wait  consumer sleeps, wants "data arrived"
+ *                  drained  where the consumer last found the ring empty
  *            +384  wr_wait  producer sleeps, wants "space freed"
  *            +512  rewound  where the producer last skipped to the ring's start
  *   768    ring 1 control: side 1 -> side 0 (same layout)
@@ -29,15 +30,20 @@
  * Rewinding. Small messages walk the ring a few bytes at a time, so after a large
  * transfer they land on lines nobody has touched for a long time (out of both
  * caches), and a 1 MiB ring takes thousands of small messages to come round to warm
- * lines again. A producer about to send at most LAZY_MAX bytes at ring offset
- * REWIND_AT or beyond therefore looks at tail (at most once per REWIND_STEP bytes it
- * sends), and when the ring is empty skips the rest of the ring: it stores the
+ * lines again. So a consumer that empties the ring at offset REWIND_AT or beyond
+ * says so: it stores its tail in drained (release; in rd_wait's line, which the
+ * producer reads after every small send anyway, so that the look below costs a
+ * transfer between cores only when the consumer has just written it). A producer
+ * about to send at most LAZY_MAX bytes at such an offset that finds drained equal to
+ * its head knows the ring is empty, and skips the rest of it: it stores the
  * position in rewound, then copies to offset 0 and publishes head as usual (release
  * orders rewound before head). A consumer that sees bytes (head != tail) at a tail
  * that is not at offset 0 and equals rewound moves its tail to the next multiple of
  * the ring size first. rewound only grows and is only written when the ring is
  * empty, so an older value is always below the consumer's tail. Small messages thus
  * stay in the first REWIND_AT + LAZY_MAX bytes of the ring, which stay in cache.
+ * (Reading tail instead, at most once per 4 KiB sent, cost a crowded host's eager
+ * Broadcast, whose root runs ahead of its readers, 13-25% at 4-8 KiB.)
  *
  * Inline copies. A consumer waiting for a small message polls head's line, and then
  * fetches the ring line holding the bytes: two transfers between cores in a row. A
@@ -118,8 +124,7 @@
 #define CHUNK ((uint64_t)256 << 10) /* publish head/tail at least this often (and every ring/4) */
 #define NAME_LEN 48
 #define LAZY_MAX ((uint64_t)16 << 10) /* transfers up to this size publish lazily */
-#define REWIND_AT ((uint64_t)64 << 10)  /* small sends from this ring offset on may rewind */
-#define REWIND_STEP ((uint64_t)4 << 10) /* a producer looks at tail at most once per this */
+#define REWIND_AT ((uint64_t)64 << 10) /* small sends from this ring offset on may rewind */
 
 HCCL_PARAM_INT(shm_ring_bytes, "HCCL_SHM_RING_BYTES", 1 << 20)
 
@@ -136,6 +141,7 @@ typedef struct ring_ctl {
     _Atomic uint64_t in_word[INLINE_WORDS];
     _Alignas(LINE) _Atomic uint64_t tail;
     _Alignas(LINE) _Atomic uint32_t rd_wait;
+    _Atomic uint64_t drained; /* the consumer's tail when it last emptied the ring (see "Rewinding") */
     _Alignas(LINE) _Atomic uint32_t wr_wait;
     _Alignas(LINE) _Atomic uint64_t rewound; /* position the producer last skipped from */
 } ring_ctl;
@@ -180,7 +186,7 @@ typedef struct shm_conn {
     uint64_t tx_head; /* our copy of tx->head (we are its only writer) */
     uint64_t tx_tail; /* tx->tail when we last read it (it only grows) */
     uint64_t rx_tail; /* our copy of rx->tail */
-    uint64_t rewind_look; /* tx_head from which the producer may look at tail again */
+    uint64_t rx_drained; /* the last value we stored in rx->drained */
     int lazy_head, lazy_tail; /* published lazily, want not looked at yet */
     int bell[2][2];   /* [side][BELL_DATA/BELL_SPACE], each opened O_RDWR */
     _Atomic int shut; /* shutdown() was called: our own send/recv fail too */
@@ -374,15 +380,12 @@ static HcclResult shm_send(hccl_conn *c, const struct iovec *iov, int iovcnt, si
     uint64_t head = s->tx_head, done = 0, total = hccl_iov_bytes(iov, iovcnt);
     int lazy = total <= LAZY_MAX;
     uint64_t tail = s->tx_tail;
-    if (lazy && total && (head & s->mask) >= REWIND_AT && head >= s->rewind_look) { /* "Rewinding" */
-        tail = atomic_load_explicit(&s->tx->tail, memory_order_acquire);
+    if (lazy && total && (head & s->mask) >= REWIND_AT &&
+        atomic_load_explicit(&s->tx->drained, memory_order_acquire) == head) { /* empty: "Rewinding" */
         TSAN_ACQUIRE(s->tok_tx);
-        if (tail == head) {
-            atomic_store_explicit(&s->tx->rewound, head, memory_order_relaxed);
-            head = (head | s->mask) + 1;
-        } else {
-            s->rewind_look = head + REWIND_STEP;
-        }
+        atomic_store_explicit(&s->tx->rewound, head, memory_order_relaxed);
+        tail = head;
+        head = (head | s->mask) + 1;
     }
     /* The cached tail is enough while it leaves room for everything: then the
      * consumer's line is not pulled over at all. */
@@ -489,6 +492,11 @@ static HcclResult shm_recv(hccl_conn *c, const struct iovec *iov, int iovcnt, si
         }
     }
     s->rx_tail = tail;
+    if (done && tail == head && (tail & s->mask) >= REWIND_AT && s->rx_drained != tail) { /* "Rewinding" */
+        s->rx_drained = tail;
+        TSAN_RELEASE(s->tok_rx);
+        atomic_store_explicit(&s->rx->drained, tail, memory_order_release);
+    }
     if (done) {
         if (atomic_load_explicit(&s->rx->rd_wait, memory_order_relaxed))
             atomic_store_explicit(&s->rx->rd_wait, 0, memory_order_relaxed);
