@@ -369,6 +369,10 @@ static inline void ring_get(shm_conn *s, uint64_t pos, unsigned char *dst, size_
     if (n > first) copy_bytes(dst + first, s->rxdata, n - first);
 }
 
+/* Where a rewind resumes: the first stream position at ring offset 0 after pos (the
+ * producer's skip and the consumer's must agree; see "Rewinding"). */
+static inline uint64_t next_lap(const shm_conn *s, uint64_t pos) { return (pos | s->mask) + 1; }
+
 static HcclResult shm_send(hccl_conn *c, const struct iovec *iov, int iovcnt, size_t *moved)
 {
     shm_conn *s = (shm_conn *)c;
@@ -385,7 +389,7 @@ static HcclResult shm_send(hccl_conn *c, const struct iovec *iov, int iovcnt, si
         TSAN_ACQUIRE(s->tok_tx);
         atomic_store_explicit(&s->tx->rewound, head, memory_order_relaxed);
         tail = head;
-        head = (head | s->mask) + 1;
+        head = next_lap(s, head);
     }
     /* The cached tail is enough while it leaves room for everything: then the
      * consumer's line is not pulled over at all. */
@@ -441,7 +445,7 @@ static HcclResult shm_send(hccl_conn *c, const struct iovec *iov, int iovcnt, si
 static inline uint64_t rx_skip(const shm_conn *s, uint64_t head, uint64_t tail)
 {
     if (head != tail && (tail & s->mask) && atomic_load_explicit(&s->rx->rewound, memory_order_relaxed) == tail)
-        return (tail | s->mask) + 1;
+        return next_lap(s, tail);
     return tail;
 }
 
