@@ -832,6 +832,126 @@ static HcclResult timed_out(hccl_netimpl *n, hccl_xfer *x, int cnt)
                 n->fp.seq, fps, n->rank, peers, n->fp.seq);
 }
 
+/* ---- waiting: how a wait that sees nothing move spends its passes ---------------- */
+
+/* The clock is read only once nothing moved: last_progress is the first idle pass
+ * after the latest progress (a small exchange that completes at once reads no clock
+ * at all). */
+typedef struct pace {
+    uint64_t spin_ns;
+    uint64_t last_progress;
+    int progress_mark;
+    unsigned idle_spins, quick_passes;
+    uint64_t yielded_at; /* the clock before the last sched_yield, 0: none since */
+} pace;
+
+enum { PACE_POLL, PACE_SLEEP, PACE_ABORTED, PACE_LATE };
+
+static void pace_start(pace *w)
+{
+    memset(w, 0, sizeof *w);
+    w->spin_ns = (uint64_t)hccl_param_net_spin_us() * 1000ull;
+    w->progress_mark = 1;
+}
+
+static inline void pace_moved(pace *w)
+{
+    w->progress_mark = 1;
+    w->quick_passes = 0;
+}
+
+/* After a pass that moved nothing: poll again (after a pause or a yield), sleep now,
+ * or stop (aborted, or past the deadline). */
+static int pace_idle(hccl_netimpl *n, pace *w)
+{
+    /* The first passes of a wait only pause: a rank with a core of its own mostly
+     * waits less than they take, and a clock read or a yield there only delays
+     * noticing the message. Not while the CPU is contended (yield at once), nor
+     * with HCCL_NET_SPIN_US=0 (sleep at once). */
+    const int contended = n->crowded || n->slow_yields == 2;
+    if (w->spin_ns && !contended && w->quick_passes < QUICK_PASSES) {
+        w->quick_passes++;
+        hccl_cpu_relax();
+        return PACE_POLL;
+    }
+    uint64_t now = hccl_now_ns();
+    if (w->progress_mark) {
+        w->last_progress = now;
+        w->progress_mark = 0;
+    }
+    if (n->abort_flag && __atomic_load_n(n->abort_flag, __ATOMIC_ACQUIRE)) return PACE_ABORTED;
+    if (n->deadline_ns && now > n->deadline_ns) return PACE_LATE;
+    /* While the CPU is contended a pass yields it anyway: poll (and its wake-up
+     * through the peer's system call) only after a longer wait. */
+    uint64_t spin_limit = contended && w->spin_ns && w->spin_ns < CONTENDED_SPIN_NS ? CONTENDED_SPIN_NS : w->spin_ns;
+    if (now - w->last_progress >= spin_limit) return PACE_SLEEP;
+    /* Busy-poll without system calls; yield now and then, so that with more ranks
+     * than cores the peer we wait for gets the CPU, and on every pass while yields
+     * show that another thread wants this CPU. */
+    if (w->yielded_at) {
+        if (now - w->yielded_at <= YIELD_SWITCHED_NS) n->slow_yields = 0;
+        else if (n->slow_yields < 2) n->slow_yields++;
+        w->yielded_at = 0;
+    }
+    if (contended || (++w->idle_spins & 3) == 0) {
+        w->yielded_at = now;
+        sched_yield();
+    } else {
+        hccl_cpu_relax();
+    }
+    return PACE_POLL;
+}
+
+static HcclResult aborted(hccl_netimpl *n)
+{
+    return fail(n, HCCL_E_INTERNAL, "operation aborted: the communicator is being destroyed or failed");
+}
+
+/* Sleeping: add peer p's liveness connection to n->pfds[first..np) unless there. */
+static int add_live(hccl_netimpl *n, uint32_t p, int first, int np)
+{
+    hccl_conn *lc = n->live ? n->live[p] : NULL;
+    if (!lc || n->dead[p] || np >= (int)(3 * n->nranks)) return np;
+    int fd = hccl_tcp_conn_fd(lc);
+    if (fd < 0) return np;
+    for (int j = first; j < np; j++)
+        if (n->pfds[j].fd == fd) return np;
+    n->pfds[np].fd = fd;
+    n->pfds[np].events = POLLRDHUP | POLLIN;
+    n->pfds[np].revents = 0;
+    return np + 1;
+}
+
+/* After the poll: an ABORT frame on a liveness connection names the aborting peer
+ * (n->aborted_peer); a hang-up marks the peer dead. */
+static void live_events(hccl_netimpl *n, int first, int np)
+{
+    for (int j = first; j < np; j++) {
+        if (!n->pfds[j].revents) continue;
+        for (uint32_t p = 0; p < n->nranks; p++) {
+            if (!n->live[p] || hccl_tcp_conn_fd(n->live[p]) != n->pfds[j].fd) continue;
+            if ((n->pfds[j].revents & POLLIN) && n->aborted_peer < 0 &&
+                read_abort_on(n, n->live[p], p) == HCCL_E_REMOTE) {
+                n->aborted_peer = p;
+                memcpy(n->abort_why, n->err, sizeof n->err);
+            }
+            if (n->pfds[j].revents & (POLLRDHUP | POLLHUP | POLLERR)) n->dead[p] = 1;
+        }
+    }
+}
+
+/* Room for the state of cnt transfers in n->st; 0 when out of memory. */
+static int ensure_st(hccl_netimpl *n, int cnt)
+{
+    if (cnt <= n->st_cap) return 1;
+    xstate *st = hccl_malloc(sizeof *st * (size_t)cnt);
+    if (!st) return 0;
+    hccl_free(n->st);
+    n->st = st;
+    n->st_cap = cnt;
+    return 1;
+}
+
 /* Settle the deferred wake-ups of every connection the exchange x moved bytes on. */
 static void flush_xfers(hccl_netimpl *n, const hccl_xfer *x, int cnt)
 {
@@ -852,13 +972,7 @@ static HcclResult net_exchange(hccl_net *base, hccl_xfer *x, int cnt)
 static HcclResult net_exchange_run(hccl_netimpl *n, hccl_xfer *x, int cnt)
 {
     if (cnt <= 0) return HCCL_SUCCESS;
-    if (cnt > n->st_cap) {
-        xstate *st = hccl_malloc(sizeof *st * (size_t)cnt);
-        if (!st) return fail(n, HCCL_E_MEMORY, "out of memory for %d transfers", cnt);
-        hccl_free(n->st);
-        n->st = st;
-        n->st_cap = cnt;
-    }
+    if (!ensure_st(n, cnt)) return fail(n, HCCL_E_MEMORY, "out of memory for %d transfers", cnt);
     int remaining = 0, has_self = 0;
     for (int i = 0; i < cnt; i++) {
         xstate *s = &n->st[i];
@@ -876,14 +990,8 @@ static HcclResult net_exchange_run(hccl_netimpl *n, hccl_xfer *x, int cnt)
     }
     if (has_self) CHECK(do_self(n, x, cnt));
 
-    uint64_t spin_ns = (uint64_t)hccl_param_net_spin_us() * 1000ull;
-    /* The clock is read only once nothing moved: last_progress is the first idle
-     * pass after the latest progress (a small exchange that completes at once reads
-     * no clock at all). */
-    uint64_t last_progress = 0;
-    int progress_mark = 1;
-    unsigned idle_spins = 0, quick_passes = 0;
-    uint64_t yielded_at = 0; /* the clock before the last sched_yield, 0: none since */
+    pace w;
+    pace_start(&w);
     int unflushed = 0; /* moved bytes since the last flush_xfers */
     while (remaining > 0) {
         int progressed = 0;
@@ -951,53 +1059,18 @@ static HcclResult net_exchange_run(hccl_netimpl *n, hccl_xfer *x, int cnt)
         }
         if (remaining == 0) break;
         if (progressed) {
-            progress_mark = 1;
+            pace_moved(&w);
             unflushed = 1;
-            quick_passes = 0;
             continue;
         }
         if (unflushed) { /* waiting now: the peers may be asleep */
             flush_xfers(n, x, cnt);
             unflushed = 0;
         }
-        /* The first passes of a wait only pause: a rank with a core of its own mostly
-         * waits less than they take, and a clock read or a yield there only delays
-         * noticing the message. Not while the CPU is contended (yield at once), nor
-         * with HCCL_NET_SPIN_US=0 (sleep at once). */
-        const int contended = n->crowded || n->slow_yields == 2;
-        if (spin_ns && !contended && quick_passes < QUICK_PASSES) {
-            quick_passes++;
-            hccl_cpu_relax();
-            continue;
-        }
-        uint64_t now = hccl_now_ns();
-        if (progress_mark) {
-            last_progress = now;
-            progress_mark = 0;
-        }
-        if (n->abort_flag && __atomic_load_n(n->abort_flag, __ATOMIC_ACQUIRE))
-            return fail(n, HCCL_E_INTERNAL, "operation aborted: the communicator is being destroyed or failed");
-        if (n->deadline_ns && now > n->deadline_ns) return timed_out(n, x, cnt);
-        /* While the CPU is contended a pass yields it anyway: poll (and its wake-up
-         * through the peer's system call) only after a longer wait. */
-        uint64_t spin_limit = contended && spin_ns && spin_ns < CONTENDED_SPIN_NS ? CONTENDED_SPIN_NS : spin_ns;
-        if (now - last_progress < spin_limit) {
-            /* Busy-poll without system calls; yield now and then, so that with more
-             * ranks than cores the peer we wait for gets the CPU, and on every pass
-             * while yields show that another thread wants this CPU. */
-            if (yielded_at) {
-                if (now - yielded_at <= YIELD_SWITCHED_NS) n->slow_yields = 0;
-                else if (n->slow_yields < 2) n->slow_yields++;
-                yielded_at = 0;
-            }
-            if (contended || (++idle_spins & 3) == 0) {
-                yielded_at = now;
-                sched_yield();
-            } else {
-                hccl_cpu_relax();
-            }
-            continue;
-        }
+        int next = pace_idle(n, &w);
+        if (next == PACE_POLL) continue;
+        if (next == PACE_ABORTED) return aborted(n);
+        if (next == PACE_LATE) return timed_out(n, x, cnt);
         /* Sleep until one of the head transfers can move. */
         int np = 0;
         for (int i = 0; i < cnt; i++) {
@@ -1019,34 +1092,11 @@ static HcclResult net_exchange_run(hccl_netimpl *n, hccl_xfer *x, int cnt)
         }
         /* Watch the liveness connections of the peers we wait on for hang-up. */
         int first_live = np;
-        if (n->live)
-            for (int i = 0; i < cnt && np < (int)(3 * n->nranks); i++) {
-                hccl_conn *lc = n->live[x[i].peer];
-                if (n->st[i].finished || !lc || n->dead[x[i].peer]) continue;
-                int fd = hccl_tcp_conn_fd(lc);
-                int j;
-                for (j = first_live; j < np; j++)
-                    if (n->pfds[j].fd == fd) break;
-                if (j < np || fd < 0) continue;
-                n->pfds[np].fd = fd;
-                n->pfds[np].events = POLLRDHUP | POLLIN;
-                n->pfds[np].revents = 0;
-                np++;
-            }
+        for (int i = 0; i < cnt; i++)
+            if (!n->st[i].finished) np = add_live(n, x[i].peer, first_live, np);
         if (np) {
             poll(n->pfds, (nfds_t)np, 100);
-            for (int j = first_live; j < np; j++) {
-                if (!n->pfds[j].revents) continue;
-                for (uint32_t p = 0; p < n->nranks; p++) {
-                    if (!n->live[p] || hccl_tcp_conn_fd(n->live[p]) != n->pfds[j].fd) continue;
-                    if ((n->pfds[j].revents & POLLIN) && n->aborted_peer < 0 &&
-                        read_abort_on(n, n->live[p], p) == HCCL_E_REMOTE) {
-                        n->aborted_peer = p;
-                        memcpy(n->abort_why, n->err, sizeof n->err);
-                    }
-                    if (n->pfds[j].revents & (POLLRDHUP | POLLHUP | POLLERR)) n->dead[p] = 1;
-                }
-            }
+            live_events(n, first_live, np);
         } else {
             sched_yield(); /* transports without a descriptor: keep polling */
         }
