@@ -9,14 +9,14 @@
 #       survive; they run unsanitized in make test).
 # tsan: builds with -DHCCL_SANITIZE=thread into build-tsan and runs the threads-as-ranks
 #       conformance tests (conf_threads_*, conf_initall_*, conf_*_threads*) and the unit
-#       tests that use threads (stream runtime, shm; test_algo, the algorithms over the
+#       tests that use threads (stream runtime, shm, slots; test_algo, the algorithms over the
 #       fake network, runs outside ctest with a 25-minute bound: under TSan it needs
 #       more than its ctest timeout). About 9 minutes on two cores, build included (18
 #       when they are busy).
 # tsan-quick: the bounded subset CI runs (.ci/run): builds only what it runs into
 #       build-tsan, then the threads-as-ranks conformance suites with 2, 3 and 4 ranks
 #       (direct algorithms with and without the accumulator), sub-communicators,
-#       queries and config, and the stream runtime and shm unit tests. About 3 minutes
+#       queries and config, and the stream runtime, shm and slots unit tests. About 3 minutes
 #       on two cores, build included (twice that when they are busy).
 # Any sanitizer report fails its test (halt_on_error / exitcode), so ctest's verdict is
 # the sanitizer's. Prints a summary; exits non-zero on any failure.
@@ -123,7 +123,7 @@ for w in $WHICH; do
         if build build-tsan thread; then
             export TSAN_OPTIONS="$TSAN_OPTS"
             run_ctest build-tsan "tsan threads-as-ranks conformance" -R '^conf_(threads_|initall_|.*_threads)'
-            run_ctest build-tsan "tsan threaded unit" -R '^unit_test_(acl_stream|acl_runtime|acl_nospin|shm|spin)$'
+            run_ctest build-tsan "tsan threaded unit" -R '^unit_test_(acl_stream|acl_runtime|acl_nospin|shm|slots|spin)$'
             run_bin build-tsan "tsan unit test_algo" 1500 tests/unit/test_algo
             unset TSAN_OPTIONS
         else
@@ -131,11 +131,11 @@ for w in $WHICH; do
         fi
         ;;
     tsan-quick)
-        if build build-tsan thread hccl_conf test_acl_stream test_acl_runtime test_acl_nospin test_shm test_spin; then
+        if build build-tsan thread hccl_conf test_acl_stream test_acl_runtime test_acl_nospin test_shm test_slots test_spin; then
             export TSAN_OPTIONS="$TSAN_OPTS"
             run_ctest build-tsan "tsan-quick threads-as-ranks conformance" \
                 -R '^conf_(threads_[234]|subcomm_threads_5|queries_threads|config_threads)$'
-            run_ctest build-tsan "tsan-quick threaded unit" -R '^unit_test_(acl_stream|acl_runtime|acl_nospin|shm|spin)$'
+            run_ctest build-tsan "tsan-quick threaded unit" -R '^unit_test_(acl_stream|acl_runtime|acl_nospin|shm|slots|spin)$'
             unset TSAN_OPTIONS
         else
             note "tsan-quick: FAIL (build; logs build-tsan.*.log)"

@@ -200,28 +200,26 @@ typedef struct shm_conn {
  * the consumer's later reads (for the direct algorithms: a peer's buffer is read
  * after its address arrived through the ring). Under TSan, publish releases and
  * observe acquires a token that both sides derive from the segment name and the
- * ring; elsewhere these compile to nothing.
+ * ring (hccl_shm_token); elsewhere these compile to nothing.
  */
+#define TSAN_RELEASE(tok) HCCL_SHM_TSAN_RELEASE(tok)
+#define TSAN_ACQUIRE(tok) HCCL_SHM_TSAN_ACQUIRE(tok)
+
 #ifdef __SANITIZE_THREAD__
-#include <sanitizer/tsan_interface.h>
 static char tsan_tokens[4096];
-static void *ring_token(const char *name, int ring)
+void *hccl_shm_token(const char *name, int k)
 {
-    uint64_t h = 14695981039346656037ull ^ (uint64_t)ring;
+    uint64_t h = 14695981039346656037ull ^ (uint64_t)k;
     for (const char *p = name; *p; p++) h = (h ^ (unsigned char)*p) * 1099511628211ull;
     return &tsan_tokens[h % sizeof tsan_tokens];
 }
-#define TSAN_RELEASE(tok) __tsan_release(tok)
-#define TSAN_ACQUIRE(tok) __tsan_acquire(tok)
 #else
-static void *ring_token(const char *name, int ring)
+void *hccl_shm_token(const char *name, int k)
 {
     (void)name;
-    (void)ring;
+    (void)k;
     return NULL;
 }
-#define TSAN_RELEASE(tok) ((void)(tok))
-#define TSAN_ACQUIRE(tok) ((void)(tok))
 #endif
 
 /* ---------------------------------------------------------------- doorbells */
@@ -676,8 +674,8 @@ static void conn_init(shm_conn *s, int side, size_t ring_bytes, const char *name
     s->chunk = HCCL_MIN(CHUNK, (uint64_t)ring_bytes / 4);
     s->tx = &s->hdr->ring[side];
     s->rx = &s->hdr->ring[1 - side];
-    s->tok_tx = ring_token(name, side);
-    s->tok_rx = ring_token(name, 1 - side);
+    s->tok_tx = hccl_shm_token(name, side);
+    s->tok_rx = hccl_shm_token(name, 1 - side);
     unsigned char *data = (unsigned char *)s->hdr + DATA_OFFSET;
     s->txdata = data + (size_t)side * ring_bytes;
     s->rxdata = data + (size_t)(1 - side) * ring_bytes;

@@ -2,8 +2,9 @@
  * shm.h - internals of the shared-memory transport shared with its unit test.
  *
  * The public entry points (hccl_shm_conn_create, hccl_shm_transport) are declared in
- * transport/transport.h; this header adds the ring-size override used by tests and
- * the name prefix of the /dev/shm entries (which exist only during the handshake).
+ * transport/transport.h; this header adds the ring-size override used by tests, the
+ * name prefix of the /dev/shm entries (which exist only during the handshake), and
+ * the ThreadSanitizer tokens that slots.c shares.
  */
 #ifndef HCCL_TRANSPORT_SHM_H
 #define HCCL_TRANSPORT_SHM_H
@@ -30,6 +31,20 @@ HcclResult hccl_shm_conn_create_sized(int tcp_fd, unsigned rank, unsigned peer, 
 
 /* The ring size (bytes per direction) of an shm connection. */
 size_t hccl_shm_ring_bytes(const hccl_conn *c);
+
+/* ThreadSanitizer sees no order between two mappings of one segment (it tracks
+ * virtual addresses): a writer that publishes releases a token, a reader that
+ * observes the publication acquires it, and both derive the token from the
+ * segment's name and k (a ring, a slot). Without TSan: nothing. */
+void *hccl_shm_token(const char *name, int k);
+#ifdef __SANITIZE_THREAD__
+#include <sanitizer/tsan_interface.h>
+#define HCCL_SHM_TSAN_RELEASE(tok) __tsan_release(tok)
+#define HCCL_SHM_TSAN_ACQUIRE(tok) __tsan_acquire(tok)
+#else
+#define HCCL_SHM_TSAN_RELEASE(tok) ((void)(tok))
+#define HCCL_SHM_TSAN_ACQUIRE(tok) ((void)(tok))
+#endif
 
 /* The producer's stream position (bytes sent, plus the ends of rings it skipped). */
 uint64_t hccl_shm_tx_pos(const hccl_conn *c);
