@@ -3,6 +3,10 @@
  *
  * Selection is a pure function of the operation, its size and the context, so every
  * rank makes the same choice:
+ *   One host with shared slots (ctx->net->slot_gather): AllReduce up to 512 B,
+ *                      AllGather and ReduceScatter up to 512 B in all; on a crowded
+ *                      host 2 KiB, 2 KiB and 1 KiB          -> slots (one round
+ *                      through shared memory, no messages)
  *   AllReduce, n > 1:  bytes <= 16 KiB and n <= 64             -> oneshot, or
  *                      recursive doubling when ctx->crowded and n > 2
  *                      ctx->direct (all ranks on one host)      -> direct
@@ -49,6 +53,18 @@
 
 #define ONESHOT_MAX_BYTES (16u << 10)
 #define DIRECT_MIN_BYTES (4u << 10)
+/* AllReduce through the host's shared slots (when the communicator has them) up to
+ * these sizes, against the oneshot (2 ranks) and recursive doubling (4 and 8 ranks on
+ * 2 cores), alternated: 2 ranks equal up to 512 B and 7-12% slower from 1 KiB; 4 and 8
+ * ranks 1.4x faster at 8-128 B and ahead up to 1 KiB, even at 2 KiB
+ * (docs/performance.md). */
+#define SLOT_MAX_BYTES 512u
+#define SLOT_MAX_BYTES_CROWDED HCCL_NET_SLOT_BYTES
+/* AllGather and ReduceScatter through the slots up to these totals (n blocks) on a
+ * crowded host: AllGather ahead of the oneshot up to 2 KiB, ReduceScatter (which
+ * publishes its whole input) up to 1 KiB and even at 2 KiB; otherwise SLOT_MAX_BYTES. */
+#define SLOT_AG_MAX_BYTES_CROWDED HCCL_NET_SLOT_BYTES
+#define SLOT_RS_MAX_BYTES_CROWDED 1024u
 /* The eager Broadcast's root copies its buffer into the ring of every peer, and each
  * receiver copies it out again; the direct broadcast copies it once but waits for
  * every rank. Measured in place (the call itself), the eager one is faster up to 8 KiB
@@ -81,6 +97,7 @@ int hccl_algo_implements(hccl_algo_id id, hccl_op_type t)
     case HCCL_ALGO_BRUCK: return t == HCCL_OP_ALLGATHER || t == HCCL_OP_ALLGATHER_V || t == HCCL_OP_ALLTOALL;
     case HCCL_ALGO_CHAIN: return t == HCCL_OP_BROADCAST || t == HCCL_OP_REDUCE;
     case HCCL_ALGO_RD: return t == HCCL_OP_ALLREDUCE;
+    case HCCL_ALGO_SLOT: return t == HCCL_OP_ALLREDUCE || t == HCCL_OP_ALLGATHER || t == HCCL_OP_REDUCE_SCATTER;
     default: return 0;
     }
 }
@@ -129,6 +146,8 @@ hccl_algo_id hccl_algo_select(const hccl_algo_ctx *ctx, const hccl_op_args *a)
     case HCCL_OP_ALLREDUCE:
         if (hier && bytes > ONESHOT_MAX_BYTES) return HCCL_ALGO_HIER;
         if (forced) return forced;
+        if (ctx->net->slot_gather && bytes <= (ctx->crowded ? SLOT_MAX_BYTES_CROWDED : SLOT_MAX_BYTES))
+            return HCCL_ALGO_SLOT;
         if (ctx->nranks <= 64 && bytes <= ONESHOT_MAX_BYTES &&
             (((bytes + 63) & ~63ull) * ctx->nranks) <= ctx->scratch_bytes)
             return ctx->crowded && ctx->nranks > 2 ? HCCL_ALGO_RD : HCCL_ALGO_ONESHOT;
@@ -144,6 +163,11 @@ hccl_algo_id hccl_algo_select(const hccl_algo_ctx *ctx, const hccl_op_args *a)
         if (a->type == HCCL_OP_BROADCAST && ctx->direct && ctx->nranks <= 64 &&
             bytes <= (ctx->crowded ? EAGER_BCAST_CROWDED_BYTES : EAGER_BCAST_BYTES))
             return HCCL_ALGO_ONESHOT;
+        if ((a->type == HCCL_OP_ALLGATHER || a->type == HCCL_OP_REDUCE_SCATTER) && ctx->net->slot_gather &&
+            bytes * ctx->nranks <= (!ctx->crowded                        ? SLOT_MAX_BYTES
+                                    : a->type == HCCL_OP_ALLGATHER ? SLOT_AG_MAX_BYTES_CROWDED
+                                                                   : SLOT_RS_MAX_BYTES_CROWDED))
+            return HCCL_ALGO_SLOT;
         if (ctx->direct && ctx->nranks <= 64 && a->type != HCCL_OP_REDUCE_SCATTER_V &&
             a->type != HCCL_OP_BROADCAST && ctx->nranks > 2 && bytes * ctx->nranks <= ONESHOT_MAX_BYTES &&
             ((bytes + 63) & ~63ull) * ctx->nranks <= ctx->scratch_bytes)
@@ -182,6 +206,7 @@ const char *hccl_algo_id_name(hccl_algo_id id, hccl_op_type type)
     case HCCL_ALGO_BRUCK: return "bruck";
     case HCCL_ALGO_CHAIN: return "pipelined chain";
     case HCCL_ALGO_RD: return "recursive doubling";
+    case HCCL_ALGO_SLOT: return "slots";
     default: return hccl_algo_name(type);
     }
 }
@@ -248,6 +273,14 @@ HcclResult hccl_algo_run_with(hccl_algo_ctx *ctx, const hccl_op_args *args, hccl
         }
     case HCCL_ALGO_RD:
         return args->type == HCCL_OP_ALLREDUCE ? hccl_algo_rd_allreduce(ctx, args) : hccl_algo_run_reference(ctx, args);
+    case HCCL_ALGO_SLOT:
+        if (!ctx->net->slot_gather) return hccl_algo_run_reference(ctx, args);
+        switch (args->type) {
+        case HCCL_OP_ALLREDUCE: return hccl_algo_slot_allreduce(ctx, args);
+        case HCCL_OP_ALLGATHER: return hccl_algo_slot_allgather(ctx, args);
+        case HCCL_OP_REDUCE_SCATTER: return hccl_algo_slot_reduce_scatter(ctx, args);
+        default: return hccl_algo_run_reference(ctx, args);
+        }
     case HCCL_ALGO_CHAIN:
         if (args->type != HCCL_OP_BROADCAST && args->type != HCCL_OP_REDUCE) return hccl_algo_run_reference(ctx, args);
         if (args->count > 0 && needs_agreement(ctx, args->type)) CHECK(hccl_direct_close(ctx));

@@ -3,7 +3,8 @@
  *
  * An algorithm knows its rank, the number of ranks, a scratch buffer, and one
  * primitive: hccl_net.exchange(), which posts a set of sends and receives to peers
- * and returns when all are complete. It never sees a transport, a socket or a stream.
+ * and returns when all are complete (on one host, optionally also slot_gather and
+ * direct access to peers' buffers). It never sees a transport, a socket or a stream.
  * Messages between one pair of ranks in one direction are matched in posting order.
  *
  * The reference algorithms (ring, binomial tree, linear, pairwise) stay in the tree
@@ -39,7 +40,17 @@ struct hccl_net {
      * [remote, remote + bytes) directly (peers that are threads of this process, or
      * processes whose shared device memory holds them), or NULL. */
     void *(*peer_ptr)(hccl_net *net, uint32_t peer, uint64_t remote, size_t bytes);
+    /* Optional (NULL when unavailable, which every rank agrees on): on a communicator
+     * of one host, every rank publishes `bytes` (at most HCCL_NET_SLOT_BYTES, the same
+     * on every rank) in its slot of one shared segment and waits until every rank's is
+     * there: rank j's bytes are then at *first + j * *stride, readable until this
+     * rank's next call. One round and no messages: the small-message path. */
+    HcclResult (*slot_gather)(hccl_net *net, const void *mine, size_t bytes, const unsigned char **first,
+                              size_t *stride);
 };
+
+/* The most bytes per rank hccl_net.slot_gather takes. */
+#define HCCL_NET_SLOT_BYTES 2048u
 
 typedef enum {
     HCCL_OP_ALLREDUCE = 0,
@@ -142,6 +153,8 @@ typedef enum {
     HCCL_ALGO_BRUCK,         /* Bruck (allgather, alltoall) */
     HCCL_ALGO_CHAIN,         /* pipelined chain (broadcast, reduce) */
     HCCL_ALGO_RD,            /* recursive doubling (allreduce; small sizes, crowded hosts) */
+    HCCL_ALGO_SLOT,          /* one round through the host's shared slots (allreduce, allgather,
+                                reduce-scatter; small sizes) */
     HCCL_ALGO_COUNT
 } hccl_algo_id;
 
@@ -173,6 +186,10 @@ HcclResult hccl_algo_p2p(hccl_algo_ctx *ctx, const hccl_op_args *a); /* SEND, RE
 
 /* The fast algorithms. */
 HcclResult hccl_algo_oneshot_allreduce(hccl_algo_ctx *ctx, const hccl_op_args *a);
+/* The slot algorithms need net->slot_gather. */
+HcclResult hccl_algo_slot_allreduce(hccl_algo_ctx *ctx, const hccl_op_args *a);
+HcclResult hccl_algo_slot_allgather(hccl_algo_ctx *ctx, const hccl_op_args *a);      /* AllGather only */
+HcclResult hccl_algo_slot_reduce_scatter(hccl_algo_ctx *ctx, const hccl_op_args *a); /* ReduceScatter only */
 HcclResult hccl_algo_oneshot_allgather(hccl_algo_ctx *ctx, const hccl_op_args *a); /* also _V */
 HcclResult hccl_algo_oneshot_reduce_scatter(hccl_algo_ctx *ctx, const hccl_op_args *a);
 HcclResult hccl_algo_oneshot_broadcast(hccl_algo_ctx *ctx, const hccl_op_args *a);

@@ -69,6 +69,7 @@ static void sub_ctx(const hccl_algo_ctx *ctx, group_net *g, const uint32_t *map,
     g->base.exchange = g_exchange;
     g->base.peer_copy = direct && ctx->net->peer_copy ? g_peer_copy : NULL;
     g->base.peer_ptr = direct && ctx->net->peer_copy ? g_peer_ptr : NULL;
+    g->base.slot_gather = NULL; /* the slots span the whole communicator, not a group */
     g->parent = ctx->net;
     g->map = map;
     memset(out, 0, sizeof *out);

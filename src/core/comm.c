@@ -11,6 +11,7 @@
 #include "boot/launch_env.h"
 #include "reduce/reduce.h"
 #include "runtime/sharemem.h"
+#include "transport/shm/slots.h"
 #include "util/log.h"
 #include "util/param.h"
 #include "util/refs.h"
@@ -353,6 +354,43 @@ static HcclResult setup_shm(hccl_comm *c)
     return HCCL_SUCCESS;
 }
 
+/* One shared segment of mailboxes for a communicator of one host whose ranks all
+ * reach each other over shared memory (the small-message path, hccl_net.slot_gather;
+ * HCCL_SHM_SLOTS=0 on any rank: none). Rank 0 creates it and broadcasts its name, the
+ * others map it, every rank says whether it could, and rank 0 unlinks the name: a
+ * crash after this leaves nothing in /dev/shm. Used only if every rank mapped it. */
+HCCL_PARAM_INT(shm_slots, "HCCL_SHM_SLOTS", 1)
+
+static HcclResult setup_slots(hccl_comm *c)
+{
+    if (c->nhosts != 1 || c->nranks < 2 || c->nranks > HCCL_SLOTS_MAX_RANKS) return HCCL_SUCCESS;
+    int32_t ok = hccl_param_shm_slots() != 0 && !hccl_param_shm_disable() && c->live, agreed = 0;
+    for (uint32_t p = 0; ok && p < c->nranks; p++)
+        if (p != c->rank && !c->live[p]) ok = 0; /* this pair fell back to TCP */
+    char name[HCCL_SLOTS_NAME_LEN];
+    memset(name, 0, sizeof name);
+    hccl_slots *s = NULL;
+    if (c->rank == 0 && ok && hccl_slots_create(c->nranks, c->rank, name, &s) != HCCL_SUCCESS) ok = 0;
+    hccl_op_args bc = {.type = HCCL_OP_BROADCAST, .recvbuf = name, .count = sizeof name,
+                       .dtype = HCCL_DATA_TYPE_UINT8, .root = 0};
+    HcclResult res = setup_op(c, &bc);
+    name[sizeof name - 1] = 0;
+    if (res == HCCL_SUCCESS && c->rank != 0 && ok &&
+        (!name[0] || hccl_slots_open(name, c->nranks, c->rank, &s) != HCCL_SUCCESS))
+        ok = 0;
+    hccl_op_args ar = {.type = HCCL_OP_ALLREDUCE, .sendbuf = &ok, .recvbuf = &agreed, .count = 1,
+                       .dtype = HCCL_DATA_TYPE_INT32, .redop = HCCL_REDUCE_MIN};
+    if (res == HCCL_SUCCESS) res = setup_op(c, &ar);
+    if (c->rank == 0) hccl_slots_unlink(name);
+    if (res != HCCL_SUCCESS || !agreed) {
+        hccl_slots_close(s);
+        return res;
+    }
+    hccl_net_enable_slots(c->net, s);
+    HCCL_INFO(SHM, "comm rank %u: small operations through a shared slot segment", c->rank);
+    return HCCL_SUCCESS;
+}
+
 /* Sockets per pair of ranks whose data crosses TCP (several can carry more than one
  * when a single stream is limited by its window or by one flow's path). */
 HCCL_PARAM_INT(socket_nconn, "HCCL_SOCKET_NCONN", 1)
@@ -407,6 +445,7 @@ static HcclResult setup(hccl_comm *c)
     }
     HcclResult res_setup = setup_direct(c);
     if (res_setup == HCCL_SUCCESS) res_setup = setup_shm(c);
+    if (res_setup == HCCL_SUCCESS) res_setup = setup_slots(c);
     if (res_setup != HCCL_SUCCESS) {
         /* Tell the peers, so they fail now rather than at their own timeout. */
         hccl_net_abort(c->net, "communicator setup failed on a peer");

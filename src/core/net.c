@@ -3,6 +3,7 @@
  */
 #include "core/net.h"
 #include "core/peermem.h"
+#include "transport/shm/slots.h"
 
 #include "algo/algo.h"
 #include "reduce/reduce.h"
@@ -138,9 +139,12 @@ struct hccl_netimpl {
     int crowded;
     uint32_t last_seq;       /* last completed collective, and its operation */
     hccl_op_type last_op;
+    hccl_fingerprint last_fp; /* ... and the whole call (to name it in a mismatch found later) */
     pushback *pb;            /* nranks */
     int serve;               /* the responder may answer for this communicator */
     int listed;              /* on the responder's list (resp_mu) */
+    hccl_slots *slots;       /* one host's shared mailboxes (slot_gather), or NULL */
+    uint64_t slot_seq;       /* slot_gather calls so far (the same on every rank) */
     struct hccl_netimpl *resp_next;
 };
 
@@ -399,14 +403,22 @@ static HcclResult mismatch(hccl_netimpl *n, hccl_xfer *x, xstate *s)
                     s->want.seq, n->rank, mine, x->peer, x->peer, s->hdr.seq, theirs, s->want.seq);
     if (!n->fp.p2p && !f.p2p && s->hdr.seq < s->want.seq &&
         (((f.op == HCCL_OP_BROADCAST || f.op == HCCL_OP_SCATTER) && f.root == x->peer) ||
-         ((f.op == HCCL_OP_REDUCE || f.op == HCCL_OP_GATHER) && f.root == n->rank)))
+         ((f.op == HCCL_OP_REDUCE || f.op == HCCL_OP_GATHER) && f.root == n->rank))) {
         /* An eager root's data, or an eager Reduce's input meant for us as the root,
-         * that no operation here took. */
+         * that no operation here took (what this rank called there, if it was the
+         * last collective: found after a later one over the slots). */
+        char here[200] = "";
+        if (n->last_fp.seq == s->hdr.seq && n->last_fp.seq) {
+            char last[160];
+            hccl_fingerprint_str(&n->last_fp, last, sizeof last);
+            snprintf(here, sizeof here, ", where op #%u was %s", s->hdr.seq, last);
+        }
         return fail(n, HCCL_E_PARA,
                     "operation mismatch at op #%u %s on rank %u: rank %u's message of op #%u %s was never "
-                    "received here (the ranks disagree about that operation's root) or a rank skipped or added a "
+                    "received here%s (the ranks disagree about that operation's root) or a rank skipped or added a "
                     "collective",
-                    s->want.seq, mine, n->rank, x->peer, s->hdr.seq, theirs);
+                    s->want.seq, mine, n->rank, x->peer, s->hdr.seq, theirs, here);
+    }
     if (!n->fp.p2p && !f.p2p && s->hdr.seq != s->want.seq)
         return fail(n, HCCL_E_PARA,
                     "operation mismatch at op #%u: rank %u called %s, rank %u is at op #%u %s (a rank skipped or "
@@ -961,6 +973,27 @@ static void flush_xfers(hccl_netimpl *n, const hccl_xfer *x, int cnt)
 
 static HcclResult net_exchange_run(hccl_netimpl *n, hccl_xfer *x, int cnt);
 
+/* A wait for a message from a peer that has already posted its slot of the next
+ * slot_gather call: it went past this operation without sending the message (the
+ * ranks disagree; a peer in a later operation over the rings would have sent
+ * something that says so, one in the slots sends nothing). That slot cannot change
+ * before this rank posts its own. */
+static HcclResult slot_evidence(hccl_netimpl *n, hccl_xfer *x, int cnt)
+{
+    if (!n->slots || n->fp.p2p) return HCCL_SUCCESS;
+    for (int i = 0; i < cnt; i++) {
+        if (n->st[i].finished || x[i].dir != HCCL_XFER_RECV || x[i].peer == n->rank) continue;
+        const unsigned char *sl = hccl_slots_peek(n->slots, x[i].peer, n->slot_seq + 1);
+        if (!sl) continue;
+        hccl_fingerprint f;
+        memcpy(&f, sl + 8, sizeof f);
+        xstate s = n->st[i];
+        fp_to_hdr(&f, f.seq, 0, &s.hdr);
+        return mismatch(n, &x[i], &s);
+    }
+    return HCCL_SUCCESS;
+}
+
 static HcclResult net_exchange(hccl_net *base, hccl_xfer *x, int cnt)
 {
     hccl_netimpl *n = (hccl_netimpl *)base;
@@ -1071,6 +1104,8 @@ static HcclResult net_exchange_run(hccl_netimpl *n, hccl_xfer *x, int cnt)
         if (next == PACE_POLL) continue;
         if (next == PACE_ABORTED) return aborted(n);
         if (next == PACE_LATE) return timed_out(n, x, cnt);
+        HcclResult ev = slot_evidence(n, x, cnt);
+        if (ev != HCCL_SUCCESS) return ev;
         /* Sleep until one of the head transfers can move. */
         int np = 0;
         for (int i = 0; i < cnt; i++) {
@@ -1102,6 +1137,168 @@ static HcclResult net_exchange_run(hccl_netimpl *n, hccl_xfer *x, int cnt)
         }
     }
     return HCCL_SUCCESS;
+}
+
+/* ---- slot_gather: one round through the host's shared slots (transport/shm/slots.h) ---- */
+
+_Static_assert(sizeof(hccl_fingerprint) == HCCL_SLOTS_TAG_BYTES, "a slot's tag is the operation's fingerprint");
+_Static_assert(HCCL_NET_SLOT_BYTES <= HCCL_SLOTS_DATA_MAX, "slot size");
+
+/* Rank p's slot of this call holds another operation than ours. */
+static HcclResult slot_mismatch(hccl_netimpl *n, uint32_t p, const unsigned char *slot)
+{
+    hccl_fingerprint f;
+    char mine[160], theirs[160];
+    memcpy(&f, slot + 8, sizeof f);
+    hccl_fingerprint_str(&n->fp, mine, sizeof mine);
+    hccl_fingerprint_str(&f, theirs, sizeof theirs);
+    if (f.seq != n->fp.seq)
+        return fail(n, HCCL_E_PARA,
+                    "operation mismatch at op #%u: rank %u called %s, rank %u is at op #%u %s (a rank skipped or "
+                    "added a collective)",
+                    n->fp.seq, n->rank, mine, p, f.seq, theirs);
+    return fail(n, HCCL_E_PARA, "operation mismatch at op #%u: rank %u called %s, rank %u called %s", n->fp.seq,
+                n->rank, mine, p, theirs);
+}
+
+/* Past the deadline: the engine's report, as if we waited for a message from every
+ * peer whose slot is missing. */
+static HcclResult slot_timed_out(hccl_netimpl *n)
+{
+    hccl_xfer *x = hccl_calloc(n->nranks, sizeof *x);
+    if (!x || !ensure_st(n, (int)n->nranks)) {
+        hccl_free(x);
+        return fail(n, HCCL_E_TIMEOUT, "op #%u timed out (HCCL_EXEC_TIMEOUT) on rank %u", n->fp.seq, n->rank);
+    }
+    int cnt = 0;
+    for (uint32_t p = 0; p < n->nranks; p++) {
+        if (p == n->rank || n->heard[p]) continue;
+        x[cnt] = (hccl_xfer){HCCL_XFER_RECV, p, NULL, 0};
+        memset(&n->st[cnt], 0, sizeof n->st[cnt]);
+        cnt++;
+    }
+    HcclResult r = timed_out(n, x, cnt);
+    hccl_free(x);
+    return r;
+}
+
+/* Sleeping in a slot wait: before it, the liveness connections of the missing peers;
+ * an aborted or dead one fails the wait. */
+static HcclResult slot_check_live(hccl_netimpl *n)
+{
+    int np = 0;
+    for (uint32_t p = 0; p < n->nranks; p++)
+        if (p != n->rank && !n->heard[p]) np = add_live(n, p, 0, np);
+    if (np && poll(n->pfds, (nfds_t)np, 0) > 0) live_events(n, 0, np);
+    for (uint32_t p = 0; p < n->nranks; p++) {
+        if (p == n->rank || n->heard[p]) continue;
+        if ((int64_t)p == n->aborted_peer) return peer_aborted_before(n);
+        if (n->dead[p])
+            return fail(n, HCCL_E_TCP_TRANSFER,
+                        "rank %u exited or closed its connection during %s #%u (its process is gone)", p,
+                        hccl_op_name(n->fp.op), n->fp.seq);
+    }
+    return HCCL_SUCCESS;
+}
+
+/* Peek at the header of the next message from peer p (what the responder read ahead
+ * first): 1 when a whole one is there. */
+static int peek_header(hccl_netimpl *n, uint32_t p, msg_hdr *h)
+{
+    pushback *b = n->pb ? &n->pb[p] : NULL;
+    if (b && b->head < b->len) {
+        if (b->len - b->head < sizeof *h) return 0;
+        memcpy(h, b->buf + b->head, sizeof *h);
+        return 1;
+    }
+    hccl_conn *c = n->conns[p];
+    return c->ops->peek && c->ops->peek(c, h, sizeof *h);
+}
+
+/* After a slot_gather: a message of this or an earlier collective that some peer
+ * sent us over its connection and no operation took. Every operation takes all the
+ * messages meant for it, so that peer was in another operation when it sent it (two
+ * ranks that both acted as a small Broadcast's root, say): the mismatch is reported
+ * as the engine would have on finding that message first. Messages of later
+ * operations (peers that finished this one first), point-to-point ones and STATUS
+ * questions stay where they are; an ABORT frame is the error. */
+static HcclResult slot_ring_evidence(hccl_netimpl *n, size_t bytes)
+{
+    for (uint32_t p = 0; p < n->nranks; p++) {
+        msg_hdr h;
+        if (p == n->rank || !n->conns[p] || !peek_header(n, p, &h)) continue;
+        if (h.op != OP_ABORT && (h.op == OP_STATUS || (h.flags & FLAG_P2P) || h.seq > n->fp.seq)) continue;
+        if (!ensure_st(n, 1)) return fail(n, HCCL_E_MEMORY, "out of memory");
+        xstate *s = &n->st[0];
+        memset(s, 0, sizeof *s);
+        if (read_until(n, p, n->conns[p], &s->hdr, 0, sizeof s->hdr, hccl_now_ns()) < sizeof s->hdr)
+            return fail(n, HCCL_E_INTERNAL, "rank %u: a message header vanished", p);
+        s->done = sizeof s->hdr;
+        fp_to_hdr(&n->fp, n->fp.seq, bytes, &s->want);
+        hccl_xfer x = {HCCL_XFER_RECV, p, NULL, 0};
+        return s->hdr.op == OP_ABORT ? peer_aborted(n, &x, s) : mismatch(n, &x, s);
+    }
+    return HCCL_SUCCESS;
+}
+
+/* A sleeping slot wait wakes at least this often to look at the liveness connections
+ * and the abort flag. */
+#define SLOT_NAP_NS 10000000ull
+
+static HcclResult net_slot_gather(hccl_net *base, const void *mine, size_t bytes, const unsigned char **first,
+                                  size_t *stride)
+{
+    hccl_netimpl *n = (hccl_netimpl *)base;
+    if (!n->slots || bytes > HCCL_NET_SLOT_BYTES || n->fp.p2p)
+        return fail(n, HCCL_E_INTERNAL, "slot gather of %zu bytes on a communicator without slots", bytes);
+    uint64_t seq = ++n->slot_seq;
+    hccl_slots_post(n->slots, seq, &n->fp, mine, bytes);
+    uint32_t left = n->nranks - 1;
+    pace w;
+    pace_start(&w);
+    while (left) {
+        int moved = 0;
+        for (uint32_t p = 0; p < n->nranks; p++) {
+            if (p == n->rank || n->heard[p]) continue;
+            const unsigned char *sl = hccl_slots_peek(n->slots, p, seq);
+            if (!sl) continue;
+            if (memcmp(sl + 8, &n->fp, sizeof n->fp) != 0) return slot_mismatch(n, p, sl);
+            n->heard[p] = 1;
+            left--;
+            moved = 1;
+        }
+        if (!left) break;
+        if (moved) {
+            pace_moved(&w);
+            continue;
+        }
+        int next = pace_idle(n, &w);
+        if (next == PACE_POLL) continue;
+        if (next == PACE_ABORTED) return aborted(n);
+        if (next == PACE_LATE) return slot_timed_out(n);
+        uint32_t ticket = hccl_slots_arm(n->slots);
+        int posted = 0;
+        for (uint32_t p = 0; p < n->nranks && !posted; p++)
+            posted = p != n->rank && !n->heard[p] && hccl_slots_peek(n->slots, p, seq);
+        HcclResult r = posted ? HCCL_SUCCESS : slot_check_live(n);
+        if (posted || r != HCCL_SUCCESS) {
+            hccl_slots_disarm(n->slots);
+            if (r != HCCL_SUCCESS) return r;
+            continue;
+        }
+        hccl_slots_sleep(n->slots, ticket, SLOT_NAP_NS);
+    }
+    HcclResult ev = slot_ring_evidence(n, bytes);
+    if (ev != HCCL_SUCCESS) return ev;
+    *first = hccl_slots_peek(n->slots, 0, seq) + HCCL_SLOTS_DATA_OFF;
+    *stride = HCCL_SLOTS_STRIDE;
+    return HCCL_SUCCESS;
+}
+
+void hccl_net_enable_slots(hccl_netimpl *n, hccl_slots *s)
+{
+    n->slots = s;
+    n->base.slot_gather = s ? net_slot_gather : NULL;
 }
 
 /* ---- the responder: STATUS answers between operations ---------------------------------
@@ -1286,6 +1483,7 @@ void hccl_net_end_op(hccl_netimpl *n, int ok, uint64_t now_ns)
     if (!n->fp.p2p && n->fp.seq) {
         n->last_seq = n->fp.seq;
         n->last_op = n->fp.op;
+        n->last_fp = n->fp;
     }
     n->idle_since = now_ns;
     if (__atomic_load_n(&n->serve, __ATOMIC_RELAXED) && !__atomic_load_n(&n->broken, __ATOMIC_RELAXED))
@@ -1449,6 +1647,7 @@ void hccl_net_destroy(hccl_netimpl *n)
     hccl_free(n->pids);
     hccl_free(n->dead);
     hccl_free(n->heard);
+    hccl_slots_close(n->slots);
     hccl_free(n);
 }
 

@@ -93,6 +93,11 @@ int hccl_net_probe_direct(uint32_t pid, uint64_t addr, uint64_t expect);
  * (shared memory), the TCP connection to watch for the peer's exit (NULL = none).
  * The engine polls these for hang-up while it sleeps. */
 void hccl_net_set_liveness(hccl_netimpl *n, hccl_conn **live);
+/* A communicator of one host whose ranks all mapped one slot segment (agreed by
+ * every rank): hccl_net.slot_gather posts through it. The engine owns s from now on
+ * (closed with it); NULL: none. */
+typedef struct hccl_slots hccl_slots;
+void hccl_net_enable_slots(hccl_netimpl *n, hccl_slots *s);
 /* More ranks than CPUs on some host (agreed by every rank): waits behave as when their
  * yields find the CPU contended, from the first wait on. */
 void hccl_net_set_crowded(hccl_netimpl *n, int crowded);

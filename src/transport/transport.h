@@ -46,6 +46,10 @@ typedef struct hccl_transport {
      * connection they moved bytes on before they wait for anything else, before
      * they sleep, and before they return to the application. */
     void (*flush)(hccl_conn *c);
+    /* Optional: copy the next len bytes the peer sent into buf without receiving
+     * them (1), or 0 while fewer are there; used to look at the header of a message
+     * an operation over the shared slots left unread. */
+    int (*peek)(hccl_conn *c, void *buf, size_t len);
 } hccl_transport;
 
 struct hccl_conn {

@@ -48,6 +48,12 @@ typedef struct fake_world {
     uint32_t *pending;
     int aborted;
     fake_net_stats stats;
+    /* slot_gather: [parity][rank] slots, the call each holds and its size; slot_wait[r]:
+     * rank r waits in slot_gather (counted in pending[r] until the last post of its call) */
+    unsigned char *slots;
+    uint64_t *slot_seq;
+    size_t *slot_bytes;
+    unsigned char *slot_wait;
 } fake_world;
 
 typedef struct fake_rank {
@@ -58,6 +64,7 @@ typedef struct fake_rank {
     void *arg;
     hccl_algo_ctx ctx;
     HcclResult result;
+    uint64_t slot_calls;
 } fake_rank;
 
 static double timeout_s = 10.0;
@@ -213,6 +220,65 @@ static HcclResult fake_exchange(hccl_net *net, hccl_xfer *xfers, int n)
     return res;
 }
 
+#define FAKE_SLOT_STRIDE ((size_t)HCCL_NET_SLOT_BYTES + 64)
+
+/* hccl_net.slot_gather: post into the world's slots, wait (counted as a pending
+ * transfer, for the deadlock check) until every rank posted the same call. */
+static HcclResult fake_slot_gather(hccl_net *net, const void *mine, size_t bytes, const unsigned char **first,
+                                   size_t *stride)
+{
+    fake_rank *me = (fake_rank *)net;
+    fake_world *w = me->w;
+    if (bytes > HCCL_NET_SLOT_BYTES || (bytes && !mine)) return HCCL_E_PARA;
+    uint64_t seq = ++me->slot_calls;
+    size_t row = (size_t)(seq & 1) * w->n;
+    struct timespec deadline;
+    clock_gettime(CLOCK_MONOTONIC, &deadline);
+    deadline.tv_sec += (time_t)timeout_s + 1;
+    pthread_mutex_lock(&w->mu);
+    w->stats.exchanges++;
+    if (bytes) memcpy(w->slots + (row + me->rank) * FAKE_SLOT_STRIDE, mine, bytes);
+    w->slot_seq[row + me->rank] = seq;
+    w->slot_bytes[row + me->rank] = bytes;
+    uint32_t posted = 0;
+    for (uint32_t j = 0; j < w->n; j++) posted += w->slot_seq[row + j] == seq;
+    if (posted == w->n) { /* the last post of this call completes every waiter */
+        for (uint32_t j = 0; j < w->n; j++)
+            if (w->slot_wait[j]) {
+                w->slot_wait[j] = 0;
+                if (--w->pending[j] == 0) pthread_cond_signal(&w->cv[j]);
+            }
+    } else {
+        w->slot_wait[me->rank] = 1;
+        w->pending[me->rank]++;
+        w->state[me->rank] = ST_WAITING;
+        while (w->slot_wait[me->rank] && !w->aborted) {
+            if (deadlocked(w) ||
+                pthread_cond_timedwait(&w->cv[me->rank], &w->mu, &deadline) == ETIMEDOUT) {
+                w->aborted = 1;
+                w->stats.deadlock = 1;
+                wake_all(w);
+            }
+        }
+        if (w->slot_wait[me->rank]) {
+            w->slot_wait[me->rank] = 0;
+            w->pending[me->rank]--;
+        }
+        w->state[me->rank] = ST_RUNNING;
+    }
+    HcclResult res = w->aborted ? HCCL_E_TIMEOUT : HCCL_SUCCESS;
+    for (uint32_t j = 0; j < w->n && res == HCCL_SUCCESS; j++)
+        if (w->slot_bytes[row + j] != bytes) res = HCCL_E_PARA;
+    pthread_mutex_unlock(&w->mu);
+    *first = w->slots + row * FAKE_SLOT_STRIDE;
+    *stride = FAKE_SLOT_STRIDE;
+    return res;
+}
+
+static int slots_mode;
+
+void fake_net_set_slots(int on) { slots_mode = on; }
+
 /* Scratch pool, kept across runs so that tests do not pay for 4 MiB per rank each time. */
 static void **scratch_pool;
 static uint32_t scratch_pool_n;
@@ -288,9 +354,15 @@ HcclResult fake_net_run(uint32_t nranks, fake_rank_fn fn, void *arg, fake_net_st
     w.state = calloc(nranks, sizeof(int));
     w.pending = calloc(nranks, sizeof(uint32_t));
     w.cv = calloc(nranks, sizeof(pthread_cond_t));
+    w.slots = calloc(2 * (size_t)nranks, FAKE_SLOT_STRIDE);
+    w.slot_seq = calloc(2 * (size_t)nranks, sizeof(uint64_t));
+    w.slot_bytes = calloc(2 * (size_t)nranks, sizeof(size_t));
+    w.slot_wait = calloc(nranks, 1);
     fake_rank *ranks = calloc(nranks, sizeof(fake_rank));
     pthread_t *th = calloc(nranks, sizeof(pthread_t));
-    if (!w.sendq || !w.recvq || !w.state || !w.pending || !w.cv || !ranks || !th) goto out;
+    if (!w.sendq || !w.recvq || !w.state || !w.pending || !w.cv || !w.slots || !w.slot_seq || !w.slot_bytes ||
+        !w.slot_wait || !ranks || !th)
+        goto out;
     for (uint32_t r = 0; r < nranks; r++)
         if (!scratch_for(r)) goto out;
 
@@ -307,6 +379,7 @@ HcclResult fake_net_run(uint32_t nranks, fake_rank_fn fn, void *arg, fake_net_st
         k->net.exchange = fake_exchange;
         if (direct_mode) k->net.peer_copy = fake_peer_copy;
         if (direct_mode == 1) k->net.peer_ptr = fake_peer_ptr;
+        if (slots_mode) k->net.slot_gather = fake_slot_gather;
         k->ctx.direct = direct_mode != 0 && !fake_host_of;
         k->ctx.direct_local = direct_mode != 0;
         k->ctx.host_of = fake_host_of;
@@ -345,6 +418,10 @@ out:
     free(w.state);
     free(w.pending);
     free(w.cv);
+    free(w.slots);
+    free(w.slot_seq);
+    free(w.slot_bytes);
+    free(w.slot_wait);
     free(ranks);
     free(th);
     return res;

@@ -37,6 +37,10 @@ void fake_net_set_timeout(double seconds);
  * cross-memory attach between processes). Sets ctx->direct accordingly. */
 void fake_net_set_direct(int mode);
 
+/* Slots for the next runs: 1 gives every rank an hccl_net.slot_gather (one host's
+ * shared mailboxes, here memory of the test process); 0 none (default). */
+void fake_net_set_slots(int on);
+
 /* Simulated hosts for the next runs: host_of[r] for every rank (NULL: one host).
  * With hosts set, ctx->direct is 0 and the direct mode applies within hosts only
  * (ctx->direct_local). The array must outlive the runs. */

@@ -56,6 +56,7 @@ static long runs;
  * selection honours the forcing. */
 static int g_force;
 static atomic_int g_wrong_algo;
+static int g_expect = -1; /* >= 0: the algorithm the selection must pick (n > 1) */
 
 /* ---------- values ---------- */
 
@@ -376,6 +377,8 @@ static HcclResult rank_fn(hccl_algo_ctx *ctx, void *arg)
     int hier = ctx->host_of && ctx->nhosts > 1 && ctx->nhosts < ctx->nranks; /* forcing applies to its leaders */
     if (g_force && !hier && ctx->nranks > 1 &&
         hccl_algo_select(ctx, &t->args[ctx->rank]) != (hccl_algo_id)(g_force & 0xff))
+        atomic_fetch_add(&g_wrong_algo, 1);
+    if (g_expect >= 0 && ctx->nranks > 1 && hccl_algo_select(ctx, &t->args[ctx->rank]) != (hccl_algo_id)g_expect)
         atomic_fetch_add(&g_wrong_algo, 1);
     return hccl_algo_run(ctx, &t->args[ctx->rank]);
 }
@@ -717,6 +720,49 @@ static void test_network(void)
     printf("test_algo: %ld runs of the network algorithms\n", runs - before);
 }
 
+/* The slot algorithms (one round through the host's shared mailboxes), which the
+ * selection picks for small vectors when the network has slots: AllReduce,
+ * AllGather and ReduceScatter, every dtype and reduce op, in and out of place, n =
+ * 1..8, from 1 element to the limit with a CPU per rank (512 bytes in all). */
+static void test_slots(void)
+{
+    long before = runs;
+    fake_net_set_slots(1);
+    g_expect = HCCL_ALGO_SLOT;
+    for (uint32_t n = 1; n <= MATRIX_N; n++)
+        for (size_t d = 0; d < sizeof(red_dtypes) / sizeof(red_dtypes[0]); d++) {
+            size_t es = hccl_dtype_size(red_dtypes[d]);
+            uint64_t counts[3] = {1, n + 2, 512 / es};
+            for (size_t o = 0; o < 4; o++)
+                for (int ci = 0; ci < 3; ci++)
+                    for (int mode = 0; mode < 2; mode++)
+                        run_case(HCCL_OP_ALLREDUCE, n, counts[ci], red_dtypes[d], red_ops[o], 0, mode);
+        }
+    /* AllGather and ReduceScatter up to n blocks of 512 bytes in all (modes: in place too). */
+    for (uint32_t n = 1; n <= MATRIX_N; n++) {
+        for (size_t d = 0; d < sizeof(move_dtypes) / sizeof(move_dtypes[0]); d++) {
+            uint64_t top = 512 / (hccl_dtype_size(move_dtypes[d]) * n);
+            for (uint64_t c = 1; c <= top; c = c * 3 + 1)
+                for (int mode = 0; mode < 3; mode++) run_case(HCCL_OP_ALLGATHER, n, c, move_dtypes[d], 0, 0, mode);
+        }
+        for (size_t d = 0; d < sizeof(red_dtypes) / sizeof(red_dtypes[0]); d++) {
+            uint64_t top = 512 / (hccl_dtype_size(red_dtypes[d]) * n);
+            for (size_t o = 0; o < 4; o++)
+                for (uint64_t c = 1; c <= top; c = c * 3 + 1)
+                    for (int mode = 0; mode < 3; mode++)
+                        run_case(HCCL_OP_REDUCE_SCATTER, n, c, red_dtypes[d], red_ops[o], 0, mode);
+        }
+    }
+    g_expect = -1;
+    /* Above the limit the slots are not used (and the result is still right). */
+    run_case(HCCL_OP_ALLREDUCE, 4, 129, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, 0, 0);
+    run_case(HCCL_OP_ALLGATHER, 4, 33, HCCL_DATA_TYPE_FP32, 0, 0, 1);
+    run_case(HCCL_OP_REDUCE_SCATTER, 4, 33, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_MAX, 0, 2);
+    fake_net_set_slots(0);
+    TT_ASSERT_MSG(atomic_load(&g_wrong_algo) == 0, "%d runs did not use the slots", atomic_load(&g_wrong_algo));
+    printf("test_algo: %ld runs of the slot algorithms\n", runs - before);
+}
+
 /* ---------- determinism: non-integer fp inputs, results bitwise the same run to run ---------- */
 
 typedef struct det_case {
@@ -864,7 +910,7 @@ static void test_selection(void)
         TT_ASSERT_EQ(hccl_algo_select(&h, &b), HCCL_ALGO_HD);
     }
     /* A forced algorithm does not override one host's direct algorithms. */
-    static hccl_net net = {NULL, (void *)1, NULL};
+    static hccl_net net = {NULL, (void *)1, NULL, NULL};
     hccl_algo_ctx ctx = {.rank = 0, .nranks = 4, .net = &net, .scratch_bytes = HCCL_ALGO_SCRATCH_BYTES,
                          .direct = 1, .direct_local = 1, .reference = HCCL_ALGO_FORCED(HCCL_ALGO_HD)};
     hccl_op_args a = {.type = HCCL_OP_ALLREDUCE, .count = m, .dtype = f};
@@ -973,6 +1019,31 @@ static void test_selection(void)
     ctx.crowded = 0;
     s.count = 16 * k;
     TT_ASSERT_EQ(hccl_algo_select(&ctx, &s), HCCL_ALGO_ONESHOT);
+    /* With the host's shared slots: AllReduce up to 512 B (2 KiB crowded), AllGather
+     * up to 512 B in all (2 KiB crowded), ReduceScatter up to 512 B in all (1 KiB
+     * crowded); not forced away by HCCL_ALGO (one host). */
+    static hccl_net snet = {NULL, (void *)1, NULL, (void *)1};
+    ctx.net = &snet;
+    ctx.nranks = 4;
+    hccl_op_args sl[3] = {{.type = HCCL_OP_ALLREDUCE, .dtype = f, .redop = HCCL_REDUCE_SUM},
+                          {.type = HCCL_OP_ALLGATHER, .dtype = f},
+                          {.type = HCCL_OP_REDUCE_SCATTER, .dtype = f, .redop = HCCL_REDUCE_SUM}};
+    const uint64_t lim[2][3] = {{128, 32, 32}, {512, 128, 64}}; /* elements: [crowded][op] */
+    for (int cr = 0; cr < 2; cr++)
+        for (int o = 0; o < 3; o++) {
+            ctx.crowded = cr;
+            sl[o].count = lim[cr][o];
+            TT_ASSERT_MSG(hccl_algo_select(&ctx, &sl[o]) == HCCL_ALGO_SLOT, "op %d crowded %d", o, cr);
+            ctx.reference = HCCL_ALGO_FORCED(HCCL_ALGO_HD);
+            TT_ASSERT_MSG(hccl_algo_select(&ctx, &sl[o]) == HCCL_ALGO_SLOT, "op %d crowded %d forced", o, cr);
+            ctx.reference = 0;
+            sl[o].count = lim[cr][o] + 1;
+            TT_ASSERT_MSG(hccl_algo_select(&ctx, &sl[o]) != HCCL_ALGO_SLOT, "op %d crowded %d above", o, cr);
+        }
+    ctx.crowded = 0;
+    ctx.net = &net;
+    sl[0].count = 1;
+    TT_ASSERT(hccl_algo_select(&ctx, &sl[0]) != HCCL_ALGO_SLOT); /* no slots */
     /* Costs are finite where implemented, and the chain segment a power of two. */
     TT_ASSERT(hccl_algo_cost(HCCL_ALGO_CHAIN, HCCL_OP_ALLREDUCE, 4, 64, HCCL_LINK_TCP) > 1e300);
     uint64_t seg = hccl_algo_chain_segment(4, 64 * m, 4, 0, HCCL_LINK_TCP);
@@ -1231,6 +1302,7 @@ int main(void)
     test_matrix(1, MATRIX_N);
     test_large();
     test_network();
+    test_slots();
     test_determinism();
     test_direct();
     test_hier();

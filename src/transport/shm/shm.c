@@ -592,12 +592,25 @@ static void shm_close(hccl_conn *c)
     conn_free(s);
 }
 
+static int shm_peek(hccl_conn *c, void *buf, size_t len)
+{
+    shm_conn *s = (shm_conn *)c;
+    uint64_t head = atomic_load_explicit(&s->rx->head, memory_order_acquire);
+    if (head == s->rx_tail) return 0;
+    TSAN_ACQUIRE(s->tok_rx);
+    uint64_t tail = rx_skip(s, head, s->rx_tail);
+    if (head - tail < len) return 0;
+    ring_get(s, tail, buf, len);
+    return 1;
+}
+
 const hccl_transport hccl_shm_transport = {
     .name = "shm",
     .send = shm_send,
     .recv = shm_recv,
     .wait_fd = shm_wait_fd,
     .flush = shm_flush,
+    .peek = shm_peek,
     .close = shm_close,
     .shutdown = shm_shutdown,
 };
