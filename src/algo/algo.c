@@ -4,8 +4,8 @@
  * Selection is a pure function of the operation, its size and the context, so every
  * rank makes the same choice:
  *   One host with shared slots (ctx->net->slot_gather): AllReduce up to 512 B,
- *                      AllGather and ReduceScatter up to 512 B in all; on a crowded
- *                      host 2 KiB, 2 KiB and 1 KiB          -> slots (one round
+ *                      AllGather and ReduceScatter up to 512 B in all; 1 KiB on a
+ *                      crowded host                         -> slots (one round
  *                      through shared memory, no messages)
  *   AllReduce, n > 1:  bytes <= 16 KiB and n <= 64             -> oneshot, or
  *                      recursive doubling when ctx->crowded and n > 2
@@ -53,18 +53,14 @@
 
 #define ONESHOT_MAX_BYTES (16u << 10)
 #define DIRECT_MIN_BYTES (4u << 10)
-/* AllReduce through the host's shared slots (when the communicator has them) up to
- * these sizes, against the oneshot (2 ranks) and recursive doubling (4 and 8 ranks on
- * 2 cores), alternated: 2 ranks equal up to 512 B and 7-12% slower from 1 KiB; 4 and 8
- * ranks 1.4x faster at 8-128 B and ahead up to 1 KiB, even at 2 KiB
- * (docs/performance.md). */
+/* AllReduce, AllGather and ReduceScatter through the host's shared slots (when the
+ * communicator has them) up to these sizes (AllGather, ReduceScatter: n blocks in
+ * all), against the oneshot (2 ranks) and recursive doubling or the oneshot (4 and 8
+ * ranks on 2 cores), alternated: 2 ranks about equal up to 512 B and 7-12% slower
+ * from 1 KiB; 4 and 8 ranks 1.3-1.9x faster up to 1 KiB, and at 2 KiB faster or
+ * slower depending on where the ranks run (docs/performance.md). */
 #define SLOT_MAX_BYTES 512u
 #define SLOT_MAX_BYTES_CROWDED HCCL_NET_SLOT_BYTES
-/* AllGather and ReduceScatter through the slots up to these totals (n blocks) on a
- * crowded host: AllGather ahead of the oneshot up to 2 KiB, ReduceScatter (which
- * publishes its whole input) up to 1 KiB and even at 2 KiB; otherwise SLOT_MAX_BYTES. */
-#define SLOT_AG_MAX_BYTES_CROWDED HCCL_NET_SLOT_BYTES
-#define SLOT_RS_MAX_BYTES_CROWDED 1024u
 /* The eager Broadcast's root copies its buffer into the ring of every peer, and each
  * receiver copies it out again; the direct broadcast copies it once but waits for
  * every rank. Measured in place (the call itself), the eager one is faster up to 8 KiB
@@ -164,9 +160,7 @@ hccl_algo_id hccl_algo_select(const hccl_algo_ctx *ctx, const hccl_op_args *a)
             bytes <= (ctx->crowded ? EAGER_BCAST_CROWDED_BYTES : EAGER_BCAST_BYTES))
             return HCCL_ALGO_ONESHOT;
         if ((a->type == HCCL_OP_ALLGATHER || a->type == HCCL_OP_REDUCE_SCATTER) && ctx->net->slot_gather &&
-            bytes * ctx->nranks <= (!ctx->crowded                        ? SLOT_MAX_BYTES
-                                    : a->type == HCCL_OP_ALLGATHER ? SLOT_AG_MAX_BYTES_CROWDED
-                                                                   : SLOT_RS_MAX_BYTES_CROWDED))
+            bytes * ctx->nranks <= (ctx->crowded ? SLOT_MAX_BYTES_CROWDED : SLOT_MAX_BYTES))
             return HCCL_ALGO_SLOT;
         if (ctx->direct && ctx->nranks <= 64 && a->type != HCCL_OP_REDUCE_SCATTER_V &&
             a->type != HCCL_OP_BROADCAST && ctx->nranks > 2 && bytes * ctx->nranks <= ONESHOT_MAX_BYTES &&

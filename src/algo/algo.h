@@ -50,7 +50,7 @@ struct hccl_net {
 };
 
 /* The most bytes per rank hccl_net.slot_gather takes. */
-#define HCCL_NET_SLOT_BYTES 2048u
+#define HCCL_NET_SLOT_BYTES 1024u
 
 typedef enum {
     HCCL_OP_ALLREDUCE = 0,

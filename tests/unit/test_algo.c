@@ -1019,16 +1019,16 @@ static void test_selection(void)
     ctx.crowded = 0;
     s.count = 16 * k;
     TT_ASSERT_EQ(hccl_algo_select(&ctx, &s), HCCL_ALGO_ONESHOT);
-    /* With the host's shared slots: AllReduce up to 512 B (2 KiB crowded), AllGather
-     * up to 512 B in all (2 KiB crowded), ReduceScatter up to 512 B in all (1 KiB
-     * crowded); not forced away by HCCL_ALGO (one host). */
+    /* With the host's shared slots: AllReduce up to 512 B, AllGather and ReduceScatter
+     * up to 512 B in all, 1 KiB on a crowded host; not forced away by HCCL_ALGO (one
+     * host). */
     static hccl_net snet = {NULL, (void *)1, NULL, (void *)1};
     ctx.net = &snet;
     ctx.nranks = 4;
     hccl_op_args sl[3] = {{.type = HCCL_OP_ALLREDUCE, .dtype = f, .redop = HCCL_REDUCE_SUM},
                           {.type = HCCL_OP_ALLGATHER, .dtype = f},
                           {.type = HCCL_OP_REDUCE_SCATTER, .dtype = f, .redop = HCCL_REDUCE_SUM}};
-    const uint64_t lim[2][3] = {{128, 32, 32}, {512, 128, 64}}; /* elements: [crowded][op] */
+    const uint64_t lim[2][3] = {{128, 32, 32}, {256, 64, 64}}; /* elements: [crowded][op] */
     for (int cr = 0; cr < 2; cr++)
         for (int o = 0; o < 3; o++) {
             ctx.crowded = cr;

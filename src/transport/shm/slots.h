@@ -19,7 +19,7 @@
 #include <stdint.h>
 
 #define HCCL_SLOTS_TAG_BYTES 32u
-#define HCCL_SLOTS_STRIDE 2176u     /* bytes from one rank's slot to the next (17 pairs of lines) */
+#define HCCL_SLOTS_STRIDE 1152u     /* bytes from one rank's slot to the next (9 pairs of lines) */
 #define HCCL_SLOTS_DATA_OFF 48u     /* the data's offset in a slot (16-byte aligned) */
 #define HCCL_SLOTS_DATA_MAX (HCCL_SLOTS_STRIDE - HCCL_SLOTS_DATA_OFF)
 #define HCCL_SLOTS_MAX_RANKS 64u
