@@ -1163,7 +1163,7 @@ static HcclResult slot_mismatch(hccl_netimpl *n, uint32_t p, const unsigned char
 
 /* Past the deadline: the engine's report, as if we waited for a message from every
  * peer whose slot is missing. */
-static HcclResult slot_timed_out(hccl_netimpl *n)
+static HcclResult slot_timed_out(hccl_netimpl *n, const unsigned char *got)
 {
     hccl_xfer *x = hccl_calloc(n->nranks, sizeof *x);
     if (!x || !ensure_st(n, (int)n->nranks)) {
@@ -1172,7 +1172,7 @@ static HcclResult slot_timed_out(hccl_netimpl *n)
     }
     int cnt = 0;
     for (uint32_t p = 0; p < n->nranks; p++) {
-        if (p == n->rank || n->heard[p]) continue;
+        if (p == n->rank || got[p]) continue;
         x[cnt] = (hccl_xfer){HCCL_XFER_RECV, p, NULL, 0};
         memset(&n->st[cnt], 0, sizeof n->st[cnt]);
         cnt++;
@@ -1184,14 +1184,14 @@ static HcclResult slot_timed_out(hccl_netimpl *n)
 
 /* Sleeping in a slot wait: before it, the liveness connections of the missing peers;
  * an aborted or dead one fails the wait. */
-static HcclResult slot_check_live(hccl_netimpl *n)
+static HcclResult slot_check_live(hccl_netimpl *n, const unsigned char *got)
 {
     int np = 0;
     for (uint32_t p = 0; p < n->nranks; p++)
-        if (p != n->rank && !n->heard[p]) np = add_live(n, p, 0, np);
+        if (p != n->rank && !got[p]) np = add_live(n, p, 0, np);
     if (np && poll(n->pfds, (nfds_t)np, 0) > 0) live_events(n, 0, np);
     for (uint32_t p = 0; p < n->nranks; p++) {
-        if (p == n->rank || n->heard[p]) continue;
+        if (p == n->rank || got[p]) continue;
         if ((int64_t)p == n->aborted_peer) return peer_aborted_before(n);
         if (n->dead[p])
             return fail(n, HCCL_E_TCP_TRANSFER,
@@ -1253,17 +1253,20 @@ static HcclResult net_slot_gather(hccl_net *base, const void *mine, size_t bytes
         return fail(n, HCCL_E_INTERNAL, "slot gather of %zu bytes on a communicator without slots", bytes);
     uint64_t seq = ++n->slot_seq;
     hccl_slots_post(n->slots, seq, &n->fp, mine, bytes);
+    unsigned char *got = n->busy; /* the exchange's scratch: whose slot of this call is here */
+    memset(got, 0, n->nranks);
     uint32_t left = n->nranks - 1;
     pace w;
     pace_start(&w);
     while (left) {
         int moved = 0;
         for (uint32_t p = 0; p < n->nranks; p++) {
-            if (p == n->rank || n->heard[p]) continue;
+            if (p == n->rank || got[p]) continue;
             const unsigned char *sl = hccl_slots_peek(n->slots, p, seq);
             if (!sl) continue;
             if (memcmp(sl + 8, &n->fp, sizeof n->fp) != 0) return slot_mismatch(n, p, sl);
-            n->heard[p] = 1;
+            got[p] = 1;
+            n->heard[p] = 1; /* reached this operation (for a timeout's report) */
             left--;
             moved = 1;
         }
@@ -1275,12 +1278,12 @@ static HcclResult net_slot_gather(hccl_net *base, const void *mine, size_t bytes
         int next = pace_idle(n, &w);
         if (next == PACE_POLL) continue;
         if (next == PACE_ABORTED) return aborted(n);
-        if (next == PACE_LATE) return slot_timed_out(n);
+        if (next == PACE_LATE) return slot_timed_out(n, got);
         uint32_t ticket = hccl_slots_arm(n->slots);
         int posted = 0;
         for (uint32_t p = 0; p < n->nranks && !posted; p++)
-            posted = p != n->rank && !n->heard[p] && hccl_slots_peek(n->slots, p, seq);
-        HcclResult r = posted ? HCCL_SUCCESS : slot_check_live(n);
+            posted = p != n->rank && !got[p] && hccl_slots_peek(n->slots, p, seq);
+        HcclResult r = posted ? HCCL_SUCCESS : slot_check_live(n, got);
         if (posted || r != HCCL_SUCCESS) {
             hccl_slots_disarm(n->slots);
             if (r != HCCL_SUCCESS) return r;

@@ -58,7 +58,7 @@ UTIL="src/util/util.c src/util/log.c src/util/param.c src/util/errors.c src/util
 
 sources() {
     case $1 in
-    net) echo "tests/fuzz/fuzz_net.c src/core/net.c src/core/peermem.c src/algo/op_name.c src/reduce/reduce.c src/reduce/convert.c $UTIL" ;;
+    net) echo "tests/fuzz/fuzz_net.c src/core/net.c src/core/peermem.c src/transport/shm/slots.c src/transport/shm/shm.c src/boot/socket.c src/algo/op_name.c src/reduce/reduce.c src/reduce/convert.c $UTIL" ;;
     ranktable) echo "tests/fuzz/fuzz_ranktable.c src/boot/ranktable.c $UTIL" ;;
     launch_env) echo "tests/fuzz/fuzz_launch_env.c src/boot/launch_env.c $UTIL" ;;
     *) echo "" ;;
