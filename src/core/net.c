@@ -973,18 +973,28 @@ static void flush_xfers(hccl_netimpl *n, const hccl_xfer *x, int cnt)
 
 static HcclResult net_exchange_run(hccl_netimpl *n, hccl_xfer *x, int cnt);
 
+/* Bytes from peer p wait to be received (what the responder read ahead counts too). */
+static int pending_from(hccl_netimpl *n, uint32_t p)
+{
+    unsigned char b;
+    hccl_conn *c = n->conns[p];
+    return (n->pb && n->pb[p].head < n->pb[p].len) || (c->ops->peek && c->ops->peek(c, &b, 1));
+}
+
 /* A wait for a message from a peer that has already posted its slot of the next
- * slot_gather call: it went past this operation without sending the message (the
- * ranks disagree; a peer in a later operation over the rings would have sent
- * something that says so, one in the slots sends nothing). That slot cannot change
- * before this rank posts its own. */
+ * slot_gather call, with nothing from it left to receive: it went past this
+ * operation without sending the message (the ranks disagree; a peer in a later
+ * operation over the rings would have sent something that says so, one in the slots
+ * sends nothing). Everything the peer sent before it posted is visible once its post
+ * is (it may have arrived since this pass looked); that slot cannot change before
+ * this rank posts its own. */
 static HcclResult slot_evidence(hccl_netimpl *n, hccl_xfer *x, int cnt)
 {
     if (!n->slots || n->fp.p2p) return HCCL_SUCCESS;
     for (int i = 0; i < cnt; i++) {
         if (n->st[i].finished || x[i].dir != HCCL_XFER_RECV || x[i].peer == n->rank) continue;
         const unsigned char *sl = hccl_slots_peek(n->slots, x[i].peer, n->slot_seq + 1);
-        if (!sl) continue;
+        if (!sl || pending_from(n, x[i].peer)) continue;
         hccl_fingerprint f;
         memcpy(&f, sl + 8, sizeof f);
         xstate s = n->st[i];
