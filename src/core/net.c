@@ -1251,6 +1251,16 @@ static HcclResult slot_ring_evidence(hccl_netimpl *n, size_t bytes)
     return HCCL_SUCCESS;
 }
 
+/* A peer's communicator failed (it said so in the slots): its reason, from the ABORT
+ * frame on its liveness connection when there is one. */
+static HcclResult slot_peer_failed(hccl_netimpl *n, uint32_t p)
+{
+    if ((int64_t)p == n->aborted_peer) return peer_aborted_before(n);
+    if (n->live && n->live[p] && read_abort_on(n, n->live[p], p) == HCCL_E_REMOTE) return HCCL_E_REMOTE;
+    return fail(n, HCCL_E_REMOTE, "rank %u aborted (its communicator failed) during %s #%u", p,
+                hccl_op_name(n->fp.op), n->fp.seq);
+}
+
 /* A sleeping slot wait wakes at least this often to look at the liveness connections
  * and the abort flag. */
 #define SLOT_NAP_NS 10000000ull
@@ -1293,7 +1303,10 @@ static HcclResult net_slot_gather(hccl_net *base, const void *mine, size_t bytes
         int posted = 0;
         for (uint32_t p = 0; p < n->nranks && !posted; p++)
             posted = p != n->rank && !got[p] && hccl_slots_peek(n->slots, p, seq);
-        HcclResult r = posted ? HCCL_SUCCESS : slot_check_live(n, got);
+        uint32_t failed = hccl_slots_aborted(n->slots);
+        HcclResult r = posted                              ? HCCL_SUCCESS
+                       : failed && failed - 1 != n->rank ? slot_peer_failed(n, failed - 1)
+                                                         : slot_check_live(n, got);
         if (posted || r != HCCL_SUCCESS) {
             hccl_slots_disarm(n->slots);
             if (r != HCCL_SUCCESS) return r;
@@ -1301,6 +1314,8 @@ static HcclResult net_slot_gather(hccl_net *base, const void *mine, size_t bytes
         }
         hccl_slots_sleep(n->slots, ticket, SLOT_NAP_NS);
     }
+    uint32_t failed = hccl_slots_aborted(n->slots); /* in the line every post reads anyway */
+    if (failed && failed - 1 != n->rank) return slot_peer_failed(n, failed - 1);
     HcclResult ev = slot_ring_evidence(n, bytes);
     if (ev != HCCL_SUCCESS) return ev;
     *first = hccl_slots_peek(n->slots, 0, seq) + HCCL_SLOTS_DATA_OFF;
@@ -1595,6 +1610,7 @@ static void send_abort_frame(hccl_conn *c, const char *why, size_t len)
 void hccl_net_abort(hccl_netimpl *n, const char *why)
 {
     size_t len = strnlen(why, ABORT_TEXT_MAX);
+    if (n->slots) hccl_slots_abort(n->slots);
     pthread_mutex_lock(&n->io_lock); /* the responder reads these connections no more */
     __atomic_store_n(&n->broken, 1, __ATOMIC_RELAXED);
     __atomic_store_n(&n->idle, IDLE_NO, __ATOMIC_RELAXED);

@@ -3,6 +3,8 @@
  * collective, a frozen rank, mismatched collectives. (Scenarios around communicator
  * creation are in fault_boot.c.)
  *
+ * kill, skip and stop also run with --case small: AllReduces of 8 bytes, which on
+ * one host go through the shared slots (the others: over the rings).
  * kill      4 ranks loop checked AllReduces (256 KiB); the parent SIGKILLs rank 2 once
  *           every rank has done 20. Each survivor: the AllReduce in flight (or the next)
  *           fails within 10 s of the kill, long before HCCL_EXEC_TIMEOUT (60 s);
@@ -69,6 +71,15 @@ static int hccl_failed_fast(fault_ctx *c, fault_bufs *b, const char *after)
 #define KILL_COUNT (64 * 1024)
 #define KILL_AFTER 20
 
+/* --case small: 2 floats instead (on one host these go through the shared slots). */
+static uint64_t g_small;
+static void read_small(int argc, char **argv)
+{
+    for (int i = 1; i + 1 < argc; i++)
+        if (!strcmp(argv[i], "--case") && !strcmp(argv[i + 1], "small")) g_small = 2;
+}
+#define OP_COUNT(n) (g_small ? g_small : (uint64_t)(n))
+
 static void kill_body(fault_ctx *c)
 {
     fault_bufs b;
@@ -78,7 +89,7 @@ static void kill_body(fault_ctx *c)
     int i, rc = 0;
     for (i = 0;; i++) {
         fault_step(c, "AllReduce iteration %d", i);
-        rc = fault_allreduce_check(c, &b, KILL_COUNT, (float)(i % 64 + 1));
+        rc = fault_allreduce_check(c, &b, OP_COUNT(KILL_COUNT), (float)(i % 64 + 1));
         if (rc) break;
         atomic_store(&s->iter, i + 1);
         if (fault_now() - start > 30) {
@@ -128,8 +139,7 @@ static void kill_parent(fault_job *job, const pid_t *pids)
 
 int scen_kill(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
+    read_small(argc, argv);
     setenv("HCCL_EXEC_TIMEOUT", "60", 1);
     fault_job job = {.name = "kill", .nranks = KILL_N, .init = INIT_ROOTINFO, .body = kill_body,
                      .parent = kill_parent, .watchdog_s = 45, .killed_mask = 1u << KILL_VICTIM};
@@ -157,7 +167,7 @@ typedef struct {
 /* A survivor's op #2 must fail at the exec timeout, not before, not long after. */
 static void expect_timeout_failure(fault_ctx *c, fault_bufs *b, float k, const char *what)
 {
-    int rc = fault_allreduce_check(c, b, 1024, k);
+    int rc = fault_allreduce_check(c, b, OP_COUNT(1024), k);
     fault_rank_state *s = &g_sh->r[c->rank];
     if (!rc) {
         fault_fail(c, "op #2 succeeded although %s", what);
@@ -181,7 +191,7 @@ static void skip_body(fault_ctx *c)
     fault_bufs b;
     if (fault_bufs_alloc(c, &b, 4096, 4096) != 0) return;
     fault_step(c, "op #1 AllReduce");
-    if (fault_allreduce_check(c, &b, 1024, 1.0f) != 0) {
+    if (fault_allreduce_check(c, &b, OP_COUNT(1024), 1.0f) != 0) {
         fault_fail(c, "op #1 (all ranks) failed");
         goto out;
     }
@@ -208,6 +218,7 @@ int scen_skip(int argc, char **argv)
     skip_arg a = {0};
     for (int i = 1; i < argc; i++)
         if (!strcmp(argv[i], "--fr")) a.fr = 1;
+    read_small(argc, argv);
     char t[16];
     snprintf(t, sizeof t, "%d", EXEC_TIMEOUT_S);
     setenv("HCCL_EXEC_TIMEOUT", t, 1);
@@ -239,7 +250,7 @@ static void stop_body(fault_ctx *c)
     fault_bufs b;
     if (fault_bufs_alloc(c, &b, 4096, 4096) != 0) return;
     fault_step(c, "op #1 AllReduce");
-    if (fault_allreduce_check(c, &b, 1024, 1.0f) != 0) {
+    if (fault_allreduce_check(c, &b, OP_COUNT(1024), 1.0f) != 0) {
         fault_fail(c, "op #1 (all ranks) failed");
         goto out;
     }
@@ -248,7 +259,7 @@ static void stop_body(fault_ctx *c)
         raise(SIGSTOP);
         fault_step(c, "op #2 after SIGCONT");
         double t0 = fault_now();
-        int rc = fault_allreduce_check(c, &b, 1024, 2.0f);
+        int rc = fault_allreduce_check(c, &b, OP_COUNT(1024), 2.0f);
         double dt = fault_now() - t0;
         FCHECK(c, rc != 0, "op #2 succeeded on the resumed rank although its peers gave up on it");
         FCHECK(c, dt < 2.0, "op #2 of the resumed rank took %.2f s to fail (its peers had aborted)", dt);
@@ -291,8 +302,7 @@ static void stop_parent(fault_job *job, const pid_t *pids)
 
 int scen_stop(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
+    read_small(argc, argv);
     char t[16];
     snprintf(t, sizeof t, "%d", EXEC_TIMEOUT_S);
     setenv("HCCL_EXEC_TIMEOUT", t, 1);

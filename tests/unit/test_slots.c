@@ -8,8 +8,9 @@
  * with sched_yield or, in some rounds, sleep (arm, look again, sleep with a 2 s
  * timeout); in those rounds one rank is late on purpose, so the others really sleep,
  * and a sleep that lasts until its timeout is a lost wake-up and fails the test.
- * Also: the name is gone from /dev/shm after unlink, and bad names, missing
- * segments and a wrong rank count are refused.
+ * Also: the name is gone from /dev/shm after unlink; bad names, missing segments
+ * and a wrong rank count are refused; the first rank to abort is what every mapping
+ * reads.
  */
 #include "tinytest.h"
 
@@ -226,9 +227,27 @@ static void test_refusals(void)
     TT_ASSERT_EQ(count_entries(), 0);
 }
 
+/* The first rank to abort stays recorded, seen by every mapping. */
+static void test_abort(void)
+{
+    hccl_slots *c = create(), *a = NULL, *b = NULL;
+    TT_ASSERT_EQ(hccl_slots_open(g_name, NR, 2, &a), HCCL_SUCCESS);
+    TT_ASSERT_EQ(hccl_slots_open(g_name, NR, 3, &b), HCCL_SUCCESS);
+    hccl_slots_unlink(g_name);
+    TT_ASSERT_EQ(hccl_slots_aborted(b), 0u);
+    hccl_slots_abort(a);
+    hccl_slots_abort(b);
+    TT_ASSERT_EQ(hccl_slots_aborted(b), 3u); /* rank 2 + 1 */
+    TT_ASSERT_EQ(hccl_slots_aborted(c), 3u);
+    hccl_slots_close(a);
+    hccl_slots_close(b);
+    hccl_slots_close(c);
+}
+
 int main(void)
 {
     test_refusals();
+    test_abort();
     test_processes();
     test_threads();
     return tt_report("test_slots");

@@ -4,7 +4,7 @@
  * Segment (created by one rank, mapped by all, unlinked once all have mapped it):
  *
  *   0      magic, version, nranks, stride                          (read-only)
- *   128    sleepers, bell                                          (sleep/wake)
+ *   128    sleepers, bell; aborted                                 (sleep/wake; failure)
  *   256    slot (parity 0, rank 0), (0, 1), ..., (0, n-1), (1, 0), ..., (1, n-1)
  *
  *   slot:  +0 seq (the call it holds; 0 = none yet)   +8 tag   +48 data
@@ -48,7 +48,7 @@
 #include <unistd.h>
 
 #define SLOTS_MAGIC 0x544c5348u /* "HSLT" */
-#define SLOTS_VERSION 1u
+#define SLOTS_VERSION 2u
 #define SLOTS_BASE 256u
 
 typedef struct slots_hdr {
@@ -58,6 +58,7 @@ typedef struct slots_hdr {
     uint32_t stride;
     _Alignas(128) _Atomic uint32_t sleepers;
     _Atomic uint32_t bell;
+    _Atomic uint32_t aborted; /* the first rank whose communicator failed, + 1 */
 } slots_hdr;
 _Static_assert(sizeof(slots_hdr) == SLOTS_BASE, "slots segment layout");
 _Static_assert(HCCL_SLOTS_DATA_OFF >= 8 + HCCL_SLOTS_TAG_BYTES && HCCL_SLOTS_DATA_OFF % 16 == 0, "slot layout");
@@ -227,3 +228,14 @@ void hccl_slots_sleep(hccl_slots *s, uint32_t ticket, uint64_t timeout_ns)
     futex(&s->hdr->bell, FUTEX_WAIT, ticket, &ts); /* EAGAIN: bell moved since the arm */
     hccl_slots_disarm(s);
 }
+
+void hccl_slots_abort(hccl_slots *s)
+{
+    uint32_t none = 0;
+    atomic_compare_exchange_strong_explicit(&s->hdr->aborted, &none, s->rank + 1, memory_order_seq_cst,
+                                            memory_order_relaxed);
+    atomic_fetch_add_explicit(&s->hdr->bell, 1, memory_order_seq_cst);
+    futex(&s->hdr->bell, FUTEX_WAKE, INT_MAX, NULL);
+}
+
+uint32_t hccl_slots_aborted(hccl_slots *s) { return atomic_load_explicit(&s->hdr->aborted, memory_order_acquire); }
