@@ -28,7 +28,9 @@
  *           every result is checked. Run also over TCP, where the payloads are read
  *           ahead (rank 1's log must say so), and with the reference algorithms.
  * mismatch  4 ranks, HCCL_EXEC_TIMEOUT=15; op #1 agrees, op #2 differs on rank 3:
- *           AllReduce vs AllGather, count 1024 vs 2048, fp32 vs int32, sum vs max.
+ *           AllReduce vs AllGather, count 1024 vs 2048, fp32 vs int32, sum vs max (and
+ *           at count 2, through the shared slots: AllReduce vs AllGather, 2 vs 4, sum
+ *           vs max).
  *           Every rank's op #2 fails within 5 s, and its stderr has a line naming
  *           both calls; op #3 then fails at once. Broadcast root 1 on rank 3 vs root 0
  *           (the small broadcast's root sends and returns): rank 3's op #2 fails
@@ -378,18 +380,24 @@ typedef struct {
     const char *normal_call; /* as the library prints it */
     const char *odd_call;
     int timeout_s; /* 0: the mismatch must fail op #2 within 5 s; else HCCL_EXEC_TIMEOUT, op #2 fails then */
+    uint64_t count; /* op #2's count (the odd rank's AllReduce: twice it); 0: MM_COUNT */
 } mm_case;
 
 static const mm_case mm_cases[] = {
-    {MM_ALLGATHER, "allreduce_vs_allgather", "AllReduce(count=1024, fp32, sum)", "AllGather(count=1024, fp32)", 0},
-    {MM_COUNT_DIFF, "count", "AllReduce(count=1024, fp32, sum)", "AllReduce(count=2048, fp32, sum)", 0},
-    {MM_DTYPE, "dtype", "AllReduce(count=1024, fp32, sum)", "AllReduce(count=1024, int32, sum)", 0},
-    {MM_REDOP, "redop", "AllReduce(count=1024, fp32, sum)", "AllReduce(count=1024, fp32, max)", 0},
-    {MM_ROOT, "root", "Broadcast(count=1024, fp32, root=0)", "Broadcast(count=1024, fp32, root=1)", 0},
-    {MM_ROOT_NONE, "root_none", "Broadcast(count=1024, fp32, root=3)", "Broadcast(count=1024, fp32, root=0)", 3},
-    {MM_ROOT_EXTRA, "root_extra", "Broadcast(count=1024, fp32, root=0)", "Broadcast(count=1024, fp32, root=3)", 0},
+    {MM_ALLGATHER, "allreduce_vs_allgather", "AllReduce(count=1024, fp32, sum)", "AllGather(count=1024, fp32)", 0, 0},
+    {MM_COUNT_DIFF, "count", "AllReduce(count=1024, fp32, sum)", "AllReduce(count=2048, fp32, sum)", 0, 0},
+    {MM_DTYPE, "dtype", "AllReduce(count=1024, fp32, sum)", "AllReduce(count=1024, int32, sum)", 0, 0},
+    {MM_REDOP, "redop", "AllReduce(count=1024, fp32, sum)", "AllReduce(count=1024, fp32, max)", 0, 0},
+    {MM_ROOT, "root", "Broadcast(count=1024, fp32, root=0)", "Broadcast(count=1024, fp32, root=1)", 0, 0},
+    {MM_ROOT_NONE, "root_none", "Broadcast(count=1024, fp32, root=3)", "Broadcast(count=1024, fp32, root=0)", 3, 0},
+    {MM_ROOT_EXTRA, "root_extra", "Broadcast(count=1024, fp32, root=0)", "Broadcast(count=1024, fp32, root=3)", 0, 0},
     {MM_REDUCE_ROOT, "reduce_root", "Reduce(count=1024, fp32, sum, root=0)", "Reduce(count=1024, fp32, sum, root=1)",
-     3},
+     3, 0},
+    /* Small: on one host every rank goes through the shared slots, where the
+     * fingerprints in the slots must find the disagreement. */
+    {MM_ALLGATHER, "allreduce_vs_allgather_small", "AllReduce(count=2, fp32, sum)", "AllGather(count=2, fp32)", 0, 2},
+    {MM_COUNT_DIFF, "count_small", "AllReduce(count=2, fp32, sum)", "AllReduce(count=4, fp32, sum)", 0, 2},
+    {MM_REDOP, "redop_small", "AllReduce(count=2, fp32, sum)", "AllReduce(count=2, fp32, max)", 0, 2},
 };
 
 static void mm_body(fault_ctx *c)
@@ -403,26 +411,26 @@ static void mm_body(fault_ctx *c)
         goto out;
     }
     int odd = c->rank == MM_ODD;
+    const uint64_t cnt = mc->count ? mc->count : MM_COUNT;
     fault_step(c, "op #2 (%s)", odd ? mc->odd_call : mc->normal_call);
     double t0 = fault_now();
     HcclResult hr;
     switch (mc->kind) {
     case MM_ALLGATHER:
-        hr = odd ? HcclAllGather(b.dev_send, b.dev_recv, MM_COUNT, HCCL_DATA_TYPE_FP32, c->comm, c->stream)
-                 : HcclAllReduce(b.dev_send, b.dev_recv, MM_COUNT, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, c->comm,
-                                 c->stream);
+        hr = odd ? HcclAllGather(b.dev_send, b.dev_recv, cnt, HCCL_DATA_TYPE_FP32, c->comm, c->stream)
+                 : HcclAllReduce(b.dev_send, b.dev_recv, cnt, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, c->comm, c->stream);
         break;
     case MM_COUNT_DIFF:
-        hr = HcclAllReduce(b.dev_send, b.dev_recv, odd ? 2 * MM_COUNT : MM_COUNT, HCCL_DATA_TYPE_FP32,
-                           HCCL_REDUCE_SUM, c->comm, c->stream);
+        hr = HcclAllReduce(b.dev_send, b.dev_recv, odd ? 2 * cnt : cnt, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, c->comm,
+                           c->stream);
         break;
     case MM_DTYPE:
         hr = HcclAllReduce(b.dev_send, b.dev_recv, MM_COUNT, odd ? HCCL_DATA_TYPE_INT32 : HCCL_DATA_TYPE_FP32,
                            HCCL_REDUCE_SUM, c->comm, c->stream);
         break;
     case MM_REDOP:
-        hr = HcclAllReduce(b.dev_send, b.dev_recv, MM_COUNT, HCCL_DATA_TYPE_FP32,
-                           odd ? HCCL_REDUCE_MAX : HCCL_REDUCE_SUM, c->comm, c->stream);
+        hr = HcclAllReduce(b.dev_send, b.dev_recv, cnt, HCCL_DATA_TYPE_FP32, odd ? HCCL_REDUCE_MAX : HCCL_REDUCE_SUM,
+                           c->comm, c->stream);
         break;
     case MM_ROOT:
         hr = HcclBroadcast(b.dev_recv, MM_COUNT, HCCL_DATA_TYPE_FP32, odd ? 1 : 0, c->comm, c->stream);
