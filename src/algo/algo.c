@@ -36,7 +36,8 @@
  *                      AlltoAll                     -> Bruck
  *   ctx->reference == 1 forces the reference algorithms; HCCL_ALGO_FORCED(id) forces
  *   algorithm id where it implements the operation, except on direct (one host) and
- *   hierarchical communicators, whose choice stays as above.
+ *   hierarchical communicators, and for what goes through the slots, whose choice
+ *   stays as above.
  *
  * The reference algorithms:
  *   AllReduce -> ring             ReduceScatter(V) -> ring      AllGather(V) -> ring
@@ -141,9 +142,9 @@ hccl_algo_id hccl_algo_select(const hccl_algo_ctx *ctx, const hccl_op_args *a)
     switch (a->type) {
     case HCCL_OP_ALLREDUCE:
         if (hier && bytes > ONESHOT_MAX_BYTES) return HCCL_ALGO_HIER;
-        if (forced) return forced;
         if (ctx->net->slot_gather && bytes <= (ctx->crowded ? SLOT_MAX_BYTES_CROWDED : SLOT_MAX_BYTES))
-            return HCCL_ALGO_SLOT;
+            return HCCL_ALGO_SLOT; /* like the direct algorithms, not replaced by a forced one */
+        if (forced) return forced;
         if (ctx->nranks <= 64 && bytes <= ONESHOT_MAX_BYTES &&
             (((bytes + 63) & ~63ull) * ctx->nranks) <= ctx->scratch_bytes)
             return ctx->crowded && ctx->nranks > 2 ? HCCL_ALGO_RD : HCCL_ALGO_ONESHOT;

@@ -1040,6 +1040,14 @@ static void test_selection(void)
             sl[o].count = lim[cr][o] + 1;
             TT_ASSERT_MSG(hccl_algo_select(&ctx, &sl[o]) != HCCL_ALGO_SLOT, "op %d crowded %d above", o, cr);
         }
+    ctx.direct = 0; /* one host without direct copies: still the slots, even when forced */
+    ctx.reference = HCCL_ALGO_FORCED(HCCL_ALGO_HD);
+    for (int o = 0; o < 3; o++) {
+        sl[o].count = 1;
+        TT_ASSERT_MSG(hccl_algo_select(&ctx, &sl[o]) == HCCL_ALGO_SLOT, "op %d, no direct copies, forced", o);
+    }
+    ctx.reference = 0;
+    ctx.direct = 1;
     ctx.crowded = 0;
     ctx.net = &net;
     sl[0].count = 1;
