@@ -24,12 +24,13 @@
  */
 #include "tinytest.h"
 
+#include "helper_shm_entries.h"
+
 #include "boot/socket.h"
 #include "transport/shm/shm.h"
 #include "transport/transport.h"
 #include "util/util.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
@@ -78,20 +79,6 @@ static uint64_t rnd(uint64_t *s)
 }
 
 static double secs_since(uint64_t t0) { return (double)(hccl_now_ns() - t0) / 1e9; }
-
-static int count_entries(pid_t pid)
-{
-    char prefix[64];
-    snprintf(prefix, sizeof prefix, HCCL_SHM_NAME_PREFIX "%ld-", (long)pid);
-    DIR *d = opendir("/dev/shm");
-    if (!d) return -1;
-    int n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)))
-        if (strncmp(e->d_name, prefix, strlen(prefix)) == 0) n++;
-    closedir(d);
-    return n;
-}
 
 /* ------------------------------------------------------------ rank harness */
 
@@ -194,7 +181,7 @@ static hccl_conn *open_conn(int rank, int fd, size_t ring, int tcp, int *fails)
         return NULL;
     }
     /* The creator unlinked everything before returning. */
-    if (!tcp && rank == 0 && count_entries(getpid()) != 0) {
+    if (!tcp && rank == 0 && shm_entries_of(getpid()) != 0) {
         fprintf(stderr, "FAIL: /dev/shm entries left after the handshake\n");
         (*fails)++;
     }
@@ -447,7 +434,7 @@ static int peek_hello(int fd)
 static void test_handshake(void)
 {
     pid_t me = getpid();
-    int before = count_entries(me);
+    int before = shm_entries_of(me);
     TT_ASSERT_EQ(before, 0);
 
     /* Entries exist while the handshake runs, and vanish when it completes. */
@@ -457,12 +444,12 @@ static void test_handshake(void)
     pthread_t th;
     pthread_create(&th, NULL, create_main, &j0);
     TT_ASSERT_EQ(peek_hello(sv[1]), 0);
-    TT_ASSERT_EQ(count_entries(me), 5); /* segment + 4 doorbells */
+    TT_ASSERT_EQ(shm_entries_of(me), 5); /* segment + 4 doorbells */
     hccl_conn *c1 = NULL;
     TT_ASSERT_EQ(hccl_shm_conn_create(sv[1], 1, 0, hccl_now_ns() + 10 * NS, &c1), HCCL_SUCCESS);
     pthread_join(th, NULL);
     TT_ASSERT_EQ(j0.res, HCCL_SUCCESS);
-    TT_ASSERT_EQ(count_entries(me), 0);
+    TT_ASSERT_EQ(shm_entries_of(me), 0);
     if (j0.conn && c1) {
         TT_ASSERT_EQ(hccl_shm_ring_bytes(j0.conn), 131072); /* rounded up to a power of two */
         TT_ASSERT_EQ(hccl_shm_ring_bytes(c1), 131072);
@@ -481,7 +468,7 @@ static void test_handshake(void)
     double s = secs_since(t0);
     TT_ASSERT_EQ(j0.res, HCCL_E_TIMEOUT);
     TT_ASSERT_MSG(s > 0.15 && s < 2, "timed out after %.3f s", s);
-    TT_ASSERT_EQ(count_entries(me), 0);
+    TT_ASSERT_EQ(shm_entries_of(me), 0);
     TT_ASSERT(j0.conn == NULL);
     close(sv[0]);
     close(sv[1]);
@@ -496,7 +483,7 @@ static void test_handshake(void)
     pthread_join(th, NULL);
     TT_ASSERT_EQ(j0.res, HCCL_E_TCP_TRANSFER);
     TT_ASSERT(secs_since(t0) < 2);
-    TT_ASSERT_EQ(count_entries(me), 0);
+    TT_ASSERT_EQ(shm_entries_of(me), 0);
     close(sv[0]);
 
     /* A segment that is not there (peer on another host): HCCL_E_UNAVAIL on the
@@ -522,7 +509,7 @@ static void test_handshake(void)
     TT_ASSERT_EQ(hccl_shm_conn_create(sv[1], 1, 1, hccl_now_ns() + 2 * NS, &cx), HCCL_E_PARA);
     close(sv[0]);
     close(sv[1]);
-    TT_ASSERT_EQ(count_entries(me), 0);
+    TT_ASSERT_EQ(shm_entries_of(me), 0);
 }
 
 /* ------------------------------------------------------------ ping-pong */
@@ -1113,7 +1100,7 @@ int main(int argc, char **argv)
     TT_ASSERT_EQ(run_procs(small_rank, NULL), 0);
     TT_ASSERT_EQ(run_threads(rewind_rank, NULL), 0);
     TT_ASSERT_EQ(run_procs(rewind_rank, NULL), 0);
-    TT_ASSERT_EQ(count_entries(getpid()), 0);
+    TT_ASSERT_EQ(shm_entries_of(getpid()), 0);
 
     printf("verified streams (random message and iovec sizes, both directions at once):\n");
     stream_arg sp = {SCALED(512 << 20), 0, 50000, 0, 0, 1, "shm processes, spin 50 us"};
@@ -1150,7 +1137,7 @@ int main(int argc, char **argv)
         TT_ASSERT_EQ(run_tcp(tput_rank, &t4), 0);
     }
 
-    TT_ASSERT_EQ(count_entries(getpid()), 0);
+    TT_ASSERT_EQ(shm_entries_of(getpid()), 0);
     printf("total %.1f s\n", secs_since(t0));
     return tt_report("test_shm");
 }

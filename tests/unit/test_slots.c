@@ -14,11 +14,12 @@
  */
 #include "tinytest.h"
 
+#include "helper_shm_entries.h"
+
 #include "transport/shm/shm.h"
 #include "transport/shm/slots.h"
 #include "util/util.h"
 
-#include <dirent.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
@@ -135,27 +136,13 @@ static void *thr_main(void *p)
     return NULL;
 }
 
-static int count_entries(void)
-{
-    char prefix[64];
-    snprintf(prefix, sizeof prefix, HCCL_SHM_NAME_PREFIX "%ld-", (long)getpid());
-    DIR *d = opendir("/dev/shm");
-    if (!d) return -1;
-    int n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)))
-        if (strncmp(e->d_name, prefix, strlen(prefix)) == 0) n++;
-    closedir(d);
-    return n;
-}
-
 /* The creator keeps its mapping (and posts nothing): the ranks map it themselves. */
 static hccl_slots *create(void)
 {
     hccl_slots *c = NULL;
     TT_ASSERT_EQ(hccl_slots_create(NR, 0, g_name, &c), HCCL_SUCCESS);
     TT_ASSERT(c != NULL);
-    TT_ASSERT_EQ(count_entries(), 1);
+    TT_ASSERT_EQ(shm_entries_of(getpid()), 1);
     return c;
 }
 
@@ -183,7 +170,7 @@ static void test_processes(void)
     }
     TT_ASSERT_MSG(bad == 0, "%d of %d process ranks failed", bad, NR);
     hccl_slots_unlink(g_name);
-    TT_ASSERT_EQ(count_entries(), 0);
+    TT_ASSERT_EQ(shm_entries_of(getpid()), 0);
     hccl_slots_close(c);
 }
 
@@ -204,7 +191,7 @@ static void test_threads(void)
     }
     TT_ASSERT_MSG(slept > 0, "no thread rank ever slept in the sleepy rounds");
     hccl_slots_unlink(g_name);
-    TT_ASSERT_EQ(count_entries(), 0);
+    TT_ASSERT_EQ(shm_entries_of(getpid()), 0);
     hccl_slots_close(c);
 }
 
@@ -224,7 +211,7 @@ static void test_refusals(void)
     TT_ASSERT_EQ(hccl_slots_open(g_name, NR, 1, &s), HCCL_E_UNAVAIL); /* gone once unlinked */
     hccl_slots_close(c);
     TT_ASSERT_EQ(hccl_slots_create(HCCL_SLOTS_MAX_RANKS + 1, 0, g_name, &c), HCCL_E_PARA);
-    TT_ASSERT_EQ(count_entries(), 0);
+    TT_ASSERT_EQ(shm_entries_of(getpid()), 0);
 }
 
 /* The first rank to abort stays recorded, seen by every mapping. */
