@@ -973,12 +973,25 @@ static void flush_xfers(hccl_netimpl *n, const hccl_xfer *x, int cnt)
 
 static HcclResult net_exchange_run(hccl_netimpl *n, hccl_xfer *x, int cnt);
 
-/* Bytes from peer p wait to be received (what the responder read ahead counts too). */
+/* Copy the next len bytes from peer p into buf without receiving them (what the
+ * responder read ahead first): 1 when that many are there. */
+static int peek_from(hccl_netimpl *n, uint32_t p, void *buf, size_t len)
+{
+    pushback *b = n->pb ? &n->pb[p] : NULL;
+    if (b && b->head < b->len) {
+        if (b->len - b->head < len) return 0;
+        memcpy(buf, b->buf + b->head, len);
+        return 1;
+    }
+    hccl_conn *c = n->conns[p];
+    return c->ops->peek && c->ops->peek(c, buf, len);
+}
+
+/* Bytes from peer p wait to be received. */
 static int pending_from(hccl_netimpl *n, uint32_t p)
 {
     unsigned char b;
-    hccl_conn *c = n->conns[p];
-    return (n->pb && n->pb[p].head < n->pb[p].len) || (c->ops->peek && c->ops->peek(c, &b, 1));
+    return peek_from(n, p, &b, 1);
 }
 
 /* A wait for a message from a peer that has already posted its slot of the next
@@ -996,7 +1009,7 @@ static HcclResult slot_evidence(hccl_netimpl *n, hccl_xfer *x, int cnt)
         const unsigned char *sl = hccl_slots_peek(n->slots, x[i].peer, n->slot_seq + 1);
         if (!sl || pending_from(n, x[i].peer)) continue;
         hccl_fingerprint f;
-        memcpy(&f, sl + 8, sizeof f);
+        memcpy(&f, sl + HCCL_SLOTS_TAG_OFF, sizeof f);
         xstate s = n->st[i];
         fp_to_hdr(&f, f.seq, 0, &s.hdr);
         return mismatch(n, &x[i], &s);
@@ -1159,7 +1172,7 @@ static HcclResult slot_mismatch(hccl_netimpl *n, uint32_t p, const unsigned char
 {
     hccl_fingerprint f;
     char mine[160], theirs[160];
-    memcpy(&f, slot + 8, sizeof f);
+    memcpy(&f, slot + HCCL_SLOTS_TAG_OFF, sizeof f);
     hccl_fingerprint_str(&n->fp, mine, sizeof mine);
     hccl_fingerprint_str(&f, theirs, sizeof theirs);
     if (f.seq != n->fp.seq)
@@ -1211,20 +1224,6 @@ static HcclResult slot_check_live(hccl_netimpl *n, const unsigned char *got)
     return HCCL_SUCCESS;
 }
 
-/* Peek at the header of the next message from peer p (what the responder read ahead
- * first): 1 when a whole one is there. */
-static int peek_header(hccl_netimpl *n, uint32_t p, msg_hdr *h)
-{
-    pushback *b = n->pb ? &n->pb[p] : NULL;
-    if (b && b->head < b->len) {
-        if (b->len - b->head < sizeof *h) return 0;
-        memcpy(h, b->buf + b->head, sizeof *h);
-        return 1;
-    }
-    hccl_conn *c = n->conns[p];
-    return c->ops->peek && c->ops->peek(c, h, sizeof *h);
-}
-
 /* After a slot_gather: a message of this or an earlier collective that some peer
  * sent us over its connection and no operation took. Every operation takes all the
  * messages meant for it, so that peer was in another operation when it sent it (two
@@ -1236,7 +1235,7 @@ static HcclResult slot_ring_evidence(hccl_netimpl *n, size_t bytes)
 {
     for (uint32_t p = 0; p < n->nranks; p++) {
         msg_hdr h;
-        if (p == n->rank || !n->conns[p] || !peek_header(n, p, &h)) continue;
+        if (p == n->rank || !n->conns[p] || !peek_from(n, p, &h, sizeof h)) continue;
         if (h.op != OP_ABORT && (h.op == OP_STATUS || (h.flags & FLAG_P2P) || h.seq > n->fp.seq)) continue;
         if (!ensure_st(n, 1)) return fail(n, HCCL_E_MEMORY, "out of memory");
         xstate *s = &n->st[0];
@@ -1251,12 +1250,16 @@ static HcclResult slot_ring_evidence(hccl_netimpl *n, size_t bytes)
     return HCCL_SUCCESS;
 }
 
-/* A peer's communicator failed (it said so in the slots): its reason, from the ABORT
- * frame on its liveness connection when there is one. */
-static HcclResult slot_peer_failed(hccl_netimpl *n, uint32_t p)
+/* Has a peer's communicator failed (it says so in the slots, in the line every post
+ * reads anyway)? Its reason, from the ABORT frame on its liveness connection when
+ * there is one. */
+static HcclResult slot_peers_failed(hccl_netimpl *n)
 {
+    uint32_t failed = hccl_slots_aborted(n->slots);
+    if (!failed || failed - 1 == n->rank) return HCCL_SUCCESS;
+    uint32_t p = failed - 1;
     if ((int64_t)p == n->aborted_peer) return peer_aborted_before(n);
-    if (n->live && n->live[p] && read_abort_on(n, n->live[p], p) == HCCL_E_REMOTE) return HCCL_E_REMOTE;
+    if (read_abort(n, p, 0) == HCCL_E_REMOTE) return HCCL_E_REMOTE;
     return fail(n, HCCL_E_REMOTE, "rank %u aborted (its communicator failed) during %s #%u", p,
                 hccl_op_name(n->fp.op), n->fp.seq);
 }
@@ -1284,7 +1287,7 @@ static HcclResult net_slot_gather(hccl_net *base, const void *mine, size_t bytes
             if (p == n->rank || got[p]) continue;
             const unsigned char *sl = hccl_slots_peek(n->slots, p, seq);
             if (!sl) continue;
-            if (memcmp(sl + 8, &n->fp, sizeof n->fp) != 0) return slot_mismatch(n, p, sl);
+            if (memcmp(sl + HCCL_SLOTS_TAG_OFF, &n->fp, sizeof n->fp) != 0) return slot_mismatch(n, p, sl);
             got[p] = 1;
             n->heard[p] = 1; /* reached this operation (for a timeout's report) */
             left--;
@@ -1303,10 +1306,8 @@ static HcclResult net_slot_gather(hccl_net *base, const void *mine, size_t bytes
         int posted = 0;
         for (uint32_t p = 0; p < n->nranks && !posted; p++)
             posted = p != n->rank && !got[p] && hccl_slots_peek(n->slots, p, seq);
-        uint32_t failed = hccl_slots_aborted(n->slots);
-        HcclResult r = posted                              ? HCCL_SUCCESS
-                       : failed && failed - 1 != n->rank ? slot_peer_failed(n, failed - 1)
-                                                         : slot_check_live(n, got);
+        HcclResult r = posted ? HCCL_SUCCESS : slot_peers_failed(n);
+        if (!posted && r == HCCL_SUCCESS) r = slot_check_live(n, got);
         if (posted || r != HCCL_SUCCESS) {
             hccl_slots_disarm(n->slots);
             if (r != HCCL_SUCCESS) return r;
@@ -1314,9 +1315,8 @@ static HcclResult net_slot_gather(hccl_net *base, const void *mine, size_t bytes
         }
         hccl_slots_sleep(n->slots, ticket, SLOT_NAP_NS);
     }
-    uint32_t failed = hccl_slots_aborted(n->slots); /* in the line every post reads anyway */
-    if (failed && failed - 1 != n->rank) return slot_peer_failed(n, failed - 1);
-    HcclResult ev = slot_ring_evidence(n, bytes);
+    HcclResult ev = slot_peers_failed(n);
+    if (ev == HCCL_SUCCESS) ev = slot_ring_evidence(n, bytes);
     if (ev != HCCL_SUCCESS) return ev;
     *first = hccl_slots_peek(n->slots, 0, seq) + HCCL_SLOTS_DATA_OFF;
     *stride = HCCL_SLOTS_STRIDE;

@@ -102,8 +102,8 @@ static int run_rank(uint32_t rank, int *slept)
             }
             uint64_t r2;
             uint32_t j2;
-            memcpy(&r2, sl + 8, sizeof r2);
-            memcpy(&j2, sl + 16, sizeof j2);
+            memcpy(&r2, sl + HCCL_SLOTS_TAG_OFF, sizeof r2);
+            memcpy(&j2, sl + HCCL_SLOTS_TAG_OFF + 8, sizeof j2);
             if (r2 != round || j2 != j) {
                 fprintf(stderr, "rank %u round %llu: rank %u's tag says round %llu rank %u\n", rank,
                         (unsigned long long)round, j, (unsigned long long)r2, j2);

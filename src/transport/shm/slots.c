@@ -61,7 +61,7 @@ typedef struct slots_hdr {
     _Atomic uint32_t aborted; /* the first rank whose communicator failed, + 1 */
 } slots_hdr;
 _Static_assert(sizeof(slots_hdr) == SLOTS_BASE, "slots segment layout");
-_Static_assert(HCCL_SLOTS_DATA_OFF >= 8 + HCCL_SLOTS_TAG_BYTES && HCCL_SLOTS_DATA_OFF % 16 == 0, "slot layout");
+_Static_assert(HCCL_SLOTS_TAG_OFF >= 8 && HCCL_SLOTS_DATA_OFF >= HCCL_SLOTS_TAG_OFF + HCCL_SLOTS_TAG_BYTES && HCCL_SLOTS_DATA_OFF % 16 == 0, "slot layout");
 _Static_assert(ATOMIC_LLONG_LOCK_FREE == 2 && ATOMIC_INT_LOCK_FREE == 2, "address-free atomics");
 
 struct hccl_slots {
@@ -196,7 +196,7 @@ static long futex(_Atomic uint32_t *word, int op, uint32_t val, const struct tim
 void hccl_slots_post(hccl_slots *s, uint64_t seq, const void *tag, const void *data, size_t bytes)
 {
     unsigned char *sl = slot_at(s, seq, s->rank);
-    memcpy(sl + 8, tag, HCCL_SLOTS_TAG_BYTES);
+    memcpy(sl + HCCL_SLOTS_TAG_OFF, tag, HCCL_SLOTS_TAG_BYTES);
     if (bytes) memcpy(sl + HCCL_SLOTS_DATA_OFF, data, bytes);
     HCCL_SHM_TSAN_RELEASE(s->tok[s->rank]);
     atomic_store_explicit((_Atomic uint64_t *)sl, seq, memory_order_seq_cst);

@@ -20,6 +20,7 @@
 
 #define HCCL_SLOTS_TAG_BYTES 32u
 #define HCCL_SLOTS_STRIDE 1152u     /* bytes from one rank's slot to the next (9 pairs of lines) */
+#define HCCL_SLOTS_TAG_OFF 8u       /* the tag's offset in a slot (after the call number) */
 #define HCCL_SLOTS_DATA_OFF 48u     /* the data's offset in a slot (16-byte aligned) */
 #define HCCL_SLOTS_DATA_MAX (HCCL_SLOTS_STRIDE - HCCL_SLOTS_DATA_OFF)
 #define HCCL_SLOTS_MAX_RANKS 64u
@@ -39,7 +40,7 @@ void hccl_slots_close(hccl_slots *s);
 /* Publish tag and bytes (<= HCCL_SLOTS_DATA_MAX) as this rank's slot of call seq (>= 1),
  * then wake the ranks that sleep in hccl_slots_sleep. */
 void hccl_slots_post(hccl_slots *s, uint64_t seq, const void *tag, const void *data, size_t bytes);
-/* Rank j's slot of call seq (its tag at offset 8, data at HCCL_SLOTS_DATA_OFF), or
+/* Rank j's slot of call seq (its tag at HCCL_SLOTS_TAG_OFF, data at HCCL_SLOTS_DATA_OFF), or
  * NULL while j has not posted it. Slots of one call lie HCCL_SLOTS_STRIDE apart. */
 const unsigned char *hccl_slots_peek(hccl_slots *s, uint32_t j, uint64_t seq);
 
