@@ -364,7 +364,7 @@ HCCL_PARAM_INT(shm_slots, "HCCL_SHM_SLOTS", 1)
 static HcclResult setup_slots(hccl_comm *c)
 {
     if (c->nhosts != 1 || c->nranks < 2 || c->nranks > HCCL_SLOTS_MAX_RANKS) return HCCL_SUCCESS;
-    int32_t ok = hccl_param_shm_slots() != 0 && !hccl_param_shm_disable() && c->live, agreed = 0;
+    int32_t ok = hccl_param_shm_slots() != 0 && c->live, agreed = 0; /* no live: no shared memory */
     for (uint32_t p = 0; ok && p < c->nranks; p++)
         if (p != c->rank && !c->live[p]) ok = 0; /* this pair fell back to TCP */
     char name[HCCL_SLOTS_NAME_LEN];
