@@ -34,9 +34,12 @@ HcclResult hccl_algo_direct_allgather(hccl_algo_ctx *ctx, const hccl_op_args *a)
         if (SLOT_OFF(j) + SLOT_LEN(j) > recv_end) recv_end = SLOT_OFF(j) + SLOT_LEN(j);
     const char *in = a->sendbuf;
     int inside = in + own_len > recv && in < recv + recv_end;
-    /* Every rank writes its whole recvbuf: past a share of the cache, bypass it. */
-    int nt = hccl_copy_bypasses_cache((uint64_t)n * recv_end);
-    if (own_len && in != recv + SLOT_OFF(r)) {
+    /* Every rank writes its recvbuf (all of it unless the input is already in place)
+     * and does not read it again: once that is as much as a core's private cache (or a
+     * share of the host's in all), bypass the cache. */
+    int in_place = in == recv + SLOT_OFF(r);
+    int nt = hccl_copy_output_bypasses_cache((uint64_t)n * recv_end, recv_end - (in_place ? own_len : 0));
+    if (own_len && !in_place) {
         if (nt && !inside) hccl_copy_nt(recv + SLOT_OFF(r), in, own_len);
         else memmove(recv + SLOT_OFF(r), in, own_len);
     }

@@ -12,33 +12,61 @@
 #include <immintrin.h>
 #endif
 
-size_t hccl_cache_bytes(void)
+/* The largest of the given sysconf cache sizes (0: none reported), read once. */
+static size_t cache_size(size_t *cached, const int *names, size_t count)
 {
-    static size_t cached = (size_t)-1;
-    size_t v = __atomic_load_n(&cached, __ATOMIC_RELAXED);
+    size_t v = __atomic_load_n(cached, __ATOMIC_RELAXED);
     if (v != (size_t)-1) return v;
     long best = 0;
-#ifdef _SC_LEVEL1_DCACHE_SIZE
-    const int names[] = {_SC_LEVEL1_DCACHE_SIZE, _SC_LEVEL2_CACHE_SIZE, _SC_LEVEL3_CACHE_SIZE, _SC_LEVEL4_CACHE_SIZE};
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+    for (size_t i = 0; i < count; i++) {
         long s = sysconf(names[i]);
         if (s > best) best = s;
     }
-#endif
     v = (size_t)best;
-    __atomic_store_n(&cached, v, __ATOMIC_RELAXED);
+    __atomic_store_n(cached, v, __ATOMIC_RELAXED);
     return v;
+}
+
+size_t hccl_cache_bytes(void)
+{
+    static size_t cached = (size_t)-1;
+#ifdef _SC_LEVEL1_DCACHE_SIZE
+    static const int names[] = {_SC_LEVEL1_DCACHE_SIZE, _SC_LEVEL2_CACHE_SIZE, _SC_LEVEL3_CACHE_SIZE,
+                                _SC_LEVEL4_CACHE_SIZE};
+    return cache_size(&cached, names, sizeof names / sizeof names[0]);
+#else
+    return cache_size(&cached, NULL, 0);
+#endif
+}
+
+size_t hccl_cache_private_bytes(void)
+{
+    static size_t cached = (size_t)-1;
+#ifdef _SC_LEVEL2_CACHE_SIZE
+    static const int names[] = {_SC_LEVEL2_CACHE_SIZE};
+    return cache_size(&cached, names, 1);
+#else
+    return cache_size(&cached, NULL, 0);
+#endif
 }
 
 HCCL_PARAM_INT(copy_nt_bytes, "HCCL_COPY_NT_BYTES", -1)
 
+int hccl_copy_nt_rule(int64_t nt_bytes, size_t cache, size_t private_cache, uint64_t all, uint64_t mine)
+{
+    if (nt_bytes > 0) return all >= (uint64_t)nt_bytes;
+    if (nt_bytes == 0) return 0;
+    return (cache && all > cache / 4) || (private_cache && mine && mine >= private_cache);
+}
+
 int hccl_copy_bypasses_cache(uint64_t bytes)
 {
-    int64_t from = hccl_param_copy_nt_bytes();
-    if (from > 0) return bytes >= (uint64_t)from;
-    if (from == 0) return 0;
-    size_t c = hccl_cache_bytes();
-    return c && bytes > c / 4;
+    return hccl_copy_nt_rule(hccl_param_copy_nt_bytes(), hccl_cache_bytes(), 0, bytes, 0);
+}
+
+int hccl_copy_output_bypasses_cache(uint64_t all, uint64_t mine)
+{
+    return hccl_copy_nt_rule(hccl_param_copy_nt_bytes(), hccl_cache_bytes(), hccl_cache_private_bytes(), all, mine);
 }
 
 #if defined(__x86_64__)

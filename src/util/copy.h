@@ -9,12 +9,24 @@
 
 /* Bytes of the largest cache the CPU reports (sysconf), 0 when it reports none. */
 size_t hccl_cache_bytes(void);
+/* Bytes of a core's private cache: the level 2 cache the CPU reports (sysconf), 0 when
+ * it reports none. */
+size_t hccl_cache_private_bytes(void);
 
 /* Whether copies writing `bytes` in all on this host (every rank's destinations of one
  * operation) should bypass the cache: from HCCL_COPY_NT_BYTES (docs/env.md), by
  * default more than a quarter of hccl_cache_bytes(). A memcpy through the cache then
  * evicts what it wrote before, and reads every destination line first. */
 int hccl_copy_bypasses_cache(uint64_t bytes);
+/* An AllGather's copies: each rank writes `mine` bytes of output that the operation
+ * does not read again, `all` on the host in all. Bypass the cache as
+ * hccl_copy_bypasses_cache(all) says, and by default also once one rank's output fills
+ * its core's private cache: through the cache, that output would push out the inputs
+ * the copies still read, and every line of it would be read first. */
+int hccl_copy_output_bypasses_cache(uint64_t all, uint64_t mine);
+/* The rule behind both, on explicit values (nt_bytes: HCCL_COPY_NT_BYTES or -1; cache,
+ * private_cache: as above, 0 = unknown; mine = 0: no per-rank rule). */
+int hccl_copy_nt_rule(int64_t nt_bytes, size_t cache, size_t private_cache, uint64_t all, uint64_t mine);
 /* HCCL_COPY_NT_BYTES (-1 when unset); read it on an API call's thread before the
  * library's own threads may ask hccl_copy_bypasses_cache. */
 int64_t hccl_param_copy_nt_bytes(void);

@@ -2,7 +2,8 @@
  * test_copy.c - util/copy.h: the non-temporal copy gives memcpy's bytes for every
  * alignment of source and destination, every length around the 64-byte lines, and
  * touches nothing outside the destination, with the CPU's widest streaming stores
- * and with SSE2's; the cache-bypass threshold follows HCCL_COPY_NT_BYTES.
+ * and with SSE2's; the cache-bypass rule (the largest and the private cache, or
+ * HCCL_COPY_NT_BYTES alone when set).
  */
 #include "util/copy.h"
 #include "tinytest.h"
@@ -56,10 +57,26 @@ int main(void)
     }
     hccl_copy_nt_sse2_only(0);
 
+    /* The rule: HCCL_COPY_NT_BYTES decides alone when set; unset, more than a quarter
+     * of the largest cache in all, or (an AllGather's output) one rank's output that
+     * fills the private cache; unknown caches never bypass. */
+    const size_t L3 = 480u << 20, L2 = 2u << 20;
+    TT_ASSERT(!hccl_copy_nt_rule(-1, L3, L2, L3 / 4, 0));
+    TT_ASSERT(hccl_copy_nt_rule(-1, L3, L2, L3 / 4 + 1, 0));
+    TT_ASSERT(!hccl_copy_nt_rule(-1, L3, L2, 2 * (L2 - 1), L2 - 1));
+    TT_ASSERT(hccl_copy_nt_rule(-1, L3, L2, 2 * L2, L2));
+    TT_ASSERT(!hccl_copy_nt_rule(-1, L3, 0, 2 * L2, L2));
+    TT_ASSERT(!hccl_copy_nt_rule(-1, 0, 0, UINT64_MAX / 2, UINT64_MAX / 4));
+    TT_ASSERT(!hccl_copy_nt_rule(0, L3, L2, L3, L3));
+    TT_ASSERT(hccl_copy_nt_rule(4096, L3, L2, 4096, 1));
+    TT_ASSERT(!hccl_copy_nt_rule(4096, L3, L2, 4095, L2));
+
     /* The threshold: HCCL_COPY_NT_BYTES (read once, so this process sets it first). */
     setenv("HCCL_COPY_NT_BYTES", "1048576", 1);
     TT_ASSERT_EQ(hccl_param_copy_nt_bytes(), 1048576);
     TT_ASSERT(!hccl_copy_bypasses_cache(1048575));
     TT_ASSERT(hccl_copy_bypasses_cache(1048576));
+    TT_ASSERT(!hccl_copy_output_bypasses_cache(1048575, 1u << 30)); /* the variable decides alone */
+    TT_ASSERT(hccl_copy_output_bypasses_cache(1048576, 1));
     return tt_report("test_copy");
 }
