@@ -2,14 +2,16 @@
  * direct_allgather.c - allgather (and V) between ranks of one host by pulling each
  * peer's block straight into our receive buffer (one copy per byte).
  *
- *   1. copy (memmove) our input to our own slot of recvbuf        (handles in-place)
+ *   1. an input that lies inside recvbuf (not in place): move it to our slot
  *   2. all-to-all of sendbuf addresses
  *   3. for every peer j: copy peer j's sendbuf into our slot j
- *   4. empty all-to-all                                           [nobody leaves early]
+ *   4. otherwise (not in place): copy our input into our slot     [after 3: nobody
+ *                                                                   waits in 2 for it]
+ *   5. empty all-to-all                                           [nobody leaves early]
  *
  * Peers read our input, which nobody writes during the operation (when it lies in
- * recvbuf, in place, our slot of recvbuf instead), not our slot: a line step 1 has just
- * written sits dirty in this core's cache, and pulling it across cost the 2-rank
+ * recvbuf, in place, our slot of recvbuf instead), not our slot: a line just written
+ * there sits dirty in this core's cache, and pulling it across cost the 2-rank
  * allgather 2-3x at 128 KiB-2 MiB (docs/performance.md).
  */
 #include "algo/algo.h"
@@ -39,10 +41,8 @@ HcclResult hccl_algo_direct_allgather(hccl_algo_ctx *ctx, const hccl_op_args *a)
      * share of the host's in all), bypass the cache. */
     int in_place = in == recv + SLOT_OFF(r);
     int nt = hccl_copy_output_bypasses_cache((uint64_t)n * recv_end, recv_end - (in_place ? own_len : 0));
-    if (own_len && !in_place) {
-        if (nt && !inside) hccl_copy_nt(recv + SLOT_OFF(r), in, own_len);
-        else memmove(recv + SLOT_OFF(r), in, own_len);
-    }
+    /* An input inside recvbuf moves to our slot first: peers read it there. */
+    if (own_len && !in_place && inside) memmove(recv + SLOT_OFF(r), in, own_len);
     hccl_direct_addrs *peer = ctx->scratch;
     /* What peers read: our input, unless it lies inside recvbuf (in place, either
      * form), where our slot r (written above) is the only stable copy. */
@@ -53,6 +53,11 @@ HcclResult hccl_algo_direct_allgather(hccl_algo_ctx *ctx, const hccl_op_args *a)
         uint32_t j = (r + k) % n; /* spread the readers over the sources */
         res = hccl_direct_copy(ctx, j, 0, recv + SLOT_OFF(j), peer[j].send, SLOT_LEN(j), nt);
         if (res != HCCL_SUCCESS) return res;
+    }
+    /* Otherwise our own block last, with no wait between it and the peers' blocks. */
+    if (own_len && !inside) {
+        if (nt) hccl_copy_nt(recv + SLOT_OFF(r), in, own_len);
+        else memcpy(recv + SLOT_OFF(r), in, own_len);
     }
 #undef SLOT_OFF
 #undef SLOT_LEN

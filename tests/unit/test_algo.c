@@ -546,7 +546,9 @@ static void test_direct(void)
             }
         }
         run_case(HCCL_OP_REDUCE_SCATTER, 3, (1u << 20) + 5, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, 0, 1);
-        run_case(HCCL_OP_ALLGATHER, 3, (1u << 20) + 7, HCCL_DATA_TYPE_FP32, 0, 0, 1);
+        /* Outputs past a core's private cache: non-temporal copies, every layout. */
+        for (int mode = 0; mode < 3; mode++)
+            run_case(HCCL_OP_ALLGATHER, 3, (1u << 20) + 7, HCCL_DATA_TYPE_FP32, 0, 0, mode);
         /* The one-round Broadcast of small sizes: every root, odd counts. */
         for (uint32_t n = 2; n <= MATRIX_N; n++)
             for (uint32_t root = 0; root < n; root++)
