@@ -10,7 +10,8 @@
  *   AllReduce, n > 1:  bytes <= 16 KiB and n <= 64             -> oneshot, or
  *                      recursive doubling when ctx->crowded and n > 2
  *                      ctx->direct (all ranks on one host)      -> direct
- *   Broadcast:         ctx->direct and bytes <= 8 KiB (32 KiB when ctx->crowded)
+ *   Broadcast:         ctx->direct and bytes <= 8 KiB (32 KiB when ctx->crowded),
+ *                      or no direct copies, bytes <= 8 KiB and no algorithm forced
  *                                                           -> oneshot (eager: the
  *                      root sends and returns)
  *   Reduce:            ctx->direct, (n - 1) x bytes <= 256 KiB and n slots fit the
@@ -66,7 +67,9 @@
  * receiver copies it out again; the direct broadcast copies it once but waits for
  * every rank. Measured in place (the call itself), the eager one is faster up to 8 KiB
  * with a CPU per rank (2 ranks) and up to 32 KiB on a crowded host (4 and 8 ranks on 2
- * cores), where that wait costs most (docs/performance.md). */
+ * cores), where that wait costs most. Over TCP, against the tree with its agreement
+ * round, 3-4x faster up to 8 KiB (2 and 4 ranks) and no faster at 32 KiB
+ * (docs/performance.md). */
 #define EAGER_BCAST_BYTES (8u << 10)
 #define EAGER_BCAST_CROWDED_BYTES (32u << 10)
 /* The eager Reduce's and Gather's root takes one block per peer, Scatter's sends one:
@@ -159,6 +162,11 @@ hccl_algo_id hccl_algo_select(const hccl_algo_ctx *ctx, const hccl_op_args *a)
             return HCCL_ALGO_HIER;
         if (a->type == HCCL_OP_BROADCAST && ctx->direct && ctx->nranks <= 64 &&
             bytes <= (ctx->crowded ? EAGER_BCAST_CROWDED_BYTES : EAGER_BCAST_BYTES))
+            return HCCL_ALGO_ONESHOT;
+        /* Over the network too (TCP, no direct copies): the root sends and returns,
+         * instead of the tree's rounds after an agreement round. */
+        if (a->type == HCCL_OP_BROADCAST && !ctx->direct && !forced && ctx->nranks <= 64 &&
+            bytes <= EAGER_BCAST_BYTES)
             return HCCL_ALGO_ONESHOT;
         if ((a->type == HCCL_OP_ALLGATHER || a->type == HCCL_OP_REDUCE_SCATTER) && ctx->net->slot_gather &&
             bytes * ctx->nranks <= (ctx->crowded ? SLOT_MAX_BYTES_CROWDED : SLOT_MAX_BYTES))

@@ -460,12 +460,36 @@ static int receiving_from(hccl_netimpl *n, hccl_xfer *x, int cnt, uint32_t peer)
     return 0;
 }
 
-/* If the peer left an ABORT frame on c, report its reason (HCCL_E_REMOTE). */
-static HcclResult read_abort_on(hccl_netimpl *n, hccl_conn *c, uint32_t peer)
+/* Read and drop len bytes from peer's connection c: 1 when they were all there by the
+ * deadline. */
+static int skip_bytes(hccl_netimpl *n, uint32_t peer, hccl_conn *c, uint64_t len, uint64_t deadline_ns)
 {
+    unsigned char sink[4096];
+    while (len) {
+        size_t want = len < sizeof sink ? (size_t)len : sizeof sink;
+        if (read_until(n, peer, c, sink, 0, want, deadline_ns) < want) return 0;
+        len -= want;
+    }
+    return 1;
+}
+
+/* Messages a failing peer may have sent before its ABORT frame on a data connection
+ * (its part of the operation it gave up, which no longer matters). */
+#define ABORT_SKIP_MESSAGES 16
+
+/* If the peer left an ABORT frame on c, report its reason (HCCL_E_REMOTE). On a data
+ * connection (data = 1) the frame may follow messages the peer sent earlier in the
+ * operation: those are skipped (at a message boundary: the caller knows no receive
+ * from the peer is part-way through). A control connection carries ABORT frames only. */
+static HcclResult read_abort_on(hccl_netimpl *n, hccl_conn *c, uint32_t peer, int data)
+{
+    uint64_t dl = hccl_now_ns() + 50000000ull;
     msg_hdr h;
-    if (read_until(n, peer, c, &h, 0, sizeof h, hccl_now_ns() + 50000000ull) < sizeof h || h.op != OP_ABORT)
-        return HCCL_E_TCP_TRANSFER;
+    for (int k = 0;; k++) {
+        if (read_until(n, peer, c, &h, 0, sizeof h, dl) < sizeof h) return HCCL_E_TCP_TRANSFER;
+        if (h.op == OP_ABORT) break;
+        if (!data || k == ABORT_SKIP_MESSAGES || !skip_bytes(n, peer, c, h.len, dl)) return HCCL_E_TCP_TRANSFER;
+    }
     xstate s;
     memset(&s, 0, sizeof s);
     s.hdr = h;
@@ -479,8 +503,8 @@ static HcclResult read_abort_on(hccl_netimpl *n, hccl_conn *c, uint32_t peer)
  * part-way through), on the data connection. */
 static HcclResult read_abort(hccl_netimpl *n, uint32_t peer, int data_ok)
 {
-    if (n->live && n->live[peer] && read_abort_on(n, n->live[peer], peer) == HCCL_E_REMOTE) return HCCL_E_REMOTE;
-    return data_ok ? read_abort_on(n, n->conns[peer], peer) : HCCL_E_TCP_TRANSFER;
+    if (n->live && n->live[peer] && read_abort_on(n, n->live[peer], peer, 0) == HCCL_E_REMOTE) return HCCL_E_REMOTE;
+    return data_ok ? read_abort_on(n, n->conns[peer], peer, 1) : HCCL_E_TCP_TRANSFER;
 }
 
 /* A transfer waits on n->aborted_peer: its reason is the error. */
@@ -943,7 +967,7 @@ static void live_events(hccl_netimpl *n, int first, int np)
         for (uint32_t p = 0; p < n->nranks; p++) {
             if (!n->live[p] || hccl_tcp_conn_fd(n->live[p]) != n->pfds[j].fd) continue;
             if ((n->pfds[j].revents & POLLIN) && n->aborted_peer < 0 &&
-                read_abort_on(n, n->live[p], p) == HCCL_E_REMOTE) {
+                read_abort_on(n, n->live[p], p, 0) == HCCL_E_REMOTE) {
                 n->aborted_peer = p;
                 memcpy(n->abort_why, n->err, sizeof n->err);
             }

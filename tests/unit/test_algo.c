@@ -889,7 +889,18 @@ static void test_selection(void)
     TT_ASSERT_EQ(pick(5, 0, HCCL_OP_ALLGATHER_V, 1 * k, f), HCCL_ALGO_BRUCK);
     TT_ASSERT_EQ(pick(2, 0, HCCL_OP_ALLGATHER, 1 * k, f), HCCL_ALGO_REFERENCE);
     TT_ASSERT_EQ(pick(4, 0, HCCL_OP_BROADCAST, 4 * m, f), HCCL_ALGO_CHAIN);
-    TT_ASSERT_EQ(pick(4, 0, HCCL_OP_BROADCAST, 1 * k, f), HCCL_ALGO_REFERENCE);
+    /* Small broadcasts are eager over the network too, up to 8 KiB. */
+    TT_ASSERT_EQ(pick(4, 0, HCCL_OP_BROADCAST, 1 * k, f), HCCL_ALGO_ONESHOT);
+    TT_ASSERT_EQ(pick(16, 0, HCCL_OP_BROADCAST, 8 * k, f), HCCL_ALGO_ONESHOT);
+    TT_ASSERT_EQ(pick(4, 0, HCCL_OP_BROADCAST, 8 * k + 1, f), HCCL_ALGO_REFERENCE);
+    {
+        static hccl_net netn = {NULL};
+        hccl_algo_ctx big = {.rank = 0, .nranks = 64, .net = &netn, .scratch_bytes = HCCL_ALGO_SCRATCH_BYTES};
+        hccl_op_args b = {.type = HCCL_OP_BROADCAST, .count = 1, .dtype = f};
+        TT_ASSERT_EQ(hccl_algo_select(&big, &b), HCCL_ALGO_ONESHOT);
+        big.nranks = 65; /* more peers than the oneshot's transfers */
+        TT_ASSERT(hccl_algo_select(&big, &b) != HCCL_ALGO_ONESHOT);
+    }
     TT_ASSERT_EQ(pick(2, 0, HCCL_OP_BROADCAST, 4 * m, f), HCCL_ALGO_REFERENCE);
     TT_ASSERT_EQ(pick(8, 0, HCCL_OP_REDUCE, 4 * m, f), HCCL_ALGO_CHAIN);
     TT_ASSERT_EQ(pick(8, 0, HCCL_OP_ALLTOALL, 16, f), HCCL_ALGO_BRUCK);
@@ -922,7 +933,10 @@ static void test_selection(void)
     a.count = 4;
     TT_ASSERT_EQ(hccl_algo_select(&ctx, &a), HCCL_ALGO_HD); /* also below the oneshot limit */
     a.type = HCCL_OP_BROADCAST;
-    TT_ASSERT_EQ(hccl_algo_select(&ctx, &a), HCCL_ALGO_REFERENCE); /* not one of H-D's */
+    TT_ASSERT_EQ(hccl_algo_select(&ctx, &a), HCCL_ALGO_ONESHOT); /* not one of H-D's: the selection's */
+    ctx.reference = HCCL_ALGO_FORCED(HCCL_ALGO_CHAIN);
+    TT_ASSERT_EQ(hccl_algo_select(&ctx, &a), HCCL_ALGO_CHAIN); /* a forced broadcast algorithm wins */
+    ctx.reference = HCCL_ALGO_FORCED(HCCL_ALGO_HD);
     /* One host, more than 2 ranks: small AllGather(V) and ReduceScatter in one round
      * (n x bytes <= 16 KiB), larger ones and ReduceScatterV direct; 2 ranks keep the
      * ring's single exchange below 4 KiB. Broadcast eager (oneshot) up to 8 KiB, 32
