@@ -14,11 +14,13 @@
  *                      or no direct copies, bytes <= 8 KiB and no algorithm forced
  *                                                           -> oneshot (eager: the
  *                      root sends and returns)
- *   Reduce:            ctx->direct, (n - 1) x bytes <= 256 KiB and n slots fit the
- *                      scratch                              -> oneshot (eager: the
+ *   Reduce:            ctx->direct, or no direct copies, bytes <= 8 KiB and no
+ *                      algorithm forced; (n - 1) x bytes <= 256 KiB and n slots fit
+ *                      the scratch                          -> oneshot (eager: the
  *                      others send to the root and return)
- *   Scatter, Gather:   ctx->direct and (n - 1) x bytes <= 256 KiB -> oneshot (the
- *                      linear algorithms without the agreement: eager)
+ *   Scatter, Gather:   ctx->direct or bytes <= 8 KiB; (n - 1) x bytes <= 256 KiB
+ *                                                           -> oneshot (the linear
+ *                      algorithms without the agreement: eager)
  *   AlltoAll:          ctx->direct, n x bytes <= 16 KiB, and not more than 4 ranks
  *                      when ctx->crowded                    -> oneshot (one round)
  *   AllGather(V), ReduceScatter(V), and Broadcast above the eager limit:
@@ -67,15 +69,18 @@
  * receiver copies it out again; the direct broadcast copies it once but waits for
  * every rank. Measured in place (the call itself), the eager one is faster up to 8 KiB
  * with a CPU per rank (2 ranks) and up to 32 KiB on a crowded host (4 and 8 ranks on 2
- * cores), where that wait costs most. Over TCP, against the tree with its agreement
- * round, 3-4x faster up to 8 KiB (2 and 4 ranks) and no faster at 32 KiB
- * (docs/performance.md). */
+ * cores), where that wait costs most (docs/performance.md). */
 #define EAGER_BCAST_BYTES (8u << 10)
 #define EAGER_BCAST_CROWDED_BYTES (32u << 10)
 /* The eager Reduce's and Gather's root takes one block per peer, Scatter's sends one:
  * up to this many bytes in all, against their reference algorithms (tree, linear)
  * with the agreement round first, faster at every size measured (2 and 4 ranks). */
 #define EAGER_ROOTED_MAX_BYTES (256u << 10)
+/* Over the network (no direct copies), Broadcast, Reduce, Scatter and Gather are eager
+ * up to this many bytes per block: against their tree or linear rounds after an
+ * agreement round over TCP, 2.5-3x faster at 2 ranks and 2.3-15x at 4 up to 8 KiB; the
+ * Broadcast no faster at 32 KiB (docs/performance.md). */
+#define EAGER_NET_BYTES (8u << 10)
 
 int hccl_algo_implements(hccl_algo_id id, hccl_op_type t)
 {
@@ -166,7 +171,7 @@ hccl_algo_id hccl_algo_select(const hccl_algo_ctx *ctx, const hccl_op_args *a)
         /* Over the network too (TCP, no direct copies): the root sends and returns,
          * instead of the tree's rounds after an agreement round. */
         if (a->type == HCCL_OP_BROADCAST && !ctx->direct && !forced && ctx->nranks <= 64 &&
-            bytes <= EAGER_BCAST_BYTES)
+            bytes <= EAGER_NET_BYTES)
             return HCCL_ALGO_ONESHOT;
         if ((a->type == HCCL_OP_ALLGATHER || a->type == HCCL_OP_REDUCE_SCATTER) && ctx->net->slot_gather &&
             bytes * ctx->nranks <= (ctx->crowded ? SLOT_MAX_BYTES_CROWDED : SLOT_MAX_BYTES))
@@ -179,7 +184,8 @@ hccl_algo_id hccl_algo_select(const hccl_algo_ctx *ctx, const hccl_op_args *a)
             return HCCL_ALGO_DIRECT;
         return forced ? forced : cheapest(ctx, a->type, bytes);
     case HCCL_OP_REDUCE:
-        if (ctx->direct && ctx->nranks <= 64 && bytes * (ctx->nranks - 1) <= EAGER_ROOTED_MAX_BYTES &&
+        if ((ctx->direct || (!forced && bytes <= EAGER_NET_BYTES)) && ctx->nranks <= 64 &&
+            bytes * (ctx->nranks - 1) <= EAGER_ROOTED_MAX_BYTES &&
             ((bytes + 63) & ~63ull) * ctx->nranks <= ctx->scratch_bytes)
             return HCCL_ALGO_ONESHOT;
         return forced ? forced : cheapest(ctx, a->type, bytes);
@@ -192,7 +198,8 @@ hccl_algo_id hccl_algo_select(const hccl_algo_ctx *ctx, const hccl_op_args *a)
         return forced ? forced : cheapest(ctx, a->type, bytes);
     case HCCL_OP_SCATTER:
     case HCCL_OP_GATHER:
-        if (ctx->direct && bytes * (ctx->nranks - 1) <= EAGER_ROOTED_MAX_BYTES) return HCCL_ALGO_ONESHOT;
+        if ((ctx->direct || bytes <= EAGER_NET_BYTES) && bytes * (ctx->nranks - 1) <= EAGER_ROOTED_MAX_BYTES)
+            return HCCL_ALGO_ONESHOT;
         return HCCL_ALGO_REFERENCE;
     default:
         return HCCL_ALGO_REFERENCE;

@@ -532,15 +532,16 @@ int scen_mismatch(int argc, char **argv)
 
 /* ---- eager senders that leave at once ------------------------------------------------------------ */
 
-/* eager_exit: 3 ranks. The small rooted operations on one host are eager: their
- * senders return before anyone received. Here the senders then destroy the
+/* eager_exit: 3 ranks. The small rooted operations are eager: their senders return
+ * before anyone received. Here the senders then destroy the
  * communicator and exit at once, while the receivers come late (rank 1 after 0.3 s,
  * rank 2 after 0.6 s); every receiver must still get the right data:
  *   op #1 Broadcast from rank 0 (3 x 1024 int32), op #2 Reduce (sum) to rank 2,
  *   op #3 Gather to rank 2, op #4 Scatter from rank 0 (rank 0 leaves after it).
  * Rank 1 leaves after op #4 too (its part of ops #2-#4 only sends, or receives from
- * rank 0, who left). Also over TCP and with the reference algorithms (which are not
- * eager: there the senders wait for the receivers, and the checks are the same). */
+ * rank 0, who left). Also over TCP (eager too: the data wait in the sockets) and with
+ * the reference algorithms (which are not eager: there the senders wait for the
+ * receivers, and the checks are the same). */
 #define EX_N 3
 #define EX_COUNT 1024
 

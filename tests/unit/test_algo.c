@@ -1010,13 +1010,19 @@ static void test_selection(void)
     TT_ASSERT_EQ(hccl_algo_select(&ctx, &sg), HCCL_ALGO_ONESHOT);
     sg.count = 88 * k;
     TT_ASSERT_EQ(hccl_algo_select(&ctx, &sg), HCCL_ALGO_REFERENCE);
+    /* Without direct copies (over TCP): the rooted ones eager up to 8 KiB a block, the
+     * AlltoAll not. */
     sg.count = 1;
     ctx.direct = 0;
     rd.count = 1;
     aa.count = 1;
-    TT_ASSERT(hccl_algo_select(&ctx, &rd) != HCCL_ALGO_ONESHOT);
+    TT_ASSERT_EQ(hccl_algo_select(&ctx, &rd), HCCL_ALGO_ONESHOT);
     TT_ASSERT(hccl_algo_select(&ctx, &aa) != HCCL_ALGO_ONESHOT);
+    TT_ASSERT_EQ(hccl_algo_select(&ctx, &sg), HCCL_ALGO_ONESHOT);
+    rd.count = sg.count = 8 * k + 1; /* 8 KiB + 4 B */
+    TT_ASSERT(hccl_algo_select(&ctx, &rd) != HCCL_ALGO_ONESHOT);
     TT_ASSERT_EQ(hccl_algo_select(&ctx, &sg), HCCL_ALGO_REFERENCE);
+    rd.count = sg.count = 1;
     ctx.direct = 1;
     ctx.nranks = 2;
     /* More ranks than CPUs on a host: small AllReduce by recursive doubling from 3
