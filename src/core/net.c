@@ -137,9 +137,9 @@ struct hccl_netimpl {
      * sleeping after HCCL_NET_SPIN_US): 8 ranks on 2 cores, AllGather 128 B 20 -> 13
      * us (docs/performance.md). */
     int crowded;
-    uint32_t last_seq;       /* last completed collective, and its operation */
-    hccl_op_type last_op;
-    hccl_fingerprint last_fp; /* ... and the whole call (to name it in a mismatch found later) */
+    hccl_fingerprint last_fp; /* the last completed collective (seq 0: none yet), whole: its
+                                 number and operation for STATUS, the call for a mismatch
+                                 found later */
     pushback *pb;            /* nranks */
     int serve;               /* the responder may answer for this communicator */
     int listed;              /* on the responder's list (resp_mu) */
@@ -561,8 +561,8 @@ static void status_fill(const hccl_netimpl *n, int in_op, msg_hdr *h, status_bod
     h->op = OP_STATUS;
     h->len = sizeof *b;
     b->version = STATUS_VERSION;
-    b->last_seq = n->last_seq;
-    b->last_op = (uint8_t)n->last_op;
+    b->last_seq = n->last_fp.seq;
+    b->last_op = (uint8_t)n->last_fp.op;
     if (in_op) {
         h->seq = n->fp.seq;
         b->state = STATUS_IN_OP;
@@ -571,7 +571,7 @@ static void status_fill(const hccl_netimpl *n, int in_op, msg_hdr *h, status_bod
         b->cur_seq = n->fp.seq;
         b->cur_root = n->fp.root;
     } else {
-        h->seq = n->last_seq;
+        h->seq = n->last_fp.seq;
         h->flags = FLAG_STATUS_REPLY;
         b->state = STATUS_IDLE;
     }
@@ -1532,11 +1532,7 @@ void hccl_net_end_op(hccl_netimpl *n, int ok, uint64_t now_ns)
         pthread_mutex_unlock(&n->io_lock);
         return;
     }
-    if (!n->fp.p2p && n->fp.seq) {
-        n->last_seq = n->fp.seq;
-        n->last_op = n->fp.op;
-        n->last_fp = n->fp;
-    }
+    if (!n->fp.p2p && n->fp.seq) n->last_fp = n->fp;
     n->idle_since = now_ns;
     if (__atomic_load_n(&n->serve, __ATOMIC_RELAXED) && !__atomic_load_n(&n->broken, __ATOMIC_RELAXED))
         __atomic_store_n(&n->idle, IDLE_YES, __ATOMIC_RELEASE); /* publishes the fields above */
