@@ -1191,21 +1191,18 @@ static HcclResult net_exchange_run(hccl_netimpl *n, hccl_xfer *x, int cnt)
 _Static_assert(sizeof(hccl_fingerprint) == HCCL_SLOTS_TAG_BYTES, "a slot's tag is the operation's fingerprint");
 _Static_assert(HCCL_NET_SLOT_BYTES <= HCCL_SLOTS_DATA_MAX, "slot size");
 
-/* Rank p's slot of this call holds another operation than ours. */
+/* Rank p's slot of this call holds another operation than ours: reported as the
+ * engine reports a message header that differs from the one it expects. */
 static HcclResult slot_mismatch(hccl_netimpl *n, uint32_t p, const unsigned char *slot)
 {
     hccl_fingerprint f;
-    char mine[160], theirs[160];
     memcpy(&f, slot + HCCL_SLOTS_TAG_OFF, sizeof f);
-    hccl_fingerprint_str(&n->fp, mine, sizeof mine);
-    hccl_fingerprint_str(&f, theirs, sizeof theirs);
-    if (f.seq != n->fp.seq)
-        return fail(n, HCCL_E_PARA,
-                    "operation mismatch at op #%u: rank %u called %s, rank %u is at op #%u %s (a rank skipped or "
-                    "added a collective)",
-                    n->fp.seq, n->rank, mine, p, f.seq, theirs);
-    return fail(n, HCCL_E_PARA, "operation mismatch at op #%u: rank %u called %s, rank %u called %s", n->fp.seq,
-                n->rank, mine, p, theirs);
+    xstate s;
+    memset(&s, 0, sizeof s);
+    fp_to_hdr(&f, f.seq, 0, &s.hdr);
+    fp_to_hdr(&n->fp, n->fp.seq, 0, &s.want);
+    hccl_xfer x = {HCCL_XFER_RECV, p, NULL, 0};
+    return mismatch(n, &x, &s);
 }
 
 /* Past the deadline: the engine's report, as if we waited for a message from every
