@@ -165,13 +165,11 @@ hccl_algo_id hccl_algo_select(const hccl_algo_ctx *ctx, const hccl_op_args *a)
     case HCCL_OP_BROADCAST:
         if (hier && (a->type == HCCL_OP_BROADCAST || a->type == HCCL_OP_ALLGATHER || a->type == HCCL_OP_REDUCE_SCATTER))
             return HCCL_ALGO_HIER;
-        if (a->type == HCCL_OP_BROADCAST && ctx->direct && ctx->nranks <= 64 &&
-            bytes <= (ctx->crowded ? EAGER_BCAST_CROWDED_BYTES : EAGER_BCAST_BYTES))
-            return HCCL_ALGO_ONESHOT;
-        /* Over the network too (TCP, no direct copies): the root sends and returns,
-         * instead of the tree's rounds after an agreement round. */
-        if (a->type == HCCL_OP_BROADCAST && !ctx->direct && !forced && ctx->nranks <= 64 &&
-            bytes <= EAGER_NET_BYTES)
+        /* Eager on one host, and over the network too (TCP, no direct copies: instead
+         * of the tree's rounds after an agreement round) unless an algorithm is forced
+         * (never on one host: see forced above). */
+        if (a->type == HCCL_OP_BROADCAST && !forced && ctx->nranks <= 64 &&
+            bytes <= (!ctx->direct ? EAGER_NET_BYTES : ctx->crowded ? EAGER_BCAST_CROWDED_BYTES : EAGER_BCAST_BYTES))
             return HCCL_ALGO_ONESHOT;
         if ((a->type == HCCL_OP_ALLGATHER || a->type == HCCL_OP_REDUCE_SCATTER) && ctx->net->slot_gather &&
             bytes * ctx->nranks <= (ctx->crowded ? SLOT_MAX_BYTES_CROWDED : SLOT_MAX_BYTES))
