@@ -110,6 +110,7 @@ typedef struct hccl_op_args {
     /* core/exec.c's, while the operation is queued on a stream (no allocation of its own). */
     void *queued_comm;
     uint64_t queued_fr_id;
+    int borrowed; /* the API's caller's (on its stack): cleared, never freed */
 } hccl_op_args;
 
 /* Bytes of scratch memory the caller provides in hccl_algo_ctx (at least). */

@@ -9,21 +9,18 @@
 
 #include <string.h>
 
-/* The descriptor of an operation on the NULL stream, which runs before the call
- * returns: no allocation (busy: in use, e.g. by a call made from inside one). */
-static __thread hccl_op_args tls_args;
-static __thread int tls_args_busy;
-
-/* Acquire the communicator and get a zeroed descriptor. */
-static HcclResult begin(const char *fn, HcclComm comm, hccl_op_type type, aclrtStream stream, hccl_comm **c,
-                        hccl_op_args **a)
+/* Acquire the communicator and get a zeroed descriptor: for an operation on the NULL
+ * stream, which runs before the call returns, the caller's own (on its stack: no
+ * allocation); for one queued on a stream, an allocated one the stream frees. */
+static HcclResult begin(const char *fn, HcclComm comm, hccl_op_type type, aclrtStream stream, hccl_op_args *local,
+                        hccl_comm **c, hccl_op_args **a)
 {
     (void)fn;
     CHECK(hccl_comm_acquire(comm, c));
-    if (!stream && !tls_args_busy) {
-        tls_args_busy = 1;
-        memset(&tls_args, 0, sizeof tls_args);
-        *a = &tls_args;
+    if (!stream) {
+        memset(local, 0, sizeof *local);
+        local->borrowed = 1;
+        *a = local;
     } else if (!(*a = hccl_calloc(1, sizeof **a))) {
         hccl_comm_release(*c);
         return HCCL_E_MEMORY;
@@ -34,12 +31,8 @@ static HcclResult begin(const char *fn, HcclComm comm, hccl_op_type type, aclrtS
 
 static void drop(hccl_op_args *a)
 {
-    if (a != &tls_args) {
-        hccl_op_args_free(a);
-        return;
-    }
-    hccl_op_args_clear(a);
-    tls_args_busy = 0;
+    if (a->borrowed) hccl_op_args_clear(a);
+    else hccl_op_args_free(a);
 }
 
 /* An operation whose count (the same on every rank) is 0 moves nothing anywhere and
@@ -109,9 +102,9 @@ static HcclResult reducing(const char *fn, hccl_op_type type, void *sendBuf, voi
                            HcclDataType dt, HcclReduceOp op, uint32_t root, HcclComm comm, aclrtStream stream)
 {
     hccl_comm *c;
-    hccl_op_args *a;
+    hccl_op_args *a, local;
     size_t size = 0;
-    CHECK(begin(fn, comm, type, stream, &c, &a));
+    CHECK(begin(fn, comm, type, stream, &local, &c, &a));
     HcclResult res = hccl_api_dtype(fn, dt, &size);
     uint64_t mult = type == HCCL_OP_REDUCE_SCATTER ? c->nranks : 1;
     if (res == HCCL_SUCCESS) res = hccl_api_redop(fn, dt, op);
@@ -154,9 +147,9 @@ HcclResult HcclReduceScatterV(void *sendBuf, const void *sendCounts, const void 
 {
     const char *fn = "HcclReduceScatterV";
     hccl_comm *c;
-    hccl_op_args *a;
+    hccl_op_args *a, local;
     size_t size = 0;
-    CHECK(begin(fn, comm, HCCL_OP_REDUCE_SCATTER_V, stream, &c, &a));
+    CHECK(begin(fn, comm, HCCL_OP_REDUCE_SCATTER_V, stream, &local, &c, &a));
     HcclResult res = hccl_api_dtype(fn, dataType, &size);
     if (res == HCCL_SUCCESS) res = hccl_api_redop(fn, dataType, op);
     if (res == HCCL_SUCCESS && (!sendCounts || !sendDispls)) {
@@ -189,9 +182,9 @@ HcclResult HcclBroadcast(void *buf, uint64_t count, HcclDataType dataType, uint3
 {
     const char *fn = "HcclBroadcast";
     hccl_comm *c;
-    hccl_op_args *a;
+    hccl_op_args *a, local;
     size_t size = 0;
-    CHECK(begin(fn, comm, HCCL_OP_BROADCAST, stream, &c, &a));
+    CHECK(begin(fn, comm, HCCL_OP_BROADCAST, stream, &local, &c, &a));
     HcclResult res = hccl_api_dtype(fn, dataType, &size);
     if (res == HCCL_SUCCESS) res = hccl_api_bytes(fn, count, size, 1, "count");
     if (res == HCCL_SUCCESS) res = hccl_api_rank(fn, root, c->nranks, "root");
@@ -209,9 +202,9 @@ static HcclResult blocks(const char *fn, hccl_op_type type, void *sendBuf, void 
                          HcclDataType dt, uint32_t root, HcclComm comm, aclrtStream stream)
 {
     hccl_comm *c;
-    hccl_op_args *a;
+    hccl_op_args *a, local;
     size_t size = 0;
-    CHECK(begin(fn, comm, type, stream, &c, &a));
+    CHECK(begin(fn, comm, type, stream, &local, &c, &a));
     HcclResult res = hccl_api_dtype(fn, dt, &size);
     if (res == HCCL_SUCCESS) res = hccl_api_bytes(fn, count, size, c->nranks, "count");
     if (res == HCCL_SUCCESS && type != HCCL_OP_ALLGATHER) res = hccl_api_rank(fn, root, c->nranks, "root");
@@ -257,9 +250,9 @@ HcclResult HcclAllGatherV(void *sendBuf, uint64_t sendCount, void *recvBuf, cons
 {
     const char *fn = "HcclAllGatherV";
     hccl_comm *c;
-    hccl_op_args *a;
+    hccl_op_args *a, local;
     size_t size = 0;
-    CHECK(begin(fn, comm, HCCL_OP_ALLGATHER_V, stream, &c, &a));
+    CHECK(begin(fn, comm, HCCL_OP_ALLGATHER_V, stream, &local, &c, &a));
     HcclResult res = hccl_api_dtype(fn, dataType, &size);
     if (res == HCCL_SUCCESS && (!recvCounts || !recvDispls)) {
         HCCL_WARN(COLL, "%s: %s is NULL", fn, !recvCounts ? "recvCounts" : "recvDispls");
@@ -289,9 +282,9 @@ HcclResult HcclAlltoAll(const void *sendBuf, uint64_t sendCount, HcclDataType se
 {
     const char *fn = "HcclAlltoAll";
     hccl_comm *c;
-    hccl_op_args *a;
+    hccl_op_args *a, local;
     size_t size = 0;
-    CHECK(begin(fn, comm, HCCL_OP_ALLTOALL, stream, &c, &a));
+    CHECK(begin(fn, comm, HCCL_OP_ALLTOALL, stream, &local, &c, &a));
     HcclResult res = hccl_api_dtype(fn, sendType, &size);
     if (res == HCCL_SUCCESS) res = hccl_api_dtype(fn, recvType, NULL);
     if (res == HCCL_SUCCESS && (sendType != recvType || sendCount != recvCount)) {
@@ -315,9 +308,9 @@ HcclResult HcclAlltoAllV(const void *sendBuf, const void *sendCounts, const void
 {
     const char *fn = "HcclAlltoAllV";
     hccl_comm *c;
-    hccl_op_args *a;
+    hccl_op_args *a, local;
     size_t size = 0;
-    CHECK(begin(fn, comm, HCCL_OP_ALLTOALLV, stream, &c, &a));
+    CHECK(begin(fn, comm, HCCL_OP_ALLTOALLV, stream, &local, &c, &a));
     HcclResult res = hccl_api_dtype(fn, sendType, &size);
     if (res == HCCL_SUCCESS) res = hccl_api_dtype(fn, recvType, NULL);
     if (res == HCCL_SUCCESS && sendType != recvType) {
@@ -348,9 +341,9 @@ HcclResult HcclAlltoAllVC(const void *sendBuf, const void *sendCountMatrix, Hccl
 {
     const char *fn = "HcclAlltoAllVC";
     hccl_comm *c;
-    hccl_op_args *a;
+    hccl_op_args *a, local;
     size_t size = 0;
-    CHECK(begin(fn, comm, HCCL_OP_ALLTOALLVC, stream, &c, &a));
+    CHECK(begin(fn, comm, HCCL_OP_ALLTOALLVC, stream, &local, &c, &a));
     HcclResult res = hccl_api_dtype(fn, sendType, &size);
     if (res == HCCL_SUCCESS) res = hccl_api_dtype(fn, recvType, NULL);
     if (res == HCCL_SUCCESS && sendType != recvType) {
@@ -387,8 +380,8 @@ HcclResult HcclAlltoAllVC(const void *sendBuf, const void *sendCountMatrix, Hccl
 HcclResult HcclBarrier(HcclComm comm, aclrtStream stream)
 {
     hccl_comm *c;
-    hccl_op_args *a;
-    CHECK(begin("HcclBarrier", comm, HCCL_OP_BARRIER, stream, &c, &a));
+    hccl_op_args *a, local;
+    CHECK(begin("HcclBarrier", comm, HCCL_OP_BARRIER, stream, &local, &c, &a));
     a->dtype = HCCL_DATA_TYPE_INT8;
     return finish(HCCL_SUCCESS, c, a, stream);
 }
@@ -411,8 +404,8 @@ static HcclResult p2p(const char *fn, HcclSendRecvType dir, void *buf, uint64_t 
                       uint32_t peer, HcclComm comm, aclrtStream stream)
 {
     hccl_comm *c;
-    hccl_op_args *a;
-    CHECK(begin(fn, comm, dir == HCCL_SEND ? HCCL_OP_SEND : HCCL_OP_RECV, stream, &c, &a));
+    hccl_op_args *a, local;
+    CHECK(begin(fn, comm, dir == HCCL_SEND ? HCCL_OP_SEND : HCCL_OP_RECV, stream, &local, &c, &a));
     HcclSendRecvItem it = {dir, buf, count, dt, peer};
     HcclResult res = check_item(fn, &it, 0, c);
     if (res == HCCL_SUCCESS && peer == c->rank && !hccl_api_group_active()) {
@@ -450,8 +443,8 @@ HcclResult HcclBatchSendRecv(HcclSendRecvItem *sendRecvInfo, uint32_t itemNum, H
 {
     const char *fn = "HcclBatchSendRecv";
     hccl_comm *c;
-    hccl_op_args *a;
-    CHECK(begin(fn, comm, HCCL_OP_BATCH_SEND_RECV, stream, &c, &a));
+    hccl_op_args *a, local;
+    CHECK(begin(fn, comm, HCCL_OP_BATCH_SEND_RECV, stream, &local, &c, &a));
     HcclResult res = HCCL_SUCCESS;
     if (itemNum > 0 && !sendRecvInfo) {
         HCCL_WARN(COLL, "%s: sendRecvInfo is NULL (itemNum %u)", fn, itemNum);

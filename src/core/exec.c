@@ -20,6 +20,8 @@
 
 void hccl_op_args_clear(hccl_op_args *a)
 {
+    if (!a->send_counts && !a->send_displs && !a->recv_counts && !a->recv_displs && !a->matrix && !a->items)
+        return; /* most operations: nothing allocated */
     hccl_free(a->send_counts);
     hccl_free(a->send_displs);
     hccl_free(a->recv_counts);
@@ -85,13 +87,12 @@ HcclResult hccl_comm_run(hccl_comm *c, const hccl_op_args *args, uint64_t fr_id)
                          c->direct, hccl_algo_env_reference(args->type), c->host_of, c->nhosts,
                          c->direct_local, c->crowded};
     hccl_algo_id algo = hccl_algo_select(&ctx, args);
-    const char *algo_name = hccl_algo_id_name(algo, args->type);
-    fr_id = hccl_flight_start(&c->flight, fr_id, args, &fp, algo_name, t0);
+    fr_id = hccl_flight_start(&c->flight, fr_id, args, &fp, algo, t0);
     if (!(c->algo_logged[args->type] & (1u << algo))) { /* name each choice once */
         c->algo_logged[args->type] |= 1u << algo;
         HCCL_INFO(COLL, "comm %s rank %u: %s of %llu elements uses the %s algorithm (%u ranks on %u host(s))", c->name,
-                  c->rank, hccl_op_name(args->type), (unsigned long long)args->count, algo_name, c->nranks,
-                  c->nhosts);
+                  c->rank, hccl_op_name(args->type), (unsigned long long)args->count,
+                  hccl_algo_id_name(algo, args->type), c->nranks, c->nhosts);
     }
     HcclResult res = hccl_algo_run_with(&ctx, args, algo);
     if (res != HCCL_SUCCESS) {

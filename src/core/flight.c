@@ -77,14 +77,14 @@ uint64_t hccl_flight_enqueue(hccl_flight *f, const hccl_op_args *args, uint64_t 
 }
 
 uint64_t hccl_flight_start(hccl_flight *f, uint64_t id, const hccl_op_args *args, const hccl_fingerprint *fp,
-                           const char *algo, uint64_t now_ns)
+                           hccl_algo_id algo, uint64_t now_ns)
 {
     if (!f->cap) return 0;
     hccl_spin_lock(&f->lock);
     hccl_fr_entry *e = id ? slot(f, id) : add(f, args, now_ns);
     if (e) {
         e->fp = *fp;
-        e->algo = algo;
+        e->algo = (int)algo + 1;
         e->state = 1;
         e->start_us = wall_us(f, now_ns);
         id = e->id;
@@ -157,7 +157,8 @@ static int write_dump(const hccl_flight *f, const char *path, const char *comm, 
         put_str(o, call);
         fprintf(o, ",\"op\":\"%s\",\"count\":%llu,\"algo\":\"%s\",\"state\":\"%s\",\"enqueue_us\":%llu,\"start_us\":%llu,"
                    "\"end_us\":%llu,\"error\":",
-                hccl_op_name(e->op), (unsigned long long)e->count, e->algo ? e->algo : "-", states[e->state & 3],
+                hccl_op_name(e->op), (unsigned long long)e->count,
+                e->algo ? hccl_algo_id_name((hccl_algo_id)(e->algo - 1), e->op) : "-", states[e->state & 3],
                 (unsigned long long)e->enqueue_us, (unsigned long long)e->start_us, (unsigned long long)e->end_us);
         put_str(o, e->error ? e->error : "");
         fputc('}', o);

@@ -28,7 +28,7 @@
 typedef struct hccl_fr_entry {
     uint64_t id; /* monotonically increasing per communicator */
     hccl_fingerprint fp; /* the call, formatted only when dumped */
-    const char *algo; /* static name of the algorithm chosen */
+    int algo; /* the algorithm chosen (hccl_algo_id + 1; 0: none yet), named when dumped */
     hccl_op_type op;
     uint64_t count;
     int state; /* 0 queued, 1 running, 2 done, 3 failed */
@@ -55,7 +55,7 @@ uint64_t hccl_flight_enqueue(hccl_flight *f, const hccl_op_args *args, uint64_t 
 /* id 0: record a new operation, queued and started at once (one lock instead of
  * two); returns the id (0 when the recorder is off). */
 uint64_t hccl_flight_start(hccl_flight *f, uint64_t id, const hccl_op_args *args, const hccl_fingerprint *fp,
-                           const char *algo, uint64_t now_ns);
+                           hccl_algo_id algo, uint64_t now_ns);
 void hccl_flight_end(hccl_flight *f, uint64_t id, uint32_t seq, const char *error /* NULL = success */,
                      uint64_t now_ns);
 /* Write the JSON dump to path (NULL: HCCL_FLIGHT_RECORDER_DIR, default /tmp, with a

@@ -51,6 +51,10 @@ def validate_dump(path, d):
         for key in ("seq", "call", "op", "count", "algo", "state", "enqueue_us", "start_us", "end_us", "error"):
             check(key in op, "%s: an op lacks %s: %s" % (path, key, op))
         check(op.get("state") in ("queued", "running", "done", "failed"), "%s: bad state %s" % (path, op.get("state")))
+        # An operation that started names the algorithm chosen (by name, at the dump).
+        if op.get("state") in ("running", "done"):
+            check(isinstance(op.get("algo"), str) and op["algo"] not in ("", "-"),
+                  "%s: a started op names no algorithm: %s" % (path, op))
 
 
 def main():
