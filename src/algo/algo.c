@@ -81,6 +81,16 @@
  * agreement round over TCP, 2.5-3x faster at 2 ranks and 2.3-15x at 4 up to 8 KiB; the
  * Broadcast no faster at 32 KiB (docs/performance.md). */
 #define EAGER_NET_BYTES (8u << 10)
+/* The direct AlltoAll (one copy per byte, but two rounds in which every rank must run)
+ * against the pairwise rounds (two copies, each round waiting for one partner): with
+ * ranks that have a core each, faster from above the one-round limit on; with more
+ * ranks than cores, from blocks of this many bytes (4 and 8 ranks on 2 cores: 1.2-1.9x
+ * faster with 16 KiB blocks, 3-4x with 64 KiB; up to 1.4x slower with 8 KiB). */
+#define DIRECT_A2A_CROWDED_BYTES (16u << 10)
+/* ... and the one-round AlltoAll (which copies every block twice) up to this many
+ * bytes per rank in all where ranks have a core each (2 ranks: 1.6x faster at 16 KiB
+ * direct, even at 8 KiB, 1.5x slower at 4 KiB). */
+#define ONESHOT_A2A_BYTES (8u << 10)
 
 int hccl_algo_implements(hccl_algo_id id, hccl_op_type t)
 {
@@ -92,7 +102,8 @@ int hccl_algo_implements(hccl_algo_id id, hccl_op_type t)
                t == HCCL_OP_SCATTER || t == HCCL_OP_GATHER;
     case HCCL_ALGO_DIRECT:
         return t == HCCL_OP_ALLREDUCE || t == HCCL_OP_ALLGATHER || t == HCCL_OP_ALLGATHER_V ||
-               t == HCCL_OP_REDUCE_SCATTER || t == HCCL_OP_REDUCE_SCATTER_V || t == HCCL_OP_BROADCAST;
+               t == HCCL_OP_REDUCE_SCATTER || t == HCCL_OP_REDUCE_SCATTER_V || t == HCCL_OP_BROADCAST ||
+               t == HCCL_OP_ALLTOALL || t == HCCL_OP_ALLTOALLV || t == HCCL_OP_ALLTOALLVC;
     case HCCL_ALGO_HIER:
         return t == HCCL_OP_ALLREDUCE || t == HCCL_OP_ALLGATHER || t == HCCL_OP_REDUCE_SCATTER ||
                t == HCCL_OP_BROADCAST;
@@ -190,10 +201,19 @@ hccl_algo_id hccl_algo_select(const hccl_algo_ctx *ctx, const hccl_op_args *a)
     case HCCL_OP_ALLTOALL:
         /* Not with more than 4 ranks sharing too few CPUs: there the pairwise rounds,
          * one partner at a time, came out faster (8 ranks on 2 cores). */
-        if (ctx->direct && ctx->nranks <= 64 && bytes * ctx->nranks <= ONESHOT_MAX_BYTES &&
+        if (ctx->direct && ctx->nranks <= 64 &&
+            bytes * ctx->nranks <= (ctx->crowded ? ONESHOT_MAX_BYTES : ONESHOT_A2A_BYTES) &&
             (!ctx->crowded || ctx->nranks <= 4))
             return HCCL_ALGO_ONESHOT;
+        if (ctx->direct && ctx->nranks <= 64 && ctx->net->peer_copy &&
+            (!ctx->crowded || bytes >= DIRECT_A2A_CROWDED_BYTES))
+            return HCCL_ALGO_DIRECT;
         return forced ? forced : cheapest(ctx, a->type, bytes);
+    case HCCL_OP_ALLTOALLV:
+    case HCCL_OP_ALLTOALLVC:
+        /* Every size (each rank knows only its own counts: the choice cannot depend on them). */
+        if (ctx->direct && ctx->nranks <= 64 && ctx->net->peer_copy) return HCCL_ALGO_DIRECT;
+        return HCCL_ALGO_REFERENCE;
     case HCCL_OP_SCATTER:
     case HCCL_OP_GATHER:
         if ((ctx->direct || bytes <= EAGER_NET_BYTES) && bytes * (ctx->nranks - 1) <= EAGER_ROOTED_MAX_BYTES)
@@ -254,6 +274,9 @@ HcclResult hccl_algo_run_with(hccl_algo_ctx *ctx, const hccl_op_args *args, hccl
         case HCCL_OP_REDUCE_SCATTER:
         case HCCL_OP_REDUCE_SCATTER_V: return hccl_algo_direct_reduce_scatter(ctx, args);
         case HCCL_OP_BROADCAST: return hccl_algo_direct_broadcast(ctx, args);
+        case HCCL_OP_ALLTOALL:
+        case HCCL_OP_ALLTOALLV:
+        case HCCL_OP_ALLTOALLVC: return hccl_algo_direct_alltoall(ctx, args);
         default: return hccl_algo_run_reference(ctx, args);
         }
     case HCCL_ALGO_HIER:

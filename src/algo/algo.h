@@ -47,6 +47,9 @@ struct hccl_net {
      * rank's next call. One round and no messages: the small-message path. */
     HcclResult (*slot_gather)(hccl_net *net, const void *mine, size_t bytes, const unsigned char **first,
                               size_t *stride);
+    /* Optional: record why the operation fails where the algorithm found it (the
+     * communicator's report, and what the peers are told); returns code. */
+    HcclResult (*fail)(hccl_net *net, HcclResult code, const char *why);
 };
 
 /* The most bytes per rank hccl_net.slot_gather takes. */
@@ -182,6 +185,13 @@ HcclResult hccl_algo_tree_reduce(hccl_algo_ctx *ctx, const hccl_op_args *a);
 HcclResult hccl_algo_linear_scatter(hccl_algo_ctx *ctx, const hccl_op_args *a);
 HcclResult hccl_algo_linear_gather(hccl_algo_ctx *ctx, const hccl_op_args *a);
 HcclResult hccl_algo_pairwise_alltoall(hccl_algo_ctx *ctx, const hccl_op_args *a); /* all three forms */
+/* The blocks of an AlltoAll, AlltoAllV or AlltoAllVC at rank r of n, in elements: send
+ * count and displacement, receive count and displacement, per peer (one allocation:
+ * free with hccl_free(L->sc)). */
+typedef struct hccl_a2a_layout {
+    uint64_t *sc, *sd, *rc, *rd;
+} hccl_a2a_layout;
+HcclResult hccl_a2a_layout_of(const hccl_op_args *a, uint32_t n, uint32_t r, hccl_a2a_layout *L);
 HcclResult hccl_algo_dissemination_barrier(hccl_algo_ctx *ctx, const hccl_op_args *a);
 HcclResult hccl_algo_p2p(hccl_algo_ctx *ctx, const hccl_op_args *a); /* SEND, RECV, BATCH */
 
@@ -200,6 +210,7 @@ HcclResult hccl_algo_direct_allreduce(hccl_algo_ctx *ctx, const hccl_op_args *a)
 HcclResult hccl_algo_direct_allgather(hccl_algo_ctx *ctx, const hccl_op_args *a);      /* also _V */
 HcclResult hccl_algo_direct_reduce_scatter(hccl_algo_ctx *ctx, const hccl_op_args *a); /* also _V */
 HcclResult hccl_algo_direct_broadcast(hccl_algo_ctx *ctx, const hccl_op_args *a);
+HcclResult hccl_algo_direct_alltoall(hccl_algo_ctx *ctx, const hccl_op_args *a); /* all three forms */
 HcclResult hccl_algo_hier_allreduce(hccl_algo_ctx *ctx, const hccl_op_args *a);
 HcclResult hccl_algo_hier_broadcast(hccl_algo_ctx *ctx, const hccl_op_args *a);
 HcclResult hccl_algo_hier_allgather(hccl_algo_ctx *ctx, const hccl_op_args *a);

@@ -28,11 +28,7 @@
 
 #include <string.h>
 
-typedef struct layout {
-    uint64_t *sc, *sd, *rc, *rd;
-} layout;
-
-static HcclResult make_layout(const hccl_op_args *a, uint32_t n, uint32_t r, layout *L)
+HcclResult hccl_a2a_layout_of(const hccl_op_args *a, uint32_t n, uint32_t r, hccl_a2a_layout *L)
 {
     uint64_t *m = hccl_malloc((size_t)n * 4 * sizeof(uint64_t));
     if (!m) return HCCL_E_MEMORY;
@@ -66,7 +62,7 @@ static HcclResult make_layout(const hccl_op_args *a, uint32_t n, uint32_t r, lay
     return HCCL_SUCCESS;
 }
 
-static HcclResult pairwise(hccl_algo_ctx *ctx, const layout *L, const char *src, char *dst, size_t es)
+static HcclResult pairwise(hccl_algo_ctx *ctx, const hccl_a2a_layout *L, const char *src, char *dst, size_t es)
 {
     const uint32_t n = ctx->nranks, r = ctx->rank;
     if (L->rc[r]) memcpy(dst + L->rd[r] * es, src + L->sd[r] * es, L->rc[r] * es);
@@ -82,7 +78,7 @@ static HcclResult pairwise(hccl_algo_ctx *ctx, const layout *L, const char *src,
     return HCCL_SUCCESS;
 }
 
-static HcclResult paired_in_place(hccl_algo_ctx *ctx, const layout *L, char *buf, size_t es)
+static HcclResult paired_in_place(hccl_algo_ctx *ctx, const hccl_a2a_layout *L, char *buf, size_t es)
 {
     const uint32_t n = ctx->nranks, r = ctx->rank;
     if (!ctx->scratch || ctx->scratch_bytes < HCCL_ALGO_SCRATCH_BYTES) return HCCL_E_PARA;
@@ -112,8 +108,8 @@ HcclResult hccl_algo_pairwise_alltoall(hccl_algo_ctx *ctx, const hccl_op_args *a
     if (a->type == HCCL_OP_ALLTOALLVC && !a->matrix) return HCCL_E_PARA;
     if (a->type != HCCL_OP_ALLTOALL && a->type != HCCL_OP_ALLTOALLV && a->type != HCCL_OP_ALLTOALLVC)
         return HCCL_E_PARA;
-    layout L;
-    CHECK(make_layout(a, n, r, &L));
+    hccl_a2a_layout L;
+    CHECK(hccl_a2a_layout_of(a, n, r, &L));
     HcclResult res = HCCL_SUCCESS;
     uint64_t sspan = 0, rspan = 0;
     int same = 1;

@@ -341,6 +341,11 @@ static HcclResult fail(hccl_netimpl *n, HcclResult res, const char *fmt, ...)
     return res;
 }
 
+static HcclResult net_fail(hccl_net *base, HcclResult code, const char *why)
+{
+    return fail((hccl_netimpl *)base, code, "%s", why);
+}
+
 /* A broadcast's (or scatter's) receiver's root did not act as root: which ranks sent
  * us data of this operation as roots ("; rank 0 called Broadcast(count=1024, fp32,
  * root=0)")? Reads a message header from each other peer, waiting up to 100 ms in all
@@ -1654,6 +1659,7 @@ HcclResult hccl_net_create(uint32_t rank, uint32_t nranks, hccl_conn **conns, hc
     if (!n) return HCCL_E_MEMORY;
     pthread_mutex_init(&n->io_lock, NULL);
     n->base.exchange = net_exchange;
+    n->base.fail = net_fail;
     n->rank = rank;
     n->aborted_peer = -1;
     n->nranks = nranks;

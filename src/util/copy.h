@@ -18,8 +18,8 @@ size_t hccl_cache_private_bytes(void);
  * default more than a quarter of hccl_cache_bytes(). A memcpy through the cache then
  * evicts what it wrote before, and reads every destination line first. */
 int hccl_copy_bypasses_cache(uint64_t bytes);
-/* An AllGather's copies: each rank writes `mine` bytes of output that the operation
- * does not read again, `all` on the host in all. Bypass the cache as
+/* An AllGather's or AlltoAll's copies: each rank writes `mine` bytes of output that
+ * the operation does not read again, `all` on the host in all. Bypass the cache as
  * hccl_copy_bypasses_cache(all) says, and by default also once one rank's output fills
  * its core's private cache: through the cache, that output would push out the inputs
  * the copies still read, and every line of it would be read first. */

@@ -372,7 +372,17 @@ int scen_late(int argc, char **argv)
 #define MM_ODD 3
 #define MM_COUNT 1024
 
-typedef enum { MM_ALLGATHER, MM_COUNT_DIFF, MM_DTYPE, MM_REDOP, MM_ROOT, MM_ROOT_NONE, MM_ROOT_EXTRA, MM_REDUCE_ROOT } mm_kind;
+typedef enum {
+    MM_ALLGATHER,
+    MM_COUNT_DIFF,
+    MM_DTYPE,
+    MM_REDOP,
+    MM_ROOT,
+    MM_ROOT_NONE,
+    MM_ROOT_EXTRA,
+    MM_REDUCE_ROOT,
+    MM_A2AV_COUNTS
+} mm_kind;
 
 typedef struct {
     mm_kind kind;
@@ -398,6 +408,9 @@ static const mm_case mm_cases[] = {
     {MM_ALLGATHER, "allreduce_vs_allgather_small", "AllReduce(count=2, fp32, sum)", "AllGather(count=2, fp32)", 0, 2},
     {MM_COUNT_DIFF, "count_small", "AllReduce(count=2, fp32, sum)", "AllReduce(count=4, fp32, sum)", 0, 2},
     {MM_REDOP, "redop_small", "AllReduce(count=2, fp32, sum)", "AllReduce(count=2, fp32, max)", 0, 2},
+    /* AlltoAllV whose counts disagree: rank 3 expects twice what rank 0 sends it (the
+     * calls look the same; the report names the counts). */
+    {MM_A2AV_COUNTS, "alltoallv_counts", "rank 0 sends 256 bytes to rank 3", "which expects 512 from it", 0, 64},
 };
 
 static void mm_body(fault_ctx *c)
@@ -442,6 +455,18 @@ static void mm_body(fault_ctx *c)
         hr = HcclReduce(b.dev_send, b.dev_recv, MM_COUNT, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, odd ? 1 : 0, c->comm,
                         c->stream);
         break;
+    case MM_A2AV_COUNTS: {
+        uint64_t sc[MM_N], sd[MM_N], rc[MM_N], rd[MM_N];
+        for (int j = 0; j < MM_N; j++) {
+            sc[j] = rc[j] = cnt;
+            sd[j] = (uint64_t)j * cnt;
+            rd[j] = (uint64_t)j * 2 * cnt;
+        }
+        if (odd) rc[0] = 2 * cnt;
+        hr = HcclAlltoAllV(b.dev_send, sc, sd, HCCL_DATA_TYPE_FP32, b.dev_recv, rc, rd, HCCL_DATA_TYPE_FP32, c->comm,
+                           c->stream);
+        break;
+    }
     default:
         hr = HcclBroadcast(b.dev_recv, MM_COUNT, HCCL_DATA_TYPE_FP32, odd ? 0 : MM_ODD, c->comm, c->stream);
         break;
@@ -519,6 +544,7 @@ int scen_mismatch(int argc, char **argv)
                    "%s: rank 0 printed no WARN line naming op #2, its call and rank 3 going past it", name);
             continue;
         }
+        /* The rank that finds the disagreement names both counts; the others quote it. */
         for (int r = 0; r < MM_N; r++)
             FCHECK(NULL,
                    fault_output_has(r, "WARN", "op #2", mc->kind == MM_ROOT_EXTRA ? "root=3" : mc->normal_call,

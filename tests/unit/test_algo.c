@@ -547,8 +547,22 @@ static void test_direct(void)
         }
         run_case(HCCL_OP_REDUCE_SCATTER, 3, (1u << 20) + 5, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, 0, 1);
         /* Outputs past a core's private cache: non-temporal copies, every layout. */
-        for (int mode = 0; mode < 3; mode++)
+        for (int mode = 0; mode < 3; mode++) {
             run_case(HCCL_OP_ALLGATHER, 3, (1u << 20) + 7, HCCL_DATA_TYPE_FP32, 0, 0, mode);
+            run_case(HCCL_OP_ALLTOALL, 3, (1u << 19) + 7, HCCL_DATA_TYPE_FP32, 0, 0, mode);
+        }
+        /* The direct AlltoAll above the one-round limit, and AlltoAllV and VC at every
+         * size (empty blocks, in place with layouts that differ: a private copy). */
+        for (uint32_t n = 1; n <= MATRIX_N; n++)
+            for (int mode = 0; mode < 3; mode++) {
+                run_case(HCCL_OP_ALLTOALL, n, 5001, HCCL_DATA_TYPE_INT32, 0, 0, mode);
+                uint64_t counts[3] = {1, 7, 1001};
+                for (int ci = 0; ci < 3; ci++) {
+                    run_case(HCCL_OP_ALLTOALLV, n, counts[ci], ci == 1 ? HCCL_DATA_TYPE_FP16 : HCCL_DATA_TYPE_INT8,
+                             0, 0, mode);
+                    run_case(HCCL_OP_ALLTOALLVC, n, counts[ci], HCCL_DATA_TYPE_FP32, 0, 0, mode);
+                }
+            }
         /* The one-round Broadcast of small sizes: every root, odd counts. */
         for (uint32_t n = 2; n <= MATRIX_N; n++)
             for (uint32_t root = 0; root < n; root++)
@@ -923,7 +937,7 @@ static void test_selection(void)
         TT_ASSERT_EQ(hccl_algo_select(&h, &b), HCCL_ALGO_HD);
     }
     /* A forced algorithm does not override one host's direct algorithms. */
-    static hccl_net net = {NULL, (void *)1, NULL, NULL};
+    static hccl_net net = {.peer_copy = (void *)1};
     hccl_algo_ctx ctx = {.rank = 0, .nranks = 4, .net = &net, .scratch_bytes = HCCL_ALGO_SCRATCH_BYTES,
                          .direct = 1, .direct_local = 1, .reference = HCCL_ALGO_FORCED(HCCL_ALGO_HD)};
     hccl_op_args a = {.type = HCCL_OP_ALLREDUCE, .count = m, .dtype = f};
@@ -980,29 +994,48 @@ static void test_selection(void)
     TT_ASSERT_EQ(hccl_algo_select(&ctx, &g), HCCL_ALGO_DIRECT);
     g.count = k;
     /* Reduce eager on one host up to 256 KiB to the root; AlltoAll in one round up to
-     * 16 KiB in all; larger ones, and both without direct copies, by the cost model. */
+     * 8 KiB in all (16 KiB with more ranks than CPUs, up to 4 ranks), direct above
+     * (with more ranks than CPUs from 16 KiB blocks; below, pairwise); AlltoAllV and
+     * VC direct at every size; without direct copies, by the cost model. */
     hccl_op_args rd = {.type = HCCL_OP_REDUCE, .count = 256 * k, .dtype = f, .redop = HCCL_REDUCE_SUM};
     TT_ASSERT_EQ(hccl_algo_select(&ctx, &rd), HCCL_ALGO_ONESHOT); /* 2 ranks */
     rd.count = 256 * k + 1;
     TT_ASSERT(hccl_algo_select(&ctx, &rd) != HCCL_ALGO_ONESHOT);
-    hccl_op_args aa = {.type = HCCL_OP_ALLTOALL, .count = 8 * k, .dtype = f};
-    TT_ASSERT_EQ(hccl_algo_select(&ctx, &aa), HCCL_ALGO_ONESHOT); /* 2 x 8 KiB */
-    aa.count = 8 * k + 1;
-    TT_ASSERT(hccl_algo_select(&ctx, &aa) != HCCL_ALGO_ONESHOT);
+    hccl_op_args aa = {.type = HCCL_OP_ALLTOALL, .count = 4 * k, .dtype = f};
+    TT_ASSERT_EQ(hccl_algo_select(&ctx, &aa), HCCL_ALGO_ONESHOT); /* 2 x 4 KiB */
+    aa.count = 4 * k + 1;
+    TT_ASSERT_EQ(hccl_algo_select(&ctx, &aa), HCCL_ALGO_DIRECT);
     ctx.nranks = 4;
     rd.count = 84 * k;
     TT_ASSERT_EQ(hccl_algo_select(&ctx, &rd), HCCL_ALGO_ONESHOT);
     rd.count = 88 * k;
     TT_ASSERT(hccl_algo_select(&ctx, &rd) != HCCL_ALGO_ONESHOT);
-    aa.count = 4 * k;
+    aa.count = 2 * k;
     TT_ASSERT_EQ(hccl_algo_select(&ctx, &aa), HCCL_ALGO_ONESHOT);
+    aa.count = 4 * k;
+    TT_ASSERT_EQ(hccl_algo_select(&ctx, &aa), HCCL_ALGO_DIRECT);
     ctx.crowded = 1;
     TT_ASSERT_EQ(hccl_algo_select(&ctx, &aa), HCCL_ALGO_ONESHOT); /* 4 ranks on fewer CPUs */
     ctx.nranks = 5;
     aa.count = 3 * k;
-    TT_ASSERT(hccl_algo_select(&ctx, &aa) != HCCL_ALGO_ONESHOT); /* 5 crowded ranks: pairwise */
+    TT_ASSERT_EQ(hccl_algo_select(&ctx, &aa), HCCL_ALGO_REFERENCE); /* 5 crowded ranks: pairwise */
+    aa.count = 16 * k - 1;
+    TT_ASSERT_EQ(hccl_algo_select(&ctx, &aa), HCCL_ALGO_REFERENCE);
+    aa.count = 16 * k;
+    TT_ASSERT_EQ(hccl_algo_select(&ctx, &aa), HCCL_ALGO_DIRECT);
     ctx.crowded = 0;
+    aa.count = k;
     TT_ASSERT_EQ(hccl_algo_select(&ctx, &aa), HCCL_ALGO_ONESHOT);
+    aa.count = 2 * k;
+    TT_ASSERT_EQ(hccl_algo_select(&ctx, &aa), HCCL_ALGO_DIRECT);
+    hccl_op_args av = {.type = HCCL_OP_ALLTOALLV, .dtype = f};
+    TT_ASSERT_EQ(hccl_algo_select(&ctx, &av), HCCL_ALGO_DIRECT);
+    av.type = HCCL_OP_ALLTOALLVC;
+    TT_ASSERT_EQ(hccl_algo_select(&ctx, &av), HCCL_ALGO_DIRECT);
+    ctx.direct = 0;
+    TT_ASSERT_EQ(hccl_algo_select(&ctx, &av), HCCL_ALGO_REFERENCE);
+    TT_ASSERT(hccl_algo_select(&ctx, &aa) != HCCL_ALGO_DIRECT);
+    ctx.direct = 1;
     ctx.nranks = 4;
     hccl_op_args sg = {.type = HCCL_OP_SCATTER, .count = 84 * k, .dtype = f};
     TT_ASSERT_EQ(hccl_algo_select(&ctx, &sg), HCCL_ALGO_ONESHOT);
@@ -1044,7 +1077,7 @@ static void test_selection(void)
     /* With the host's shared slots: AllReduce up to 512 B, AllGather and ReduceScatter
      * up to 512 B in all, 1 KiB on a crowded host; not forced away by HCCL_ALGO (one
      * host). */
-    static hccl_net snet = {NULL, (void *)1, NULL, (void *)1};
+    static hccl_net snet = {.peer_copy = (void *)1, .slot_gather = (void *)1};
     ctx.net = &snet;
     ctx.nranks = 4;
     hccl_op_args sl[3] = {{.type = HCCL_OP_ALLREDUCE, .dtype = f, .redop = HCCL_REDUCE_SUM},
