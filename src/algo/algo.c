@@ -57,9 +57,8 @@
 
 #define ONESHOT_MAX_BYTES (16u << 10)
 #define DIRECT_MIN_BYTES (4u << 10)
-/* AllReduce, AllGather and ReduceScatter through the host's shared slots (when the
- * communicator has them) up to these sizes (AllGather, ReduceScatter: n blocks in
- * all), against the oneshot (2 ranks) and recursive doubling or the oneshot (4 and 8
+/* AllReduce, AllGather, ReduceScatter and AlltoAll through the host's shared slots
+ * (when the communicator has them) up to these sizes (the others: n blocks in all), against the oneshot (2 ranks) and recursive doubling or the oneshot (4 and 8
  * ranks on 2 cores), alternated: 2 ranks about equal up to 512 B and 7-12% slower
  * from 1 KiB; 4 and 8 ranks 1.3-1.9x faster up to 1 KiB, and at 2 KiB faster or
  * slower depending on where the ranks run (docs/performance.md). */
@@ -113,7 +112,8 @@ int hccl_algo_implements(hccl_algo_id id, hccl_op_type t)
     case HCCL_ALGO_BRUCK: return t == HCCL_OP_ALLGATHER || t == HCCL_OP_ALLGATHER_V || t == HCCL_OP_ALLTOALL;
     case HCCL_ALGO_CHAIN: return t == HCCL_OP_BROADCAST || t == HCCL_OP_REDUCE;
     case HCCL_ALGO_RD: return t == HCCL_OP_ALLREDUCE;
-    case HCCL_ALGO_SLOT: return t == HCCL_OP_ALLREDUCE || t == HCCL_OP_ALLGATHER || t == HCCL_OP_REDUCE_SCATTER;
+    case HCCL_ALGO_SLOT:
+        return t == HCCL_OP_ALLREDUCE || t == HCCL_OP_ALLGATHER || t == HCCL_OP_REDUCE_SCATTER || t == HCCL_OP_ALLTOALL;
     default: return 0;
     }
 }
@@ -199,6 +199,8 @@ hccl_algo_id hccl_algo_select(const hccl_algo_ctx *ctx, const hccl_op_args *a)
             return HCCL_ALGO_ONESHOT;
         return forced ? forced : cheapest(ctx, a->type, bytes);
     case HCCL_OP_ALLTOALL:
+        if (ctx->net->slot_gather && bytes * ctx->nranks <= (ctx->crowded ? SLOT_MAX_BYTES_CROWDED : SLOT_MAX_BYTES))
+            return HCCL_ALGO_SLOT;
         /* Not with more than 4 ranks sharing too few CPUs: there the pairwise rounds,
          * one partner at a time, came out faster (8 ranks on 2 cores). */
         if (ctx->direct && ctx->nranks <= 64 &&
@@ -310,6 +312,7 @@ HcclResult hccl_algo_run_with(hccl_algo_ctx *ctx, const hccl_op_args *args, hccl
         case HCCL_OP_ALLREDUCE: return hccl_algo_slot_allreduce(ctx, args);
         case HCCL_OP_ALLGATHER: return hccl_algo_slot_allgather(ctx, args);
         case HCCL_OP_REDUCE_SCATTER: return hccl_algo_slot_reduce_scatter(ctx, args);
+        case HCCL_OP_ALLTOALL: return hccl_algo_slot_alltoall(ctx, args);
         default: return hccl_algo_run_reference(ctx, args);
         }
     case HCCL_ALGO_CHAIN:

@@ -1,5 +1,5 @@
 /*
- * slot.c - small AllReduce, AllGather and ReduceScatter through the host's shared
+ * slot.c - small AllReduce, AllGather, ReduceScatter and AlltoAll through the host's shared
  * slots (hccl_net.slot_gather: every rank publishes its bytes in its slot of one
  * shared segment and waits until every rank's is there; one round, no messages).
  *
@@ -7,6 +7,8 @@
  *   AllGather:     publish the input; copy slot j into block j of recvbuf.
  *   ReduceScatter: publish the whole input (n blocks); reduce block r of slots
  *                  0, 1, ..., n-1 in rank order.
+ *   AlltoAll:      publish the whole input (n blocks); copy block r of slot j into
+ *                  block j of recvbuf.
  *
  * The oneshot's math (the same order on every rank, so results are bitwise the same
  * on every rank and run to run) without its n - 1 framed messages per rank: each
@@ -72,5 +74,20 @@ HcclResult hccl_algo_slot_reduce_scatter(hccl_algo_ctx *ctx, const hccl_op_args 
     CHECK(gather(ctx, a->sendbuf, bytes * n, &first, &stride));
     if (n == 1) memcpy(a->recvbuf, first, bytes);
     else hccl_reduce_in_order(fn, a->recvbuf, first + bytes * r, stride, n, a->count);
+    return HCCL_SUCCESS;
+}
+
+HcclResult hccl_algo_slot_alltoall(hccl_algo_ctx *ctx, const hccl_op_args *a)
+{
+    uint32_t n = ctx->nranks, r = ctx->rank;
+    size_t es = hccl_dtype_size(a->dtype);
+    if (!es || a->type != HCCL_OP_ALLTOALL) return HCCL_E_PARA;
+    size_t bytes = (size_t)a->count * es, stride = 0;
+    if (bytes == 0) return HCCL_SUCCESS;
+    if (bytes > HCCL_NET_SLOT_BYTES / n) return HCCL_E_INTERNAL;
+    const char *first = NULL;
+    CHECK(gather(ctx, a->sendbuf, bytes * n, &first, &stride));
+    char *out = a->recvbuf;
+    for (uint32_t j = 0; j < n; j++) memcpy(out + bytes * j, first + stride * j + bytes * r, bytes);
     return HCCL_SUCCESS;
 }

@@ -738,7 +738,7 @@ static void test_network(void)
 
 /* The slot algorithms (one round through the host's shared mailboxes), which the
  * selection picks for small vectors when the network has slots: AllReduce,
- * AllGather and ReduceScatter, every dtype and reduce op, in and out of place, n =
+ * AllGather, ReduceScatter and AlltoAll, every dtype and reduce op, in and out of place, n =
  * 1..8, from 1 element to the limit with a CPU per rank (512 bytes in all). */
 static void test_slots(void)
 {
@@ -767,6 +767,12 @@ static void test_slots(void)
                 for (uint64_t c = 1; c <= top; c = c * 3 + 1)
                     for (int mode = 0; mode < 3; mode++)
                         run_case(HCCL_OP_REDUCE_SCATTER, n, c, red_dtypes[d], red_ops[o], 0, mode);
+        }
+        /* AlltoAll likewise (in place too). */
+        for (size_t d = 0; d < sizeof(move_dtypes) / sizeof(move_dtypes[0]); d++) {
+            uint64_t top = 512 / (hccl_dtype_size(move_dtypes[d]) * n);
+            for (uint64_t c = 1; c <= top; c = c * 3 + 1)
+                for (int mode = 0; mode < 3; mode++) run_case(HCCL_OP_ALLTOALL, n, c, move_dtypes[d], 0, 0, mode);
         }
     }
     g_expect = -1;
@@ -1074,18 +1080,19 @@ static void test_selection(void)
     ctx.crowded = 0;
     s.count = 16 * k;
     TT_ASSERT_EQ(hccl_algo_select(&ctx, &s), HCCL_ALGO_ONESHOT);
-    /* With the host's shared slots: AllReduce up to 512 B, AllGather and ReduceScatter
-     * up to 512 B in all, 1 KiB on a crowded host; not forced away by HCCL_ALGO (one
+    /* With the host's shared slots: AllReduce up to 512 B, AllGather, ReduceScatter and
+     * AlltoAll up to 512 B in all, 1 KiB on a crowded host; not forced away by HCCL_ALGO (one
      * host). */
     static hccl_net snet = {.peer_copy = (void *)1, .slot_gather = (void *)1};
     ctx.net = &snet;
     ctx.nranks = 4;
-    hccl_op_args sl[3] = {{.type = HCCL_OP_ALLREDUCE, .dtype = f, .redop = HCCL_REDUCE_SUM},
+    hccl_op_args sl[4] = {{.type = HCCL_OP_ALLREDUCE, .dtype = f, .redop = HCCL_REDUCE_SUM},
                           {.type = HCCL_OP_ALLGATHER, .dtype = f},
-                          {.type = HCCL_OP_REDUCE_SCATTER, .dtype = f, .redop = HCCL_REDUCE_SUM}};
-    const uint64_t lim[2][3] = {{128, 32, 32}, {256, 64, 64}}; /* elements: [crowded][op] */
+                          {.type = HCCL_OP_REDUCE_SCATTER, .dtype = f, .redop = HCCL_REDUCE_SUM},
+                          {.type = HCCL_OP_ALLTOALL, .dtype = f}};
+    const uint64_t lim[2][4] = {{128, 32, 32, 32}, {256, 64, 64, 64}}; /* elements: [crowded][op] */
     for (int cr = 0; cr < 2; cr++)
-        for (int o = 0; o < 3; o++) {
+        for (int o = 0; o < 4; o++) {
             ctx.crowded = cr;
             sl[o].count = lim[cr][o];
             TT_ASSERT_MSG(hccl_algo_select(&ctx, &sl[o]) == HCCL_ALGO_SLOT, "op %d crowded %d", o, cr);
@@ -1097,7 +1104,7 @@ static void test_selection(void)
         }
     ctx.direct = 0; /* one host without direct copies: still the slots, even when forced */
     ctx.reference = HCCL_ALGO_FORCED(HCCL_ALGO_HD);
-    for (int o = 0; o < 3; o++) {
+    for (int o = 0; o < 4; o++) {
         sl[o].count = 1;
         TT_ASSERT_MSG(hccl_algo_select(&ctx, &sl[o]) == HCCL_ALGO_SLOT, "op %d, no direct copies, forced", o);
     }
