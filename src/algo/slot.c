@@ -46,19 +46,30 @@ HcclResult hccl_algo_slot_allreduce(hccl_algo_ctx *ctx, const hccl_op_args *a)
     return HCCL_SUCCESS;
 }
 
-HcclResult hccl_algo_slot_allgather(hccl_algo_ctx *ctx, const hccl_op_args *a)
+/* AllGather (each rank publishes its block) and AlltoAll (its n blocks): block j of
+ * recvbuf is slot j's only block, or its block r. */
+static HcclResult copy_blocks(hccl_algo_ctx *ctx, const hccl_op_args *a, hccl_op_type type)
 {
     uint32_t n = ctx->nranks, r = ctx->rank;
     size_t es = hccl_dtype_size(a->dtype);
-    if (!es || a->type != HCCL_OP_ALLGATHER) return HCCL_E_PARA;
+    if (!es || a->type != type) return HCCL_E_PARA;
+    const int a2a = type == HCCL_OP_ALLTOALL;
     size_t bytes = (size_t)a->count * es, stride = 0;
     if (bytes == 0) return HCCL_SUCCESS;
+    if (a2a && bytes > HCCL_NET_SLOT_BYTES / n) return HCCL_E_INTERNAL;
     const char *first = NULL;
-    CHECK(gather(ctx, a->sendbuf, bytes, &first, &stride));
+    CHECK(gather(ctx, a->sendbuf, a2a ? bytes * n : bytes, &first, &stride));
+    const size_t off = a2a ? bytes * r : 0;
     char *out = a->recvbuf;
-    for (uint32_t j = 0; j < n; j++) /* ours too, unless the input is already in place */
-        if (j != r || out + bytes * r != (const char *)a->sendbuf) memcpy(out + bytes * j, first + stride * j, bytes);
+    for (uint32_t j = 0; j < n; j++) /* AllGather: ours too, unless the input is already in place */
+        if (a2a || j != r || out + bytes * r != (const char *)a->sendbuf)
+            memcpy(out + bytes * j, first + stride * j + off, bytes);
     return HCCL_SUCCESS;
+}
+
+HcclResult hccl_algo_slot_allgather(hccl_algo_ctx *ctx, const hccl_op_args *a)
+{
+    return copy_blocks(ctx, a, HCCL_OP_ALLGATHER);
 }
 
 HcclResult hccl_algo_slot_reduce_scatter(hccl_algo_ctx *ctx, const hccl_op_args *a)
@@ -79,15 +90,5 @@ HcclResult hccl_algo_slot_reduce_scatter(hccl_algo_ctx *ctx, const hccl_op_args 
 
 HcclResult hccl_algo_slot_alltoall(hccl_algo_ctx *ctx, const hccl_op_args *a)
 {
-    uint32_t n = ctx->nranks, r = ctx->rank;
-    size_t es = hccl_dtype_size(a->dtype);
-    if (!es || a->type != HCCL_OP_ALLTOALL) return HCCL_E_PARA;
-    size_t bytes = (size_t)a->count * es, stride = 0;
-    if (bytes == 0) return HCCL_SUCCESS;
-    if (bytes > HCCL_NET_SLOT_BYTES / n) return HCCL_E_INTERNAL;
-    const char *first = NULL;
-    CHECK(gather(ctx, a->sendbuf, bytes * n, &first, &stride));
-    char *out = a->recvbuf;
-    for (uint32_t j = 0; j < n; j++) memcpy(out + bytes * j, first + stride * j + bytes * r, bytes);
-    return HCCL_SUCCESS;
+    return copy_blocks(ctx, a, HCCL_OP_ALLTOALL);
 }
