@@ -66,11 +66,12 @@
 #define SLOT_MAX_BYTES_CROWDED HCCL_NET_SLOT_BYTES
 /* The eager Broadcast's root copies its buffer into the ring of every peer, and each
  * receiver copies it out again; the direct broadcast copies it once but waits for
- * every rank. Measured in place (the call itself), the eager one is faster up to 8 KiB
- * with a CPU per rank (2 ranks) and up to 32 KiB on a crowded host (4 and 8 ranks on 2
- * cores), where that wait costs most (docs/performance.md). */
+ * every rank. Measured (the call itself, blocking), the eager one is faster up to 8
+ * KiB with a CPU per rank (2 ranks) and up to 128 KiB on a crowded host (4 and 8 ranks
+ * on 2 cores, 1.2-1.7x at 64-128 KiB; 1.5-2.9x slower at 256 KiB), where that wait
+ * costs most (docs/performance.md). */
 #define EAGER_BCAST_BYTES (8u << 10)
-#define EAGER_BCAST_CROWDED_BYTES (32u << 10)
+#define EAGER_BCAST_CROWDED_BYTES (128u << 10)
 /* The eager Reduce's and Gather's root takes one block per peer, Scatter's sends one:
  * up to this many bytes in all, against their reference algorithms (tree, linear)
  * with the agreement round first, faster at every size measured (2 and 4 ranks). */

@@ -959,7 +959,7 @@ static void test_selection(void)
     ctx.reference = HCCL_ALGO_FORCED(HCCL_ALGO_HD);
     /* One host, more than 2 ranks: small AllGather(V) and ReduceScatter in one round
      * (n x bytes <= 16 KiB), larger ones and ReduceScatterV direct; 2 ranks keep the
-     * ring's single exchange below 4 KiB. Broadcast eager (oneshot) up to 8 KiB, 32
+     * ring's single exchange below 4 KiB. Broadcast eager (oneshot) up to 8 KiB, 128
      * KiB on a crowded host, at any n. */
     ctx.direct = 1;
     ctx.reference = 0;
@@ -981,9 +981,9 @@ static void test_selection(void)
     TT_ASSERT_EQ(hccl_algo_select(&ctx, &g), HCCL_ALGO_DIRECT);
     ctx.crowded = 1;
     TT_ASSERT_EQ(hccl_algo_select(&ctx, &g), HCCL_ALGO_ONESHOT);
-    g.count = 32 * k;
+    g.count = 128 * k;
     TT_ASSERT_EQ(hccl_algo_select(&ctx, &g), HCCL_ALGO_ONESHOT);
-    g.count = 32 * k + 1;
+    g.count = 128 * k + 1;
     TT_ASSERT_EQ(hccl_algo_select(&ctx, &g), HCCL_ALGO_DIRECT);
     ctx.crowded = 0;
     g.count = 4 * k + 1; /* 4 x (4 KiB + 4 B) */
