@@ -211,6 +211,7 @@ HcclResult hccl_algo_direct_allreduce(hccl_algo_ctx *ctx, const hccl_op_args *a)
 HcclResult hccl_algo_direct_allgather(hccl_algo_ctx *ctx, const hccl_op_args *a);      /* also _V */
 HcclResult hccl_algo_direct_reduce_scatter(hccl_algo_ctx *ctx, const hccl_op_args *a); /* also _V */
 HcclResult hccl_algo_direct_broadcast(hccl_algo_ctx *ctx, const hccl_op_args *a);
+HcclResult hccl_algo_direct_reduce(hccl_algo_ctx *ctx, const hccl_op_args *a);
 HcclResult hccl_algo_direct_alltoall(hccl_algo_ctx *ctx, const hccl_op_args *a); /* all three forms */
 HcclResult hccl_algo_hier_allreduce(hccl_algo_ctx *ctx, const hccl_op_args *a);
 HcclResult hccl_algo_hier_broadcast(hccl_algo_ctx *ctx, const hccl_op_args *a);

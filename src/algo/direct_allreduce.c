@@ -28,11 +28,42 @@
 #include "algo/pattern/pattern.h"
 #include "reduce/reduce.h"
 #include "util/copy.h"
+#include "util/log.h"
 
 #include <string.h>
 
 #define CHUNK_BYTES (256u << 10)
 #define WHOLE_MAX_BYTES (256u << 10)
+
+HcclResult hccl_direct_reduce_slice(hccl_algo_ctx *ctx, const hccl_op_args *a, const hccl_direct_addrs *peer,
+                                    uint64_t byte_off, uint64_t len, void *out, char *acc, char *const stage[2])
+{
+    const uint32_t n = ctx->nranks, r = ctx->rank;
+    const size_t bytes = (size_t)len * hccl_dtype_size(a->dtype);
+    hccl_reduce_fn fn = hccl_reduce_get(a->dtype, a->redop);
+    hccl_net *net = ctx->net;
+    /* x_0 op x_1 straight into the destination (out when n == 2, else acc), then each
+     * further input; the last step writes out. No extra pass. */
+    const void *x[2];
+    for (uint32_t j = 0; j < n; j++) {
+        const void *xj;
+        char *st = stage[j & 1];
+        if (j == r) {
+            xj = (const char *)a->sendbuf + byte_off;
+        } else if (net->peer_ptr && (xj = net->peer_ptr(net, j, peer[j].send + byte_off, bytes)) != NULL) {
+        } else {
+            CHECK(net->peer_copy(net, j, 0, st, peer[j].send + byte_off, bytes));
+            xj = st;
+        }
+        if (j < 2) {
+            x[j] = xj;
+            if (j == 1) fn(n == 2 ? out : acc, x[0], x[1], len);
+        } else {
+            fn(j == n - 1 ? out : acc, acc, xj, len);
+        }
+    }
+    return HCCL_SUCCESS;
+}
 
 HcclResult hccl_algo_direct_allreduce(hccl_algo_ctx *ctx, const hccl_op_args *a)
 {
@@ -86,27 +117,8 @@ HcclResult hccl_algo_direct_allreduce(hccl_algo_ctx *ctx, const hccl_op_args *a)
             if (out != (const char *)a->sendbuf + byte_off) memcpy(out, (const char *)a->sendbuf + byte_off, bytes);
             continue;
         }
-        /* x_0 op x_1 straight into the destination (recvbuf when n == 2, else acc),
-         * then each further input; the last step writes recvbuf. No extra pass. */
-        const void *x[2];
-        for (uint32_t j = 0; j < n; j++) {
-            const void *xj;
-            char *st = stage[j & 1];
-            if (j == r) {
-                xj = (const char *)a->sendbuf + byte_off;
-            } else if (net->peer_ptr && (xj = net->peer_ptr(net, j, peer[j].send + byte_off, bytes)) != NULL) {
-            } else {
-                res = net->peer_copy(net, j, 0, st, peer[j].send + byte_off, bytes);
-                if (res != HCCL_SUCCESS) return res;
-                xj = st;
-            }
-            if (j < 2) {
-                x[j] = xj;
-                if (j == 1) fn(n == 2 ? out : acc, x[0], x[1], len);
-            } else {
-                fn(j == n - 1 ? out : acc, acc, xj, len);
-            }
-        }
+        res = hccl_direct_reduce_slice(ctx, a, peer, byte_off, len, out, acc, stage);
+        if (res != HCCL_SUCCESS) return res;
     }
     res = hccl_direct_close(ctx);
     if (res != HCCL_SUCCESS) return res;

@@ -28,4 +28,11 @@ HcclResult hccl_direct_close(hccl_algo_ctx *ctx);
 HcclResult hccl_direct_copy(hccl_algo_ctx *ctx, uint32_t peer, int write, void *local, uint64_t remote, size_t bytes,
                             int nt);
 
+/* Reduce elements [byte_off, byte_off + len x es) of every rank's sendbuf (peer[j].send;
+ * ours from a->sendbuf) into out, in rank order (n >= 2): through acc (len elements)
+ * for n > 2, reading a peer's bytes through a pointer or copying them into stage[0]
+ * or stage[1] (len elements each). */
+HcclResult hccl_direct_reduce_slice(hccl_algo_ctx *ctx, const hccl_op_args *a, const hccl_direct_addrs *peer,
+                                    uint64_t byte_off, uint64_t len, void *out, char *acc, char *const stage[2]);
+
 #endif

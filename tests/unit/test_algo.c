@@ -551,6 +551,19 @@ static void test_direct(void)
             run_case(HCCL_OP_ALLGATHER, 3, (1u << 20) + 7, HCCL_DATA_TYPE_FP32, 0, 0, mode);
             run_case(HCCL_OP_ALLTOALL, 3, (1u << 19) + 7, HCCL_DATA_TYPE_FP32, 0, 0, mode);
         }
+        /* The direct Reduce above the eager one's size: every root, in and out of place,
+         * a few dtypes and reduce ops; and one of many windows. */
+        for (uint32_t n = 2; n <= MATRIX_N; n++)
+            for (uint32_t root = 0; root < n; root++)
+                for (int mode = 0; mode < 2; mode++) {
+                    run_case(HCCL_OP_REDUCE, n, 70001, HCCL_DATA_TYPE_INT32, HCCL_REDUCE_SUM, root, mode);
+                    if (root == n - 1) {
+                        run_case(HCCL_OP_REDUCE, n, 140003, HCCL_DATA_TYPE_FP16, HCCL_REDUCE_MAX, root, mode);
+                        run_case(HCCL_OP_REDUCE, n, 17501, HCCL_DATA_TYPE_INT128, HCCL_REDUCE_PROD, root, mode);
+                    }
+                }
+        for (int mode = 0; mode < 2; mode++)
+            run_case(HCCL_OP_REDUCE, 3, (1u << 20) + 3, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, 1, mode);
         /* The direct AlltoAll above the one-round limit, and AlltoAllV and VC at every
          * size (empty blocks, in place with layouts that differ: a private copy). */
         for (uint32_t n = 1; n <= MATRIX_N; n++)
@@ -1006,7 +1019,15 @@ static void test_selection(void)
     hccl_op_args rd = {.type = HCCL_OP_REDUCE, .count = 256 * k, .dtype = f, .redop = HCCL_REDUCE_SUM};
     TT_ASSERT_EQ(hccl_algo_select(&ctx, &rd), HCCL_ALGO_ONESHOT); /* 2 ranks */
     rd.count = 256 * k + 1;
-    TT_ASSERT(hccl_algo_select(&ctx, &rd) != HCCL_ALGO_ONESHOT);
+    TT_ASSERT_EQ(hccl_algo_select(&ctx, &rd), HCCL_ALGO_DIRECT); /* above: direct */
+    ctx.crowded = 1; /* more ranks than CPUs: direct from 256 KiB */
+    TT_ASSERT_EQ(hccl_algo_select(&ctx, &rd), HCCL_ALGO_DIRECT);
+    ctx.nranks = 4;
+    rd.count = 256 * k - 1;
+    TT_ASSERT(hccl_algo_select(&ctx, &rd) != HCCL_ALGO_DIRECT);
+    ctx.crowded = 0;
+    TT_ASSERT_EQ(hccl_algo_select(&ctx, &rd), HCCL_ALGO_DIRECT);
+    ctx.nranks = 2;
     hccl_op_args aa = {.type = HCCL_OP_ALLTOALL, .count = 4 * k, .dtype = f};
     TT_ASSERT_EQ(hccl_algo_select(&ctx, &aa), HCCL_ALGO_ONESHOT); /* 2 x 4 KiB */
     aa.count = 4 * k + 1;
