@@ -58,8 +58,9 @@
 #define ONESHOT_MAX_BYTES (16u << 10)
 #define DIRECT_MIN_BYTES (4u << 10)
 /* AllReduce, AllGather, ReduceScatter and AlltoAll through the host's shared slots
- * (when the communicator has them) up to these sizes (the others: n blocks in all), against the oneshot (2 ranks) and recursive doubling or the oneshot (4 and 8
- * ranks on 2 cores), alternated: 2 ranks about equal up to 512 B and 7-12% slower
+ * (when the communicator has them) up to these sizes (the others: n blocks in all),
+ * against the oneshot (2 ranks) and recursive doubling or the oneshot (4 and 8 ranks
+ * on 2 cores), alternated: 2 ranks about equal up to 512 B and 7-12% slower
  * from 1 KiB; 4 and 8 ranks 1.3-1.9x faster up to 1 KiB, and at 2 KiB faster or
  * slower depending on where the ranks run (docs/performance.md). */
 #define SLOT_MAX_BYTES 512u
