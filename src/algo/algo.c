@@ -82,6 +82,10 @@
  * crowded host from this many bytes (4 and 8 ranks on 2 cores: 1.2-2x faster from 256
  * KiB; at 128 KiB, where its three rounds need every rank to run, even to 1.6x slower). */
 #define DIRECT_REDUCE_CROWDED_BYTES (256u << 10)
+/* ... and with 2 ranks (a CPU each) the eager Reduce only up to this size: above, the direct one's
+ * root reduces straight from both inputs (2 ranks, 32 KiB even, 128-512 KiB 1.5-3.9x
+ * faster than eager; 4-16 KiB eager 1.1-2x faster). */
+#define EAGER_REDUCE_PAIR_BYTES (32u << 10)
 /* Over the network (no direct copies), Broadcast, Reduce, Scatter and Gather are eager
  * up to this many bytes per block: against their tree or linear rounds after an
  * agreement round over TCP, 2.5-3x faster at 2 ranks and 2.3-15x at 4 up to 8 KiB; the
@@ -201,7 +205,9 @@ hccl_algo_id hccl_algo_select(const hccl_algo_ctx *ctx, const hccl_op_args *a)
         return forced ? forced : cheapest(ctx, a->type, bytes);
     case HCCL_OP_REDUCE:
         if ((ctx->direct || (!forced && bytes <= EAGER_NET_BYTES)) && ctx->nranks <= 64 &&
-            bytes * (ctx->nranks - 1) <= EAGER_ROOTED_MAX_BYTES &&
+            bytes * (ctx->nranks - 1) <=
+                (ctx->direct && ctx->nranks == 2 && !ctx->crowded && ctx->net->peer_copy ? EAGER_REDUCE_PAIR_BYTES
+                                                                                         : EAGER_ROOTED_MAX_BYTES) &&
             ((bytes + 63) & ~63ull) * ctx->nranks <= ctx->scratch_bytes)
             return HCCL_ALGO_ONESHOT;
         if (ctx->direct && ctx->nranks <= 64 && ctx->net->peer_copy &&

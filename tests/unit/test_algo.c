@@ -552,7 +552,8 @@ static void test_direct(void)
             run_case(HCCL_OP_ALLTOALL, 3, (1u << 19) + 7, HCCL_DATA_TYPE_FP32, 0, 0, mode);
         }
         /* The direct Reduce above the eager one's size: every root, in and out of place,
-         * a few dtypes and reduce ops; and one of many windows. */
+         * a few dtypes and reduce ops (2 ranks: the root's whole-vector path); and ones of
+         * many windows. */
         for (uint32_t n = 2; n <= MATRIX_N; n++)
             for (uint32_t root = 0; root < n; root++)
                 for (int mode = 0; mode < 2; mode++) {
@@ -562,8 +563,10 @@ static void test_direct(void)
                         run_case(HCCL_OP_REDUCE, n, 17501, HCCL_DATA_TYPE_INT128, HCCL_REDUCE_PROD, root, mode);
                     }
                 }
-        for (int mode = 0; mode < 2; mode++)
+        for (int mode = 0; mode < 2; mode++) {
             run_case(HCCL_OP_REDUCE, 3, (1u << 20) + 3, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, 1, mode);
+            run_case(HCCL_OP_REDUCE, 2, (1u << 18) + 5, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, 0, mode); /* slices */
+        }
         /* The direct AlltoAll above the one-round limit, and AlltoAllV and VC at every
          * size (empty blocks, in place with layouts that differ: a private copy). */
         for (uint32_t n = 1; n <= MATRIX_N; n++)
@@ -1012,15 +1015,18 @@ static void test_selection(void)
     g.count = 8 * k + 1;
     TT_ASSERT_EQ(hccl_algo_select(&ctx, &g), HCCL_ALGO_DIRECT);
     g.count = k;
-    /* Reduce eager on one host up to 256 KiB to the root; AlltoAll in one round up to
-     * 8 KiB in all (16 KiB with more ranks than CPUs, up to 4 ranks), direct above
-     * (with more ranks than CPUs from 16 KiB blocks; below, pairwise); AlltoAllV and
-     * VC direct at every size; without direct copies, by the cost model. */
-    hccl_op_args rd = {.type = HCCL_OP_REDUCE, .count = 256 * k, .dtype = f, .redop = HCCL_REDUCE_SUM};
+    /* Reduce eager on one host up to 256 KiB to the root (2 ranks with a CPU each: 32
+     * KiB), direct above (with more ranks than CPUs from 256 KiB); AlltoAll in one round
+     * up to 8 KiB in all (16 KiB with more ranks than CPUs, up to 4 ranks), direct above
+     * (with more ranks than CPUs from 16 KiB blocks; below, pairwise); AlltoAllV and VC
+     * direct at every size; without direct copies, by the cost model. */
+    hccl_op_args rd = {.type = HCCL_OP_REDUCE, .count = 32 * k, .dtype = f, .redop = HCCL_REDUCE_SUM};
     TT_ASSERT_EQ(hccl_algo_select(&ctx, &rd), HCCL_ALGO_ONESHOT); /* 2 ranks */
-    rd.count = 256 * k + 1;
+    rd.count = 32 * k + 1;
     TT_ASSERT_EQ(hccl_algo_select(&ctx, &rd), HCCL_ALGO_DIRECT); /* above: direct */
-    ctx.crowded = 1; /* more ranks than CPUs: direct from 256 KiB */
+    ctx.crowded = 1; /* 2 ranks on one CPU: eager up to 256 KiB, then direct */
+    TT_ASSERT_EQ(hccl_algo_select(&ctx, &rd), HCCL_ALGO_ONESHOT);
+    rd.count = 256 * k + 1;
     TT_ASSERT_EQ(hccl_algo_select(&ctx, &rd), HCCL_ALGO_DIRECT);
     ctx.nranks = 4;
     rd.count = 256 * k - 1;
