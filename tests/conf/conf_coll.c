@@ -652,6 +652,14 @@ static void large_batch(T *t)
     t_alltoall(t, HCCL_DATA_TYPE_FP32, m / (uint64_t)n + 1, 0);
     t_scatter(t, HCCL_DATA_TYPE_INT16, m / (uint64_t)n + 3, 0, 0);
     conf_batch_run(t->b);
+    /* Ranks that disagree about in place (odd ranks in place): the direct AlltoAll's
+     * swapping ranks and its others still agree on every piece; and the same in place
+     * everywhere, over several pieces. */
+    t->b = conf_batch_new(t->ctx);
+    t_alltoall(t, HCCL_DATA_TYPE_INT32, 5000, t->r % 2);
+    t_alltoall(t, HCCL_DATA_TYPE_INT32, m / 2 + 3, t->r % 2);
+    t_alltoall(t, HCCL_DATA_TYPE_INT32, m / 2 + 3, 1);
+    conf_batch_run(t->b);
 }
 
 /* An operation on a NULL stream runs synchronously: the result is there on return. */
