@@ -6,18 +6,17 @@
  * sd = rd = j*count; AlltoAllV: the four arrays; AlltoAllVC: sc[j] = M[r][j],
  * rc[j] = M[j][r], displacements are prefix sums in rank order.
  *
- * Out of place (the buffers do not overlap), the pairwise schedule:
- *   own block: local copy;
- *   step k = 1..n-1 (one exchange each): send block (r+k)%n, receive block (r-k+n)%n.
- *
+ * Every layout runs one paired schedule, so ranks that disagree about running in place
+ * still exchange the same messages (with the shifted pairwise schedule for out of
+ * place, large blocks deadlocked against a partner in place over TCP):
+ *   own block: local copy (in place: already there);
+ *   round k = 0..n-1: partner p = (k - r) mod n (symmetric); if p != r, block p goes
+ *   to p and p's block comes in, in pieces of the scratch size (the same pieces on
+ *   both sides: piece i of each direction, either possibly empty), one exchange each.
  * In place (sendbuf == recvbuf and the send layout equals the receive layout, always
- * true for AlltoAll), a paired schedule instead, so a block is overwritten only by the
- * transfer that replaces it:
- *   round k = 0..n-1: partner p = (k - r) mod n (symmetric); if p != r, block p is
- *   moved in pieces of the scratch size: copy the piece to scratch, then one exchange
- *   sends the scratch piece to p and receives p's piece into the same place.
- * Overlapping buffers with different layouts: the send span is copied to a heap
- * buffer first and the pairwise schedule runs from the copy.
+ * true for AlltoAll) a piece goes out from a copy in scratch, so a block is
+ * overwritten only by the transfer that replaces it. Overlapping buffers with
+ * different layouts: the send span is copied to a heap buffer first.
  * Empty blocks are skipped on both sides; all counts 0 sends nothing.
  */
 #include "algo/algo.h"
@@ -62,37 +61,32 @@ HcclResult hccl_a2a_layout_of(const hccl_op_args *a, uint32_t n, uint32_t r, hcc
     return HCCL_SUCCESS;
 }
 
-static HcclResult pairwise(hccl_algo_ctx *ctx, const hccl_a2a_layout *L, const char *src, char *dst, size_t es)
-{
-    const uint32_t n = ctx->nranks, r = ctx->rank;
-    if (L->rc[r]) memcpy(dst + L->rd[r] * es, src + L->sd[r] * es, L->rc[r] * es);
-    for (uint32_t k = 1; k < n; k++) {
-        uint32_t to, from;
-        hccl_pattern_pairwise_peers(r, n, k, &to, &from);
-        hccl_xfer x[2];
-        int nx = 0;
-        if (L->sc[to]) x[nx++] = (hccl_xfer){HCCL_XFER_SEND, to, (void *)(src + L->sd[to] * es), L->sc[to] * es};
-        if (L->rc[from]) x[nx++] = (hccl_xfer){HCCL_XFER_RECV, from, dst + L->rd[from] * es, L->rc[from] * es};
-        if (nx) CHECK(ctx->net->exchange(ctx->net, x, nx));
-    }
-    return HCCL_SUCCESS;
-}
-
-static HcclResult paired_in_place(hccl_algo_ctx *ctx, const hccl_a2a_layout *L, char *buf, size_t es)
+/* The paired schedule, from src into dst; swap: in place (src == dst, the same layout
+ * for sending and receiving), each piece goes out from a copy in scratch. */
+static HcclResult paired(hccl_algo_ctx *ctx, const hccl_a2a_layout *L, const char *src, char *dst, size_t es,
+                         int swap)
 {
     const uint32_t n = ctx->nranks, r = ctx->rank;
     if (!ctx->scratch || ctx->scratch_bytes < HCCL_ALGO_SCRATCH_BYTES) return HCCL_E_PARA;
     const size_t piece = HCCL_ALGO_SCRATCH_BYTES;
+    if (!swap && L->rc[r]) memcpy(dst + L->rd[r] * es, src + L->sd[r] * es, L->rc[r] * es);
     for (uint32_t k = 0; k < n; k++) {
-        uint32_t p = hccl_pattern_paired_partner(r, n, k);
-        if (p == r) continue; /* the own block is already in place */
-        char *blk = buf + L->sd[p] * es;
-        const size_t bytes = L->sc[p] * es;
-        for (size_t off = 0; off < bytes; off += piece) {
-            size_t len = HCCL_MIN(piece, bytes - off);
-            memcpy(ctx->scratch, blk + off, len);
-            hccl_xfer x[2] = {{HCCL_XFER_SEND, p, ctx->scratch, len}, {HCCL_XFER_RECV, p, blk + off, len}};
-            CHECK(ctx->net->exchange(ctx->net, x, 2));
+        const uint32_t p = hccl_pattern_paired_partner(r, n, k);
+        if (p == r) continue;
+        const char *out = src + L->sd[p] * es;
+        char *in = dst + L->rd[p] * es;
+        const size_t sbytes = L->sc[p] * es, rbytes = L->rc[p] * es, most = HCCL_MAX(sbytes, rbytes);
+        for (size_t off = 0; off < most; off += piece) {
+            const size_t sl = off < sbytes ? HCCL_MIN(piece, sbytes - off) : 0;
+            const size_t rl = off < rbytes ? HCCL_MIN(piece, rbytes - off) : 0;
+            hccl_xfer x[2];
+            int nx = 0;
+            if (sl) {
+                if (swap) memcpy(ctx->scratch, out + off, sl);
+                x[nx++] = (hccl_xfer){HCCL_XFER_SEND, p, swap ? ctx->scratch : (void *)(out + off), sl};
+            }
+            if (rl) x[nx++] = (hccl_xfer){HCCL_XFER_RECV, p, in + off, rl};
+            CHECK(ctx->net->exchange(ctx->net, x, nx));
         }
     }
     return HCCL_SUCCESS;
@@ -129,9 +123,9 @@ HcclResult hccl_algo_pairwise_alltoall(hccl_algo_ctx *ctx, const hccl_op_args *a
     const uintptr_t s0 = (uintptr_t)src, s1 = s0 + sspan * es, d0 = (uintptr_t)dst, d1 = d0 + rspan * es;
     const int overlap = sspan && rspan && s0 < d1 && d0 < s1;
     if (!overlap) {
-        res = pairwise(ctx, &L, src, dst, es);
+        res = paired(ctx, &L, src, dst, es, 0);
     } else if (src == dst && same) {
-        res = paired_in_place(ctx, &L, dst, es);
+        res = paired(ctx, &L, dst, dst, es, 1);
     } else {
         char *copy = hccl_malloc(sspan * es);
         if (!copy) {
@@ -139,7 +133,7 @@ HcclResult hccl_algo_pairwise_alltoall(hccl_algo_ctx *ctx, const hccl_op_args *a
             goto out;
         }
         memcpy(copy, src, sspan * es);
-        res = pairwise(ctx, &L, copy, dst, es);
+        res = paired(ctx, &L, copy, dst, es, 0);
         hccl_free(copy);
     }
 out:

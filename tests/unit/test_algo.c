@@ -349,7 +349,7 @@ static void setup_alltoall(tc *t, uint32_t r, hccl_op_args *a)
         a->matrix = t->matrix;
     }
     int k;
-    if (t->mode == 0) {
+    if (t->mode == 0 || (t->mode == 3 && r % 2 == 0)) { /* mode 3: odd ranks in place, even ones not */
         a->sendbuf = alloc_mem(t, r, 0, sspan * es);
         fill_bytes(t, r, 0, 0, sspan * es, 0);
         a->recvbuf = alloc_mem(t, r, 1, rspan * es);
@@ -567,6 +567,12 @@ static void test_direct(void)
             run_case(HCCL_OP_REDUCE, 3, (1u << 20) + 3, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, 1, mode);
             run_case(HCCL_OP_REDUCE, 2, (1u << 18) + 5, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, 0, mode); /* slices */
         }
+        /* Ranks that disagree about in place: the same messages either way. */
+        for (uint32_t n = 2; n <= MATRIX_N; n++) {
+            run_case(HCCL_OP_ALLTOALL, n, 5001, HCCL_DATA_TYPE_INT32, 0, 0, 3);
+            run_case(HCCL_OP_ALLTOALLV, n, 1001, HCCL_DATA_TYPE_INT8, 0, 0, 3);
+        }
+        run_case(HCCL_OP_ALLTOALL, 3, (1u << 19) + 7, HCCL_DATA_TYPE_FP32, 0, 0, 3);
         /* The direct AlltoAll above the one-round limit, and AlltoAllV and VC at every
          * size (empty blocks, in place with layouts that differ: a private copy). */
         for (uint32_t n = 1; n <= MATRIX_N; n++)
@@ -625,6 +631,13 @@ static void test_direct(void)
             }
     }
     fake_net_set_direct(0);
+    /* Over the network (the pairwise rounds, or Bruck): ranks that disagree about in place. */
+    for (uint32_t n = 2; n <= MATRIX_N; n++) {
+        run_case(HCCL_OP_ALLTOALL, n, 5001, HCCL_DATA_TYPE_INT32, 0, 0, 3);
+        run_case(HCCL_OP_ALLTOALLV, n, 1001, HCCL_DATA_TYPE_INT8, 0, 0, 3);
+        run_case(HCCL_OP_ALLTOALLVC, n, 1001, HCCL_DATA_TYPE_FP16, 0, 0, 3);
+    }
+    run_case(HCCL_OP_ALLTOALL, 3, (1u << 20) + 7, HCCL_DATA_TYPE_FP32, 0, 0, 3); /* pieces */
 }
 
 /* Hierarchical allreduce, broadcast, allgather and reduce-scatter over simulated hosts, with and without direct
