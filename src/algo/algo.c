@@ -4,25 +4,30 @@
  * Selection is a pure function of the operation, its size and the context, so every
  * rank makes the same choice:
  *   One host with shared slots (ctx->net->slot_gather): AllReduce up to 512 B,
- *                      AllGather and ReduceScatter up to 512 B in all; 1 KiB on a
- *                      crowded host                         -> slots (one round
+ *                      AllGather, ReduceScatter and AlltoAll up to 512 B in all; 1
+ *                      KiB on a crowded host                -> slots (one round
  *                      through shared memory, no messages)
  *   AllReduce, n > 1:  bytes <= 16 KiB and n <= 64             -> oneshot, or
  *                      recursive doubling when ctx->crowded and n > 2
  *                      ctx->direct (all ranks on one host)      -> direct
- *   Broadcast:         ctx->direct and bytes <= 8 KiB (32 KiB when ctx->crowded),
+ *   Broadcast:         ctx->direct and bytes <= 8 KiB (128 KiB when ctx->crowded),
  *                      or no direct copies, bytes <= 8 KiB and no algorithm forced
  *                                                           -> oneshot (eager: the
  *                      root sends and returns)
  *   Reduce:            ctx->direct, or no direct copies, bytes <= 8 KiB and no
- *                      algorithm forced; (n - 1) x bytes <= 256 KiB and n slots fit
- *                      the scratch                          -> oneshot (eager: the
+ *                      algorithm forced; (n - 1) x bytes <= 256 KiB (32 KiB: 2
+ *                      uncrowded ranks with direct copies) and n slots fit the
+ *                      scratch                              -> oneshot (eager: the
  *                      others send to the root and return)
+ *                      above, ctx->direct (from 256 KiB when ctx->crowded) -> direct
  *   Scatter, Gather:   ctx->direct or bytes <= 8 KiB; (n - 1) x bytes <= 256 KiB
  *                                                           -> oneshot (the linear
  *                      algorithms without the agreement: eager)
- *   AlltoAll:          ctx->direct, n x bytes <= 16 KiB, and not more than 4 ranks
- *                      when ctx->crowded                    -> oneshot (one round)
+ *   AlltoAll:          ctx->direct, n x bytes <= 8 KiB (16 KiB, and not more than
+ *                      4 ranks, when ctx->crowded)          -> oneshot (one round)
+ *                      above, ctx->direct (when ctx->crowded: blocks from 16 KiB)
+ *                                                           -> direct
+ *   AlltoAllV, VC:     ctx->direct                          -> direct
  *   AllGather(V), ReduceScatter(V), and Broadcast above the eager limit:
  *                      ctx->direct, n x bytes <= 16 KiB and n > 2 -> oneshot (not
  *                      ReduceScatterV, not Broadcast)
@@ -31,7 +36,7 @@
  *                      AllGather, ReduceScatter -> hierarchical (inside hosts, then
  *                      across host leaders)
  *   otherwise (TCP between hosts, HCCL_SHM_DISABLE=1, the leaders' step of the
- *   hierarchical algorithms, and larger Reduce / AlltoAll): the cheapest by the
+ *   hierarchical algorithms, and the Reduce / AlltoAll left): the cheapest by the
  *   alpha-beta model of cost.c among the reference and
  *                      AllReduce, ReduceScatter(V)  -> halving-doubling
  *                      AllGather(V)                 -> halving-doubling, Bruck
