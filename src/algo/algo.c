@@ -151,6 +151,13 @@ static hccl_algo_id cheapest(const hccl_algo_ctx *ctx, hccl_op_type type, uint64
     return best;
 }
 
+/* Every rank of the communicator can pull from every other's buffers: the direct
+ * algorithms apply. */
+static int pulls(const hccl_algo_ctx *ctx)
+{
+    return ctx->direct && ctx->nranks <= HCCL_DIRECT_MAX_RANKS && ctx->net->peer_copy;
+}
+
 hccl_algo_id hccl_algo_select(const hccl_algo_ctx *ctx, const hccl_op_args *a)
 {
     if (ctx->reference == 1 || ctx->nranks == 1) return HCCL_ALGO_REFERENCE;
@@ -183,7 +190,7 @@ hccl_algo_id hccl_algo_select(const hccl_algo_ctx *ctx, const hccl_op_args *a)
         if (ctx->nranks <= 64 && bytes <= ONESHOT_MAX_BYTES &&
             (((bytes + 63) & ~63ull) * ctx->nranks) <= ctx->scratch_bytes)
             return ctx->crowded && ctx->nranks > 2 ? HCCL_ALGO_RD : HCCL_ALGO_ONESHOT;
-        if (ctx->direct && ctx->nranks <= 64 && ctx->net->peer_copy) return HCCL_ALGO_DIRECT;
+        if (pulls(ctx)) return HCCL_ALGO_DIRECT;
         return cheapest(ctx, a->type, bytes);
     case HCCL_OP_ALLGATHER:
     case HCCL_OP_ALLGATHER_V:
@@ -205,18 +212,16 @@ hccl_algo_id hccl_algo_select(const hccl_algo_ctx *ctx, const hccl_op_args *a)
             a->type != HCCL_OP_BROADCAST && ctx->nranks > 2 && bytes * ctx->nranks <= ONESHOT_MAX_BYTES &&
             ((bytes + 63) & ~63ull) * ctx->nranks <= ctx->scratch_bytes)
             return HCCL_ALGO_ONESHOT;
-        if (ctx->direct && ctx->nranks <= 64 && ctx->net->peer_copy && (ctx->nranks > 2 || bytes >= DIRECT_MIN_BYTES))
+        if (pulls(ctx) && (ctx->nranks > 2 || bytes >= DIRECT_MIN_BYTES))
             return HCCL_ALGO_DIRECT;
         return forced ? forced : cheapest(ctx, a->type, bytes);
     case HCCL_OP_REDUCE:
         if ((ctx->direct || (!forced && bytes <= EAGER_NET_BYTES)) && ctx->nranks <= 64 &&
             bytes * (ctx->nranks - 1) <=
-                (ctx->direct && ctx->nranks == 2 && !ctx->crowded && ctx->net->peer_copy ? EAGER_REDUCE_PAIR_BYTES
-                                                                                         : EAGER_ROOTED_MAX_BYTES) &&
+                (pulls(ctx) && ctx->nranks == 2 && !ctx->crowded ? EAGER_REDUCE_PAIR_BYTES : EAGER_ROOTED_MAX_BYTES) &&
             ((bytes + 63) & ~63ull) * ctx->nranks <= ctx->scratch_bytes)
             return HCCL_ALGO_ONESHOT;
-        if (ctx->direct && ctx->nranks <= 64 && ctx->net->peer_copy &&
-            (!ctx->crowded || bytes >= DIRECT_REDUCE_CROWDED_BYTES))
+        if (pulls(ctx) && (!ctx->crowded || bytes >= DIRECT_REDUCE_CROWDED_BYTES))
             return HCCL_ALGO_DIRECT;
         return forced ? forced : cheapest(ctx, a->type, bytes);
     case HCCL_OP_ALLTOALL:
@@ -228,14 +233,13 @@ hccl_algo_id hccl_algo_select(const hccl_algo_ctx *ctx, const hccl_op_args *a)
             bytes * ctx->nranks <= (ctx->crowded ? ONESHOT_MAX_BYTES : ONESHOT_A2A_BYTES) &&
             (!ctx->crowded || ctx->nranks <= 4))
             return HCCL_ALGO_ONESHOT;
-        if (ctx->direct && ctx->nranks <= 64 && ctx->net->peer_copy &&
-            (!ctx->crowded || bytes >= DIRECT_A2A_CROWDED_BYTES))
+        if (pulls(ctx) && (!ctx->crowded || bytes >= DIRECT_A2A_CROWDED_BYTES))
             return HCCL_ALGO_DIRECT;
         return forced ? forced : cheapest(ctx, a->type, bytes);
     case HCCL_OP_ALLTOALLV:
     case HCCL_OP_ALLTOALLVC:
         /* Every size (each rank knows only its own counts: the choice cannot depend on them). */
-        if (ctx->direct && ctx->nranks <= 64 && ctx->net->peer_copy) return HCCL_ALGO_DIRECT;
+        if (pulls(ctx)) return HCCL_ALGO_DIRECT;
         return HCCL_ALGO_REFERENCE;
     case HCCL_OP_SCATTER:
     case HCCL_OP_GATHER:
