@@ -187,9 +187,14 @@ HcclResult hccl_algo_linear_gather(hccl_algo_ctx *ctx, const hccl_op_args *a);
 HcclResult hccl_algo_pairwise_alltoall(hccl_algo_ctx *ctx, const hccl_op_args *a); /* all three forms */
 /* The blocks of an AlltoAll, AlltoAllV or AlltoAllVC at rank r of n, in elements: send
  * count and displacement, receive count and displacement, per peer (one allocation:
- * free with hccl_free(L->sc)). */
+ * free with hccl_free(L->sc)); the send and receive spans (ends of the furthest
+ * non-empty block), the elements received in all, and whether the send and receive
+ * layouts are the same. HCCL_E_PARA (nothing to free) when the rank's block to itself
+ * differs from the one it expects from itself. */
 typedef struct hccl_a2a_layout {
     uint64_t *sc, *sd, *rc, *rd;
+    uint64_t sspan, rspan, rtotal;
+    int same;
 } hccl_a2a_layout;
 HcclResult hccl_a2a_layout_of(const hccl_op_args *a, uint32_t n, uint32_t r, hccl_a2a_layout *L);
 HcclResult hccl_algo_dissemination_barrier(hccl_algo_ctx *ctx, const hccl_op_args *a);

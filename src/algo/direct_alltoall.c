@@ -79,20 +79,7 @@ HcclResult hccl_algo_direct_alltoall(hccl_algo_ctx *ctx, const hccl_op_args *a)
     CHECK(hccl_a2a_layout_of(a, n, r, &L));
     HcclResult res = HCCL_SUCCESS;
     char *copy = NULL;
-    uint64_t sspan = 0, rspan = 0, out_bytes = 0;
-    int same = 1;
-    for (uint32_t j = 0; j < n; j++) {
-        if (L.sc[j]) sspan = HCCL_MAX(sspan, L.sd[j] + L.sc[j]);
-        if (L.rc[j]) rspan = HCCL_MAX(rspan, L.rd[j] + L.rc[j]);
-        if (L.sc[j] != L.rc[j] || (L.sc[j] && L.sd[j] != L.rd[j])) same = 0;
-        out_bytes += L.rc[j] * es;
-    }
-    if (L.sc[r] != L.rc[r]) {
-        HCCL_WARN(COLL, "alltoall: rank %u sends %llu elements to itself but expects %llu", r,
-                  (unsigned long long)L.sc[r], (unsigned long long)L.rc[r]);
-        res = HCCL_E_PARA;
-        goto out;
-    }
+    const uint64_t sspan = L.sspan, rspan = L.rspan, out_bytes = L.rtotal * es;
     /* The scratch holds the address lists, then a swap's piece or the private copy. */
     const size_t lists = ((2 * (size_t)n * sizeof(hccl_direct_addrs)) + 63) & ~(size_t)63;
     if (lists + SWAP_PIECE_BYTES > ctx->scratch_bytes) {
@@ -103,7 +90,7 @@ HcclResult hccl_algo_direct_alltoall(hccl_algo_ctx *ctx, const hccl_op_args *a)
     const char *src = a->sendbuf;
     char *dst = a->recvbuf;
     const uintptr_t s0 = (uintptr_t)src, s1 = s0 + sspan * es, d0 = (uintptr_t)dst, d1 = d0 + rspan * es;
-    const int overlap = sspan && rspan && s0 < d1 && d0 < s1, swap = overlap && src == dst && same;
+    const int overlap = sspan && rspan && s0 < d1 && d0 < s1, swap = overlap && src == dst && L.same;
     if (overlap && !swap) {
         char *priv = sspan * es <= ctx->scratch_bytes - lists ? tmp : (copy = hccl_malloc(sspan * es));
         if (!priv) {

@@ -58,6 +58,20 @@ HcclResult hccl_a2a_layout_of(const hccl_op_args *a, uint32_t n, uint32_t r, hcc
             break;
         }
     }
+    L->sspan = L->rspan = L->rtotal = 0;
+    L->same = 1;
+    for (uint32_t j = 0; j < n; j++) {
+        if (L->sc[j]) L->sspan = HCCL_MAX(L->sspan, L->sd[j] + L->sc[j]);
+        if (L->rc[j]) L->rspan = HCCL_MAX(L->rspan, L->rd[j] + L->rc[j]);
+        if (L->sc[j] != L->rc[j] || (L->sc[j] && L->sd[j] != L->rd[j])) L->same = 0;
+        L->rtotal += L->rc[j];
+    }
+    if (L->sc[r] != L->rc[r]) {
+        HCCL_WARN(COLL, "alltoall: rank %u sends %llu elements to itself but expects %llu", r,
+                  (unsigned long long)L->sc[r], (unsigned long long)L->rc[r]);
+        hccl_free(m);
+        return HCCL_E_PARA;
+    }
     return HCCL_SUCCESS;
 }
 
@@ -105,26 +119,14 @@ HcclResult hccl_algo_pairwise_alltoall(hccl_algo_ctx *ctx, const hccl_op_args *a
     hccl_a2a_layout L;
     CHECK(hccl_a2a_layout_of(a, n, r, &L));
     HcclResult res = HCCL_SUCCESS;
-    uint64_t sspan = 0, rspan = 0;
-    int same = 1;
-    for (uint32_t j = 0; j < n; j++) {
-        if (L.sc[j]) sspan = HCCL_MAX(sspan, L.sd[j] + L.sc[j]);
-        if (L.rc[j]) rspan = HCCL_MAX(rspan, L.rd[j] + L.rc[j]);
-        if (L.sc[j] != L.rc[j] || (L.sc[j] && L.sd[j] != L.rd[j])) same = 0;
-    }
-    if (L.sc[r] != L.rc[r]) {
-        HCCL_WARN(COLL, "alltoall: rank %u sends %llu elements to itself but expects %llu", r,
-                  (unsigned long long)L.sc[r], (unsigned long long)L.rc[r]);
-        res = HCCL_E_PARA;
-        goto out;
-    }
     const char *src = a->sendbuf;
     char *dst = a->recvbuf;
+    const uint64_t sspan = L.sspan, rspan = L.rspan;
     const uintptr_t s0 = (uintptr_t)src, s1 = s0 + sspan * es, d0 = (uintptr_t)dst, d1 = d0 + rspan * es;
     const int overlap = sspan && rspan && s0 < d1 && d0 < s1;
     if (!overlap) {
         res = paired(ctx, &L, src, dst, es, 0);
-    } else if (src == dst && same) {
+    } else if (src == dst && L.same) {
         res = paired(ctx, &L, dst, dst, es, 1);
     } else {
         char *copy = hccl_malloc(sspan * es);
