@@ -8,6 +8,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/random.h>
 #include <time.h>
 
@@ -45,6 +46,16 @@ int hccl_random_bytes(void *buf, size_t n)
         n -= (size_t)r;
     }
     return 0;
+}
+
+#ifndef MADV_POPULATE_READ
+#define MADV_POPULATE_READ 22
+#define MADV_POPULATE_WRITE 23
+#endif
+
+void hccl_prefault(void *p, size_t len, int write)
+{
+    if (p && len) (void)madvise(p, len, write ? MADV_POPULATE_WRITE : MADV_POPULATE_READ);
 }
 
 int hccl_mul_overflow(uint64_t a, uint64_t b, uint64_t *out) { return __builtin_mul_overflow(a, b, out) ? -1 : 0; }
