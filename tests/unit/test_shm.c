@@ -891,10 +891,12 @@ static int small_rank(int rank, int fd, void *arg)
  * to the ring's start. A 256 KiB ring, lockstep: 100 KiB in one message (non-lazy,
  * leaving offset 100 KiB), then 300 rounds of small messages: read in one call or in
  * separate calls of 1..3 parts, some rounds two messages sent before the reader reads
- * (the second finds the ring not empty: no skip), every 50th round 20 KiB (over the
- * lazy size: never skips). Every byte is checked; the producer's position must skip
- * (run ahead of the bytes sent) and, after small sends, its offset stay in the first
- * half of the ring (without rewinding, 300 rounds of 4 KiB on average go round it).
+ * (the second finds the ring not empty: no skip), every 50th round 20 KiB (at most a
+ * quarter of the ring: skips when the offset is 64 KiB or more) or 80 KiB (more than
+ * a quarter: never skips). Every byte is checked; the producer's position must skip
+ * (run ahead of the bytes sent) and, after sends of up to a quarter of the ring, its
+ * offset stay in the first half of the ring (without rewinding, 300 rounds of 4 KiB
+ * on average go round it).
  */
 static int rewind_rank(int rank, int fd, void *arg)
 {
@@ -909,7 +911,7 @@ static int rewind_rank(int rank, int fd, void *arg)
     for (int i = -1; i < 300; i++) {
         size_t len[2] = {0, 0};
         if (i < 0) len[0] = 100 << 10;
-        else if (i % 50 == 49) len[0] = 20 << 10;
+        else if (i % 50 == 49) len[0] = (i % 100 == 49 ? 20 : 80) << 10;
         else {
             static const size_t sz[] = {1, 8, 64, 104, 105, 1000, 4096, 9000, 16384};
             len[0] = sz[rnd(&rs) % 9];
@@ -921,9 +923,16 @@ static int rewind_rank(int rank, int fd, void *arg)
             for (int k = 0; k < 2 && len[k] && !fails; k++) {
                 struct iovec v = {g_pat + (pos + off) % PAT_LEN, len[k]};
                 size_t m = 0;
+                uint64_t from = hccl_shm_tx_pos(c);
                 CHK(c->ops->send(c, &v, 1, &m) == HCCL_SUCCESS && m == len[k], "round %d: send %zu", i, len[k]);
+                uint64_t moved = hccl_shm_tx_pos(c) - from;
+                if (len[k] > ring / 4)
+                    CHK(moved == len[k], "round %d: %zu bytes, more than a quarter of the ring, skipped", i, len[k]);
+                else if (k == 0 && i >= 0 && (from & (ring - 1)) >= (64 << 10))
+                    CHK(moved > len[k], "round %d: %zu bytes into an empty ring at offset %llu did not skip", i,
+                        len[k], (unsigned long long)(from & (ring - 1)));
                 off += len[k];
-                if (i >= 0 && i % 50 != 49) max_off = HCCL_MAX(max_off, hccl_shm_tx_pos(c) & (ring - 1));
+                if (i >= 0 && len[k] <= ring / 4) max_off = HCCL_MAX(max_off, hccl_shm_tx_pos(c) & (ring - 1));
             }
             flush(c);
             sync_byte(fd, 1);

@@ -30,18 +30,20 @@
  * Rewinding. Small messages walk the ring a few bytes at a time, so after a large
  * transfer they land on lines nobody has touched for a long time (out of both
  * caches), and a 1 MiB ring takes thousands of small messages to come round to warm
- * lines again. So a consumer that empties the ring at offset REWIND_AT or beyond
- * says so: it stores its tail in drained (release; in rd_wait's line, which the
- * producer reads after every small send anyway, so that the look below costs a
+ * lines again; messages of tens of KiB walk all of it in a few dozen sends, into
+ * lines no cache holds. So a consumer that empties the ring at offset REWIND_AT or
+ * beyond says so: it stores its tail in drained (release; in rd_wait's line, which
+ * the producer reads after every small send anyway, so that the look below costs a
  * transfer between cores only when the consumer has just written it). A producer
- * about to send at most LAZY_MAX bytes at such an offset that finds drained equal to
- * its head knows the ring is empty, and skips the rest of it: it stores the
+ * about to send at most a quarter of the ring at such an offset that finds drained
+ * equal to its head knows the ring is empty, and skips the rest of it: it stores the
  * position in rewound, then copies to offset 0 and publishes head as usual (release
  * orders rewound before head). A consumer that sees bytes (head != tail) at a tail
  * that is not at offset 0 and equals rewound moves its tail to the next multiple of
  * the ring size first. rewound only grows and is only written when the ring is
- * empty, so an older value is always below the consumer's tail. Small messages thus
- * stay in the first REWIND_AT + LAZY_MAX bytes of the ring, which stay in cache.
+ * empty, so an older value is always below the consumer's tail. Messages that the
+ * consumer keeps up with thus stay in the ring's first REWIND_AT bytes and one
+ * message, which stay in cache.
  * (Reading tail instead, at most once per 4 KiB sent, cost a crowded host's eager
  * Broadcast, whose root runs ahead of its readers, 13-25% at 4-8 KiB.)
  *
@@ -382,7 +384,7 @@ static HcclResult shm_send(hccl_conn *c, const struct iovec *iov, int iovcnt, si
     uint64_t head = s->tx_head, done = 0, total = hccl_iov_bytes(iov, iovcnt);
     int lazy = total <= LAZY_MAX;
     uint64_t tail = s->tx_tail;
-    if (lazy && total && (head & s->mask) >= REWIND_AT &&
+    if (total && total <= s->size / 4 && (head & s->mask) >= REWIND_AT &&
         atomic_load_explicit(&s->tx->drained, memory_order_acquire) == head) { /* empty: "Rewinding" */
         TSAN_ACQUIRE(s->tok_tx);
         atomic_store_explicit(&s->tx->rewound, head, memory_order_relaxed);
