@@ -883,7 +883,6 @@ typedef struct pace {
     uint64_t last_progress;
     int progress_mark;
     unsigned idle_spins, quick_passes;
-    uint64_t yielded_at; /* the clock before the last sched_yield, 0: none since */
 } pace;
 
 enum { PACE_POLL, PACE_SLEEP, PACE_ABORTED, PACE_LATE };
@@ -899,6 +898,37 @@ static inline void pace_moved(pace *w)
 {
     w->progress_mark = 1;
     w->quick_passes = 0;
+}
+
+/* This thread keeps sharing its CPU although the host has one per rank: yields switch
+ * to another thread every time (typically a peer rank that the kernel started or woke
+ * here). The kernel's balancer does not separate them (it leaves a task that ran
+ * moments ago where it is, and both always just ran), so 2 unbound ranks on 2 cores
+ * could stay on one core for the whole run, each operation 3-4x slower. Move this
+ * thread off its CPU: an affinity mask without it (the kernel migrates the thread at
+ * once), then the mask as it was (it stays where it went). At most once per ms
+ * per process, and each time only by a coin flip, so that two ranks that detect the
+ * same sharing do not both move, to the same other CPU. Not with a single CPU in the
+ * mask (bound ranks), nor on a crowded host (sharing is expected there). */
+static void unshare_cpu(hccl_netimpl *n, uint64_t now)
+{
+    static uint64_t last_ns;
+    uint64_t last = __atomic_load_n(&last_ns, __ATOMIC_RELAXED);
+    if (now - last < 1000000ull || !__atomic_compare_exchange_n(&last_ns, &last, now, 0, __ATOMIC_RELAXED,
+                                                                 __ATOMIC_RELAXED))
+        return;
+    if ((now >> 10) & 1) return; /* the coin: a bit of the clock that no caller controls */
+    int cpu = sched_getcpu();
+    cpu_set_t was, other;
+    if (cpu < 0 || cpu >= CPU_SETSIZE || sched_getaffinity(0, sizeof was, &was) != 0 || CPU_COUNT(&was) < 2 ||
+        !CPU_ISSET(cpu, &was))
+        return;
+    other = was;
+    CPU_CLR(cpu, &other);
+    if (sched_setaffinity(0, sizeof other, &other) != 0) return;
+    sched_setaffinity(0, sizeof was, &was);
+    HCCL_INFO(NET, "rank %u shared CPU %d with another busy thread although the host has a CPU per rank: moved to "
+              "CPU %d", n->rank, cpu, sched_getcpu());
 }
 
 /* After a pass that moved nothing: poll again (after a pause or a yield), sleep now,
@@ -929,14 +959,13 @@ static int pace_idle(hccl_netimpl *n, pace *w)
     /* Busy-poll without system calls; yield now and then, so that with more ranks
      * than cores the peer we wait for gets the CPU, and on every pass while yields
      * show that another thread wants this CPU. */
-    if (w->yielded_at) {
-        if (now - w->yielded_at <= YIELD_SWITCHED_NS) n->slow_yields = 0;
-        else if (n->slow_yields < 2) n->slow_yields++;
-        w->yielded_at = 0;
-    }
     if (contended || (++w->idle_spins & 3) == 0) {
-        w->yielded_at = now;
         sched_yield();
+        /* Timed at once: when the peer we yielded to made progress, this wait ends
+         * before another pass could look. */
+        if (hccl_now_ns() - now <= YIELD_SWITCHED_NS) n->slow_yields = 0;
+        else if (n->slow_yields < 2) n->slow_yields++;
+        else if (!n->crowded) unshare_cpu(n, now);
     } else {
         hccl_cpu_relax();
     }
