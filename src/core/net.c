@@ -137,6 +137,8 @@ struct hccl_netimpl {
      * sleeping after HCCL_NET_SPIN_US): 8 ranks on 2 cores, AllGather 128 B 20 -> 13
      * us (docs/performance.md). */
     int crowded;
+    int placed;           /* crowded has been agreed (not yet during set-up) */
+    uint64_t balanced_at; /* the clock at the last look at where the host's ranks run */
     hccl_fingerprint last_fp; /* the last completed collective (seq 0: none yet), whole: its
                                  number and operation for STATUS, the call for a mismatch
                                  found later */
@@ -931,6 +933,41 @@ static void unshare_cpu(hccl_netimpl *n, uint64_t now)
               "CPU %d", n->rank, cpu, sched_getcpu());
 }
 
+/* More ranks than CPUs on one host: the waits hand the CPUs around by yielding, so an
+ * operation is fastest with the ranks spread evenly over the CPUs (4 ranks on 2
+ * cores: 2 and 2). The kernel may start them 3 and 1 and leave them so, since all
+ * always just ran. Once per ms a waiting rank says in the slot segment where it runs
+ * and counts where the others last said they ran; a rank on a CPU with 2 ranks more
+ * than the emptiest CPU of its mask moves there (as unshare_cpu moves), by a coin
+ * flip that one of that CPU's ranks wins on average. */
+static void balance_cpus(hccl_netimpl *n, uint64_t now)
+{
+    if (now - n->balanced_at < 1000000ull) return;
+    n->balanced_at = now;
+    int cpu = sched_getcpu();
+    cpu_set_t was, to;
+    if (cpu < 0 || cpu >= CPU_SETSIZE) return;
+    hccl_slots_set_cpu(n->slots, cpu);
+    if (sched_getaffinity(0, sizeof was, &was) != 0 || CPU_COUNT(&was) < 2 || !CPU_ISSET(cpu, &was)) return;
+    uint16_t count[CPU_SETSIZE];
+    memset(count, 0, sizeof count);
+    for (uint32_t j = 0; j < n->nranks; j++) {
+        int c = hccl_slots_cpu(n->slots, j);
+        if (c >= 0 && c < CPU_SETSIZE && CPU_ISSET(c, &was)) count[c]++;
+    }
+    int least = cpu;
+    for (int c = 0; c < CPU_SETSIZE; c++)
+        if (CPU_ISSET(c, &was) && count[c] < count[least]) least = c;
+    if (count[cpu] < count[least] + 2 || (now >> 10) % count[cpu] != 0) return;
+    CPU_ZERO(&to);
+    CPU_SET(least, &to);
+    if (sched_setaffinity(0, sizeof to, &to) != 0) return;
+    sched_setaffinity(0, sizeof was, &was);
+    hccl_slots_set_cpu(n->slots, least);
+    HCCL_INFO(NET, "rank %u: %u ranks of this host ran on CPU %d and %u on CPU %d: moved to CPU %d", n->rank,
+              count[cpu], cpu, count[least], least, sched_getcpu());
+}
+
 /* After a pass that moved nothing: poll again (after a pause or a yield), sleep now,
  * or stop (aborted, or past the deadline). */
 static int pace_idle(hccl_netimpl *n, pace *w)
@@ -965,7 +1002,8 @@ static int pace_idle(hccl_netimpl *n, pace *w)
          * before another pass could look. */
         if (hccl_now_ns() - now <= YIELD_SWITCHED_NS) n->slow_yields = 0;
         else if (n->slow_yields < 2) n->slow_yields++;
-        else if (!n->crowded) unshare_cpu(n, now);
+        else if (n->placed && !n->crowded) unshare_cpu(n, now);
+        if (n->crowded && n->slots) balance_cpus(n, now);
     } else {
         hccl_cpu_relax();
     }
@@ -1643,7 +1681,11 @@ int hccl_net_probe_direct(uint32_t pid, uint64_t addr, uint64_t expect)
 
 void hccl_net_set_liveness(hccl_netimpl *n, hccl_conn **live) { n->live = live; }
 
-void hccl_net_set_crowded(hccl_netimpl *n, int crowded) { n->crowded = crowded; }
+void hccl_net_set_crowded(hccl_netimpl *n, int crowded)
+{
+    n->crowded = crowded;
+    n->placed = 1;
+}
 
 /* Best effort: a full socket or ring just misses it. */
 static void send_abort_frame(hccl_conn *c, const char *why, size_t len)

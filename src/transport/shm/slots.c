@@ -5,7 +5,8 @@
  *
  *   0      magic, version, nranks, stride                          (read-only)
  *   128    sleepers, bell; aborted                                 (sleep/wake; failure)
- *   256    slot (parity 0, rank 0), (0, 1), ..., (0, n-1), (1, 0), ..., (1, n-1)
+ *   256    cpu[64]: the CPU each rank last said it ran on          (placement)
+ *   512    slot (parity 0, rank 0), (0, 1), ..., (0, n-1), (1, 0), ..., (1, n-1)
  *
  *   slot:  +0 seq (the call it holds; 0 = none yet)   +8 tag   +48 data
  *
@@ -48,8 +49,8 @@
 #include <unistd.h>
 
 #define SLOTS_MAGIC 0x544c5348u /* "HSLT" */
-#define SLOTS_VERSION 2u
-#define SLOTS_BASE 256u
+#define SLOTS_VERSION 3u
+#define SLOTS_BASE 512u
 
 typedef struct slots_hdr {
     _Alignas(128) uint32_t magic;
@@ -59,6 +60,7 @@ typedef struct slots_hdr {
     _Alignas(128) _Atomic uint32_t sleepers;
     _Atomic uint32_t bell;
     _Atomic uint32_t aborted; /* the first rank whose communicator failed, + 1 */
+    _Alignas(128) _Atomic int32_t cpu[HCCL_SLOTS_MAX_RANKS]; /* where each rank last ran, + 1 (0: not said) */
 } slots_hdr;
 _Static_assert(sizeof(slots_hdr) == SLOTS_BASE, "slots segment layout");
 _Static_assert(HCCL_SLOTS_TAG_OFF >= 8 && HCCL_SLOTS_DATA_OFF >= HCCL_SLOTS_TAG_OFF + HCCL_SLOTS_TAG_BYTES && HCCL_SLOTS_DATA_OFF % 16 == 0, "slot layout");
@@ -240,3 +242,14 @@ void hccl_slots_abort(hccl_slots *s)
 }
 
 uint32_t hccl_slots_aborted(hccl_slots *s) { return atomic_load_explicit(&s->hdr->aborted, memory_order_acquire); }
+
+void hccl_slots_set_cpu(hccl_slots *s, int cpu)
+{
+    if (atomic_load_explicit(&s->hdr->cpu[s->rank], memory_order_relaxed) != cpu + 1)
+        atomic_store_explicit(&s->hdr->cpu[s->rank], cpu + 1, memory_order_relaxed);
+}
+
+int hccl_slots_cpu(hccl_slots *s, uint32_t j)
+{
+    return j < s->nranks ? atomic_load_explicit(&s->hdr->cpu[j], memory_order_relaxed) - 1 : -1;
+}

@@ -61,4 +61,9 @@ void hccl_slots_disarm(hccl_slots *s);
 void hccl_slots_abort(hccl_slots *s);
 uint32_t hccl_slots_aborted(hccl_slots *s);
 
+/* Placement: each rank says which CPU it last ran on (a hint, read without order);
+ * hccl_slots_cpu: rank j's, or -1 when it has not said. */
+void hccl_slots_set_cpu(hccl_slots *s, int cpu);
+int hccl_slots_cpu(hccl_slots *s, uint32_t j);
+
 #endif
