@@ -902,16 +902,25 @@ static inline void pace_moved(pace *w)
     w->quick_passes = 0;
 }
 
+/* Move the calling thread to a CPU of `to` now (the kernel migrates it at once when
+ * its CPU is not in the mask), then give it back the mask `was`: it stays where it
+ * went until the kernel's balancer decides otherwise. 0 when it moved. */
+static int hop(const cpu_set_t *to, const cpu_set_t *was)
+{
+    if (sched_setaffinity(0, sizeof *to, to) != 0) return -1;
+    sched_setaffinity(0, sizeof *was, was);
+    return 0;
+}
+
 /* This thread keeps sharing its CPU although the host has one per rank: yields switch
  * to another thread every time (typically a peer rank that the kernel started or woke
  * here). The kernel's balancer does not separate them (it leaves a task that ran
  * moments ago where it is, and both always just ran), so 2 unbound ranks on 2 cores
- * could stay on one core for the whole run, each operation 3-4x slower. Move this
- * thread off its CPU: an affinity mask without it (the kernel migrates the thread at
- * once), then the mask as it was (it stays where it went). At most once per ms
- * per process, and each time only by a coin flip, so that two ranks that detect the
- * same sharing do not both move, to the same other CPU. Not with a single CPU in the
- * mask (bound ranks), nor on a crowded host (sharing is expected there). */
+ * could stay on one core for the whole run, each operation 3-4x slower. Hop to the
+ * other CPUs of the mask. At most once per ms per process, and each time only by a
+ * coin flip, so that two ranks that detect the same sharing do not both move, to the
+ * same other CPU. Not with a single CPU in the mask (bound ranks), nor on a crowded
+ * host (sharing is expected there). */
 static void unshare_cpu(hccl_netimpl *n, uint64_t now)
 {
     static uint64_t last_ns;
@@ -927,8 +936,7 @@ static void unshare_cpu(hccl_netimpl *n, uint64_t now)
         return;
     other = was;
     CPU_CLR(cpu, &other);
-    if (sched_setaffinity(0, sizeof other, &other) != 0) return;
-    sched_setaffinity(0, sizeof was, &was);
+    if (hop(&other, &was) != 0) return;
     HCCL_INFO(NET, "rank %u shared CPU %d with another busy thread although the host has a CPU per rank: moved to "
               "CPU %d", n->rank, cpu, sched_getcpu());
 }
@@ -938,8 +946,8 @@ static void unshare_cpu(hccl_netimpl *n, uint64_t now)
  * cores: 2 and 2). The kernel may start them 3 and 1 and leave them so, since all
  * always just ran. Once per ms a waiting rank says in the slot segment where it runs
  * and counts where the others last said they ran; a rank on a CPU with 2 ranks more
- * than the emptiest CPU of its mask moves there (as unshare_cpu moves), by a coin
- * flip that one of that CPU's ranks wins on average. */
+ * than the emptiest CPU of its mask hops there, by a coin flip that one of that
+ * CPU's ranks wins on average. */
 static void balance_cpus(hccl_netimpl *n, uint64_t now)
 {
     if (now - n->balanced_at < 1000000ull) return;
@@ -961,8 +969,7 @@ static void balance_cpus(hccl_netimpl *n, uint64_t now)
     if (count[cpu] < count[least] + 2 || (now >> 10) % count[cpu] != 0) return;
     CPU_ZERO(&to);
     CPU_SET(least, &to);
-    if (sched_setaffinity(0, sizeof to, &to) != 0) return;
-    sched_setaffinity(0, sizeof was, &was);
+    if (hop(&to, &was) != 0) return;
     hccl_slots_set_cpu(n->slots, least);
     HCCL_INFO(NET, "rank %u: %u ranks of this host ran on CPU %d and %u on CPU %d: moved to CPU %d", n->rank,
               count[cpu], cpu, count[least], least, sched_getcpu());
