@@ -8,6 +8,7 @@
 #include "algo/algo.h"
 #include "reduce/reduce.h"
 #include "util/copy.h"
+#include "util/cpus.h"
 #include "util/log.h"
 #include "util/param.h"
 #include "util/spin.h"
@@ -902,16 +903,6 @@ static inline void pace_moved(pace *w)
     w->quick_passes = 0;
 }
 
-/* Move the calling thread to a CPU of `to` now (the kernel migrates it at once when
- * its CPU is not in the mask), then give it back the mask `was`: it stays where it
- * went until the kernel's balancer decides otherwise. 0 when it moved. */
-static int hop(const cpu_set_t *to, const cpu_set_t *was)
-{
-    if (sched_setaffinity(0, sizeof *to, to) != 0) return -1;
-    sched_setaffinity(0, sizeof *was, was);
-    return 0;
-}
-
 /* This thread keeps sharing its CPU although the host has one per rank: yields switch
  * to another thread every time (typically a peer rank that the kernel started or woke
  * here). The kernel's balancer does not separate them (it leaves a task that ran
@@ -936,7 +927,7 @@ static void unshare_cpu(hccl_netimpl *n, uint64_t now)
         return;
     other = was;
     CPU_CLR(cpu, &other);
-    if (hop(&other, &was) != 0) return;
+    if (hccl_cpus_hop(&other, &was) != 0) return;
     HCCL_INFO(NET, "rank %u shared CPU %d with another busy thread although the host has a CPU per rank: moved to "
               "CPU %d", n->rank, cpu, sched_getcpu());
 }
@@ -952,27 +943,21 @@ static void balance_cpus(hccl_netimpl *n, uint64_t now)
 {
     if (now - n->balanced_at < 1000000ull) return;
     n->balanced_at = now;
-    int cpu = sched_getcpu();
+    int cpu = sched_getcpu(), cpu_of[HCCL_SLOTS_MAX_RANKS];
     cpu_set_t was, to;
-    if (cpu < 0 || cpu >= CPU_SETSIZE) return;
+    if (cpu < 0) return;
     hccl_slots_set_cpu(n->slots, cpu);
-    if (sched_getaffinity(0, sizeof was, &was) != 0 || CPU_COUNT(&was) < 2 || !CPU_ISSET(cpu, &was)) return;
-    uint16_t count[CPU_SETSIZE];
-    memset(count, 0, sizeof count);
-    for (uint32_t j = 0; j < n->nranks; j++) {
-        int c = hccl_slots_cpu(n->slots, j);
-        if (c >= 0 && c < CPU_SETSIZE && CPU_ISSET(c, &was)) count[c]++;
-    }
-    int least = cpu;
-    for (int c = 0; c < CPU_SETSIZE; c++)
-        if (CPU_ISSET(c, &was) && count[c] < count[least]) least = c;
-    if (count[cpu] < count[least] + 2 || (now >> 10) % count[cpu] != 0) return;
+    if (sched_getaffinity(0, sizeof was, &was) != 0 || n->nranks > HCCL_SLOTS_MAX_RANKS) return;
+    for (uint32_t j = 0; j < n->nranks; j++) cpu_of[j] = hccl_slots_cpu(n->slots, j);
+    unsigned here;
+    int least = hccl_cpus_emptier(cpu_of, n->nranks, cpu, &was, &here);
+    if (least < 0 || (now >> 10) % here != 0) return; /* the coin, as in unshare_cpu */
     CPU_ZERO(&to);
     CPU_SET(least, &to);
-    if (hop(&to, &was) != 0) return;
+    if (hccl_cpus_hop(&to, &was) != 0) return;
     hccl_slots_set_cpu(n->slots, least);
-    HCCL_INFO(NET, "rank %u: %u ranks of this host ran on CPU %d and %u on CPU %d: moved to CPU %d", n->rank,
-              count[cpu], cpu, count[least], least, sched_getcpu());
+    HCCL_INFO(NET, "rank %u: %u ranks of this host ran on CPU %d: moved to CPU %d, which had fewer", n->rank, here,
+              cpu, sched_getcpu());
 }
 
 /* After a pass that moved nothing: poll again (after a pause or a yield), sleep now,

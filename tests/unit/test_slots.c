@@ -231,10 +231,30 @@ static void test_abort(void)
     hccl_slots_close(c);
 }
 
+/* Where each rank last ran: every mapping sees what each rank said, -1 before. */
+static void test_cpu(void)
+{
+    hccl_slots *c = create(), *a = NULL;
+    TT_ASSERT_EQ(hccl_slots_open(g_name, NR, 2, &a), HCCL_SUCCESS);
+    hccl_slots_unlink(g_name);
+    TT_ASSERT_EQ(hccl_slots_cpu(c, 2), -1);
+    hccl_slots_set_cpu(a, 0); /* CPU 0 is not "not said" */
+    hccl_slots_set_cpu(c, 7);
+    TT_ASSERT_EQ(hccl_slots_cpu(c, 2), 0);
+    TT_ASSERT_EQ(hccl_slots_cpu(a, 0), 7);
+    hccl_slots_set_cpu(a, 5);
+    TT_ASSERT_EQ(hccl_slots_cpu(c, 2), 5);
+    TT_ASSERT_EQ(hccl_slots_cpu(c, 1), -1);
+    TT_ASSERT_EQ(hccl_slots_cpu(c, NR), -1); /* not a rank */
+    hccl_slots_close(a);
+    hccl_slots_close(c);
+}
+
 int main(void)
 {
     test_refusals();
     test_abort();
+    test_cpu();
     test_processes();
     test_threads();
     return tt_report("test_slots");
