@@ -3,8 +3,10 @@
  *
  *   every other rank:  send sendbuf to the root (the transport copies it into its
  *                      buffers) and return
- *   the root:          its own input into scratch slot root, every peer's into slot j,
- *                      then slots 0, 1, ..., n-1 reduced in rank order into recvbuf
+ *   the root:          every peer's input into scratch slot j, then inputs 0, 1, ...,
+ *                      n-1 reduced in rank order into recvbuf (its own read in place,
+ *                      or from a copy in slot root when the result would overwrite it
+ *                      first)
  *
  * The ranks that are not the root do not wait for anyone, as with the eager
  * Broadcast (oneshot_broadcast.c, which also says what a disagreement about the root
@@ -39,7 +41,6 @@ HcclResult hccl_algo_oneshot_reduce(hccl_algo_ctx *ctx, const hccl_op_args *a)
     size_t slot = (bytes + 63) & ~(size_t)63;
     if (slot * n > ctx->scratch_bytes) return HCCL_E_INTERNAL; /* selection keeps it small */
     char *s = ctx->scratch;
-    memcpy(s + slot * r, a->sendbuf, bytes);
     hccl_xfer x[64];
     int k = 0;
     for (uint32_t d = 1; d < n; d++) {
@@ -47,6 +48,17 @@ HcclResult hccl_algo_oneshot_reduce(hccl_algo_ctx *ctx, const hccl_op_args *a)
         x[k++] = (hccl_xfer){HCCL_XFER_RECV, j, s + slot * j, bytes};
     }
     CHECK(ctx->net->exchange(ctx->net, x, k));
-    hccl_reduce_in_order(fn, a->recvbuf, s, slot, n, a->count);
+    /* Our own input is read where it is, unless the result overwrites it before it
+     * is read: in place from root 2 on (slots 0 and 1 are summed into recvbuf first),
+     * or a partial overlap. Then from a copy in our slot. */
+    const char *own = a->sendbuf;
+    const uintptr_t in = (uintptr_t)a->sendbuf, out = (uintptr_t)a->recvbuf;
+    if (in < out + bytes && out < in + bytes && (in != out || r >= 2)) {
+        memcpy(s + slot * r, a->sendbuf, bytes);
+        own = s + slot * r;
+    }
+    char *dst = a->recvbuf;
+    fn(dst, r == 0 ? own : s, r == 1 ? own : s + slot, a->count);
+    for (uint32_t j = 2; j < n; j++) fn(dst, dst, j == r ? own : s + slot * j, a->count);
     return HCCL_SUCCESS;
 }
