@@ -2,8 +2,9 @@
  * oneshot_allreduce.c - small-message allreduce in one round.
  *
  *   every rank r:  send sendbuf to every peer, receive every peer's input into
- *                  scratch slot j (its own input is copied to slot r), then reduce
- *                  slots 0, 1, ..., n-1 in rank order into recvbuf.
+ *                  scratch slot j, then reduce inputs 0, 1, ..., n-1 in rank order
+ *                  into recvbuf (its own read in place, or from a copy in slot r
+ *                  when the result would overwrite it first).
  *
  * One message latency instead of the ring's 2(n-1), at the price of (n-1) x the
  * bytes; chosen for small inputs only (n * bytes fits the scratch). Every rank reduces
@@ -25,7 +26,6 @@ HcclResult hccl_algo_oneshot_allreduce(hccl_algo_ctx *ctx, const hccl_op_args *a
     size_t slot = (bytes + 63) & ~(size_t)63;
     if (slot * n > ctx->scratch_bytes) return HCCL_E_INTERNAL;
     char *s = ctx->scratch;
-    memcpy(s + slot * r, a->sendbuf, bytes);
     if (n > 1) {
         hccl_xfer x[2 * 64];
         hccl_xfer *xs = x;
@@ -40,9 +40,9 @@ HcclResult hccl_algo_oneshot_allreduce(hccl_algo_ctx *ctx, const hccl_op_args *a
         if (res != HCCL_SUCCESS) return res;
     }
     if (n == 1) {
-        if (a->recvbuf != a->sendbuf) memcpy(a->recvbuf, s, bytes);
+        if (a->recvbuf != a->sendbuf) memmove(a->recvbuf, a->sendbuf, bytes);
         return HCCL_SUCCESS;
     }
-    hccl_reduce_in_order(fn, a->recvbuf, s, slot, n, a->count);
+    hccl_reduce_in_order_own(fn, a->recvbuf, s, slot, n, a->count, bytes, r, a->sendbuf);
     return HCCL_SUCCESS;
 }

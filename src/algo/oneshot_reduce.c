@@ -48,17 +48,6 @@ HcclResult hccl_algo_oneshot_reduce(hccl_algo_ctx *ctx, const hccl_op_args *a)
         x[k++] = (hccl_xfer){HCCL_XFER_RECV, j, s + slot * j, bytes};
     }
     CHECK(ctx->net->exchange(ctx->net, x, k));
-    /* Our own input is read where it is, unless the result overwrites it before it
-     * is read: in place from root 2 on (slots 0 and 1 are summed into recvbuf first),
-     * or a partial overlap. Then from a copy in our slot. */
-    const char *own = a->sendbuf;
-    const uintptr_t in = (uintptr_t)a->sendbuf, out = (uintptr_t)a->recvbuf;
-    if (in < out + bytes && out < in + bytes && (in != out || r >= 2)) {
-        memcpy(s + slot * r, a->sendbuf, bytes);
-        own = s + slot * r;
-    }
-    char *dst = a->recvbuf;
-    fn(dst, r == 0 ? own : s, r == 1 ? own : s + slot, a->count);
-    for (uint32_t j = 2; j < n; j++) fn(dst, dst, j == r ? own : s + slot * j, a->count);
+    hccl_reduce_in_order_own(fn, a->recvbuf, s, slot, n, a->count, bytes, r, a->sendbuf);
     return HCCL_SUCCESS;
 }

@@ -190,6 +190,18 @@ void hccl_reduce_in_order(hccl_reduce_fn fn, void *dst, const char *slots, size_
     for (uint32_t j = 2; j < n; j++) fn(dst, dst, slots + stride * j, count);
 }
 
+void hccl_reduce_in_order_own(hccl_reduce_fn fn, void *dst, char *slots, size_t stride, uint32_t n, size_t count,
+                              size_t bytes, uint32_t self, const void *own)
+{
+    const uintptr_t in = (uintptr_t)own, out = (uintptr_t)dst;
+    if (in < out + bytes && out < in + bytes && (in != out || self >= 2)) {
+        memcpy(slots + stride * self, own, bytes);
+        own = slots + stride * self;
+    }
+    fn(dst, self == 0 ? own : slots, self == 1 ? own : slots + stride, count);
+    for (uint32_t j = 2; j < n; j++) fn(dst, dst, j == self ? own : slots + stride * j, count);
+}
+
 hccl_reduce_fn hccl_reduce_get(HcclDataType dtype, HcclReduceOp op)
 {
     unsigned d = (unsigned)dtype, o = (unsigned)op;

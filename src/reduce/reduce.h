@@ -34,6 +34,12 @@ hccl_reduce_fn hccl_reduce_get(HcclDataType dtype, HcclReduceOp op);
  * count elements at slots + j * stride: the one order every rank uses, so results are
  * bitwise the same on every rank and run to run. dst may not overlap a slot. */
 void hccl_reduce_in_order(hccl_reduce_fn fn, void *dst, const char *slots, size_t stride, uint32_t n, size_t count);
+/* The same, with input `self` read from `own` (the caller's input where it is) instead
+ * of its slot, so that it need not be copied there first. When dst would overwrite
+ * own before it is read (dst is own and self >= 2: slots 0 and 1 are summed into dst
+ * first; or a partial overlap), own is copied into slot `self` and read there. */
+void hccl_reduce_in_order_own(hccl_reduce_fn fn, void *dst, char *slots, size_t stride, uint32_t n, size_t count,
+                              size_t bytes, uint32_t self, const void *own);
 
 /* Scalar conversions (round to nearest even), exposed for tests and other modules. */
 float hccl_fp16_to_fp32(uint16_t h);

@@ -728,6 +728,34 @@ static void test_known_results(void)
     TT_ASSERT(ld[0] < 0 && ld[0] == -la[0] - 1);
 }
 
+/* hccl_reduce_in_order_own against hccl_reduce_in_order with every input in its slot:
+ * fp32 sums whose order shows in the bits (big and small values), n = 2..5, every
+ * self, own apart from dst, own == dst (in place), own overlapping dst partly. */
+static void test_in_order_own(void)
+{
+    enum { C = 37, STRIDE = 40 * 4, NMAX = 5 };
+    hccl_reduce_fn fn = hccl_reduce_get(HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM);
+    float input[NMAX][C];
+    for (int j = 0; j < NMAX; j++)
+        for (int i = 0; i < C; i++) input[j][i] = (j % 2 ? 1e8f : 1.0f) * (float)(1 + (i * 7 + j * 3) % 11) / 3.0f;
+    for (uint32_t n = 2; n <= NMAX; n++)
+        for (uint32_t self = 0; self < n; self++)
+            for (int layout = 0; layout < 3; layout++) {
+                _Alignas(64) char all[NMAX * STRIDE], slots[NMAX * STRIDE];
+                float want[C], buf[3 * C];
+                memset(all, 0, sizeof all);
+                for (uint32_t j = 0; j < n; j++) memcpy(all + STRIDE * j, input[j], sizeof input[j]);
+                hccl_reduce_in_order(fn, want, all, STRIDE, n, C);
+                memcpy(slots, all, sizeof slots);
+                memset(slots + STRIDE * self, 0x7f, STRIDE); /* its slot holds nothing */
+                float *own = buf + C, *dst = layout == 0 ? buf + 2 * C : layout == 1 ? own : own + 5;
+                memcpy(own, input[self], sizeof input[self]);
+                hccl_reduce_in_order_own(fn, dst, slots, STRIDE, n, C, sizeof want, self, own);
+                TT_ASSERT_MSG(memcmp(dst, want, sizeof want) == 0, "n %u, self %u, layout %d: not the in-order result",
+                              n, self, layout);
+            }
+}
+
 int main(void)
 {
     test_sizes_names();
@@ -737,5 +765,6 @@ int main(void)
     test_e8m0();
     test_kernels();
     test_known_results();
+    test_in_order_own();
     return tt_report("test_reduce");
 }
