@@ -48,14 +48,13 @@ int hccl_random_bytes(void *buf, size_t n)
     return 0;
 }
 
-#ifndef MADV_POPULATE_READ
-#define MADV_POPULATE_READ 22
+#ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23
 #endif
 
-void hccl_prefault(void *p, size_t len, int write)
+void hccl_prefault(void *p, size_t len)
 {
-    if (p && len) (void)madvise(p, len, write ? MADV_POPULATE_WRITE : MADV_POPULATE_READ);
+    if (p && len) (void)madvise(p, len, MADV_POPULATE_WRITE);
 }
 
 int hccl_mul_overflow(uint64_t a, uint64_t b, uint64_t *out) { return __builtin_mul_overflow(a, b, out) ? -1 : 0; }

@@ -26,11 +26,11 @@ int hccl_random_bytes(void *buf, size_t n);
  * error (0 on success). */
 int hccl_thread_start(pthread_t *t, void *(*fn)(void *), void *arg);
 
-/* Map the page tables of [p, p+len) now (writable when write), for a mapping whose
- * pages the caller will touch soon: a minor fault per page on first touch costs more
- * than the copy of its 4 KiB (MADV_POPULATE_*, Linux 5.14; elsewhere a no-op). The
- * data is not touched. */
-void hccl_prefault(void *p, size_t len, int write);
+/* Map the page tables of [p, p+len) now, writable, for a shared mapping whose pages
+ * the caller will write and read soon: a minor fault per page on first touch costs
+ * more than the copy of its 4 KiB (MADV_POPULATE_WRITE, Linux 5.14; elsewhere a
+ * no-op). The data is not touched. */
+void hccl_prefault(void *p, size_t len);
 
 /* Overflow-checked a*b; returns 0 and sets *out, or -1 on overflow. */
 int hccl_mul_overflow(uint64_t a, uint64_t b, uint64_t *out);

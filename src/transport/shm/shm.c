@@ -677,7 +677,7 @@ static HcclResult map_segment(shm_conn *s, int fd)
         return HCCL_E_MEMORY;
     }
     s->hdr = p;
-    hccl_prefault(p, s->seg_bytes, 1); /* else the rings' first lap faults on every page */
+    hccl_prefault(p, s->seg_bytes); /* else the rings' first lap faults on every page */
     return HCCL_SUCCESS;
 }
 

@@ -88,7 +88,7 @@ static HcclResult finish_map(hccl_slots *s, int fd, const char *name, int creato
         return HCCL_E_MEMORY;
     }
     s->hdr = p;
-    hccl_prefault(p, s->bytes, 1);
+    hccl_prefault(p, s->bytes);
     if (creator) {
         s->hdr->magic = SLOTS_MAGIC;
         s->hdr->version = SLOTS_VERSION;
