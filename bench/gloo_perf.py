@@ -9,8 +9,8 @@ torchrun or hcclrun) this process is one rank; otherwise --np N ranks are forked
 
 Method and output as tools/perf (docs/tools.md): per size, out of place then in place:
 barrier; -n timed iterations on the same tensors; time = elapsed / n, aggregated across
-ranks by -a (default 3: max) with an all_reduce; then -c check iterations with
-integer-valued inputs compared exactly; #wrong summed over ranks. Warm-up: -w
+ranks by -a (default 3: max) with an all_reduce; then, after a barrier, -c check
+iterations with integer-valued inputs compared exactly; #wrong summed over ranks. Warm-up: -w
 iterations at the largest and the smallest size. Columns:
 size count type redop root | time algbw busbw #wrong | (in place) ...
 
@@ -226,6 +226,8 @@ def rank_main(rank, nranks, a):
                         fn()
                     if a.iters:
                         sec = (time.perf_counter() - t0) / a.iters
+                    if a.check:  # no check while another rank still times
+                        dist.barrier()
                     for ci in range(a.check):
                         it = 2 * ci + (1 if inplace else 0)
                         # Sentinel over the bytes this size uses only (as tools/perf and

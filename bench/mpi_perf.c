@@ -8,7 +8,7 @@
  * -C/--coll: allreduce, allgather, reducescatter, broadcast, reduce, alltoall.
  * Per size, out of place then in place: MPI_Barrier; -n timed iterations; time =
  * elapsed / (n * m), aggregated across ranks by -a (0 rank 0, 1 avg, 2 min, 3 max,
- * default max); then -c check iterations with fresh integer-valued inputs (exact in
+ * default max); then (after a barrier) -c check iterations with fresh integer-valued inputs (exact in
  * the data type, so float sums are exact) compared exactly; #wrong summed over ranks.
  * Warm-up: -w iterations at the largest and at the smallest size. The same buffers
  * are used by every iteration.
@@ -379,6 +379,7 @@ static void run_block(data *d, MPI_Op op, int inplace, block *b)
     for (int it = 0; it < A.iters; it++)
         for (int m = 0; m < A.agg; m++) run_once(d, op, inplace);
     if (A.iters > 0) sec = (MPI_Wtime() - t0) / ((double)A.iters * A.agg);
+    if (A.check) MPI_Barrier(MPI_COMM_WORLD); /* no check while another rank still times */
     for (int c = 0; c < A.check; c++) {
         d->iter = 2 * c + inplace;
         wrong += (double)check_once(d, op, inplace);

@@ -10,7 +10,8 @@
  *   barrier; n timed iterations (each -m ops, in a group when m > 1; -z syncs after
  *   each) between two stream synchronizations; time = elapsed / (n * m), aggregated
  *   across ranks (-a: 0 rank 0, 1 avg, 2 min, 3 max) with an FP64 HcclAllReduce;
- *   then -c check iterations with fresh integer-valued inputs whose results are
+ *   then (after a barrier, so no rank's check runs while another still times) -c
+ *   check iterations with fresh integer-valued inputs whose results are
  *   compared exactly with values computed here; wrong elements summed across ranks.
  * Rank 0 prints the nccl-tests table; the exit status is 1 when any #wrong > 0.
  */
@@ -450,6 +451,10 @@ static int run_block(rank_ctx *x, perf_data *d, int inplace, block_result *out)
     if (rc < 0) return -1;
     ACL_OK(x, aclrtSynchronizeStream(x->pr.stream));
     if (A.iters > 0) sec = (now_sec() - t0) / ((double)A.iters * A.agg);
+    /* Checks start once every rank has stopped its clock: with more ranks than cores,
+     * a rank that finished first (an eager root, a chain's first link) would otherwise
+     * fill and copy its check buffers on the CPUs the others still time on. */
+    if (A.check && barrier(x)) return -1;
     for (int c = 0; c < A.check && rc == 0; c++) {
         long w;
         d->iter = 2 * c + inplace;
