@@ -10,7 +10,7 @@
  *   AllReduce, n > 1:  bytes <= 16 KiB and n <= 64             -> oneshot, or
  *                      recursive doubling when ctx->crowded and n > 2
  *                      ctx->direct (all ranks on one host)      -> direct
- *   Broadcast:         ctx->direct and bytes <= 8 KiB (128 KiB when ctx->crowded),
+ *   Broadcast:         ctx->direct and bytes <= 8 KiB (96 KiB when ctx->crowded),
  *                      or no direct copies, bytes <= 8 KiB and no algorithm forced
  *                                                           -> oneshot (eager: the
  *                      root sends and returns)
@@ -19,7 +19,7 @@
  *                      uncrowded ranks with direct copies) and n slots fit the
  *                      scratch                              -> oneshot (eager: the
  *                      others send to the root and return)
- *                      above, ctx->direct (from 256 KiB when ctx->crowded) -> direct
+ *                      above, ctx->direct                   -> direct
  *   Scatter, Gather:   ctx->direct or bytes <= 8 KiB; (n - 1) x bytes <= 256 KiB
  *                                                           -> oneshot (the linear
  *                      algorithms without the agreement: eager)
@@ -72,21 +72,21 @@
 #define SLOT_MAX_BYTES_CROWDED HCCL_NET_SLOT_BYTES
 /* The eager Broadcast's root copies its buffer into the ring of every peer, and each
  * receiver copies it out again; the direct broadcast copies it once but waits for
- * every rank. Measured (the call itself, blocking), the eager one is faster up to 8
- * KiB with a CPU per rank (2 ranks) and up to 128 KiB on a crowded host (4 and 8 ranks
- * on 2 cores, 1.2-1.7x at 64-128 KiB; 1.5-2.9x slower at 256 KiB), where that wait
- * costs most (docs/performance.md). */
+ * every rank. Measured, the eager one is faster up to 8 KiB with a CPU per rank (2
+ * ranks) and up to 96 KiB on a crowded host (4 and 8 ranks on 2 cores, 20 operations
+ * on a stream: 1.1-1.5x at 64-96 KiB; at 128 KiB even with 4 ranks and 1.3-1.4x
+ * slower with 8, whose root copies 7 x 128 KiB), where that wait costs most
+ * (docs/performance.md). */
 #define EAGER_BCAST_BYTES (8u << 10)
-#define EAGER_BCAST_CROWDED_BYTES (128u << 10)
+#define EAGER_BCAST_CROWDED_BYTES (96u << 10)
 /* The eager Reduce's and Gather's root takes one block per peer, Scatter's sends one:
  * up to this many bytes in all, against their reference algorithms (tree, linear)
  * with the agreement round first, faster at every size measured (2 and 4 ranks). */
 #define EAGER_ROOTED_MAX_BYTES (256u << 10)
 /* Above that, Reduce on one host is direct (every rank reduces a slice from all the
- * inputs, the root collects: 2 ranks 2-16 MiB 2.1-2.3x faster than the chain), on a
- * crowded host from this many bytes (4 and 8 ranks on 2 cores: 1.2-2x faster from 256
- * KiB; at 128 KiB, where its three rounds need every rank to run, even to 1.6x slower). */
-#define DIRECT_REDUCE_CROWDED_BYTES (256u << 10)
+ * inputs, the root collects: 2 ranks 2-16 MiB 2.1-2.3x faster than the chain; 4 and 8
+ * ranks on 2 cores, 20 operations on a stream, 64-128 KiB: 1.2-1.5x faster than the
+ * chain, 1.0-1.3x than the tree, 1.2-2x from 256 KiB; docs/performance.md). */
 /* ... and with 2 ranks (a CPU each) the eager Reduce only up to this size: above, the direct one's
  * root reduces straight from both inputs (2 ranks, 32 KiB even, 128-512 KiB 1.5-3.9x
  * faster than eager; 4-16 KiB eager 1.1-2x faster). */
@@ -221,8 +221,7 @@ hccl_algo_id hccl_algo_select(const hccl_algo_ctx *ctx, const hccl_op_args *a)
                 (pulls(ctx) && ctx->nranks == 2 && !ctx->crowded ? EAGER_REDUCE_PAIR_BYTES : EAGER_ROOTED_MAX_BYTES) &&
             ((bytes + 63) & ~63ull) * ctx->nranks <= ctx->scratch_bytes)
             return HCCL_ALGO_ONESHOT;
-        if (pulls(ctx) && (!ctx->crowded || bytes >= DIRECT_REDUCE_CROWDED_BYTES))
-            return HCCL_ALGO_DIRECT;
+        if (pulls(ctx)) return HCCL_ALGO_DIRECT;
         return forced ? forced : cheapest(ctx, a->type, bytes);
     case HCCL_OP_ALLTOALL:
         if (ctx->net->slot_gather && bytes * ctx->nranks <= (ctx->crowded ? SLOT_MAX_BYTES_CROWDED : SLOT_MAX_BYTES))

@@ -1010,9 +1010,9 @@ static void test_selection(void)
     TT_ASSERT_EQ(hccl_algo_select(&ctx, &g), HCCL_ALGO_DIRECT);
     ctx.crowded = 1;
     TT_ASSERT_EQ(hccl_algo_select(&ctx, &g), HCCL_ALGO_ONESHOT);
-    g.count = 128 * k;
+    g.count = 96 * k;
     TT_ASSERT_EQ(hccl_algo_select(&ctx, &g), HCCL_ALGO_ONESHOT);
-    g.count = 128 * k + 1;
+    g.count = 96 * k + 1;
     TT_ASSERT_EQ(hccl_algo_select(&ctx, &g), HCCL_ALGO_DIRECT);
     ctx.crowded = 0;
     g.count = 4 * k + 1; /* 4 x (4 KiB + 4 B) */
@@ -1029,7 +1029,7 @@ static void test_selection(void)
     TT_ASSERT_EQ(hccl_algo_select(&ctx, &g), HCCL_ALGO_DIRECT);
     g.count = k;
     /* Reduce eager on one host up to 256 KiB to the root (2 ranks with a CPU each: 32
-     * KiB), direct above (with more ranks than CPUs from 256 KiB); AlltoAll in one round
+     * KiB), direct above, crowded or not; AlltoAll in one round
      * up to 8 KiB in all (16 KiB with more ranks than CPUs, up to 4 ranks), direct above
      * (with more ranks than CPUs from 16 KiB blocks; below, pairwise); AlltoAllV and VC
      * direct at every size; without direct copies, by the cost model. */
@@ -1041,9 +1041,11 @@ static void test_selection(void)
     TT_ASSERT_EQ(hccl_algo_select(&ctx, &rd), HCCL_ALGO_ONESHOT);
     rd.count = 256 * k + 1;
     TT_ASSERT_EQ(hccl_algo_select(&ctx, &rd), HCCL_ALGO_DIRECT);
-    ctx.nranks = 4;
-    rd.count = 256 * k - 1;
-    TT_ASSERT(hccl_algo_select(&ctx, &rd) != HCCL_ALGO_DIRECT);
+    ctx.nranks = 4; /* 3 x 85 KiB to the root: eager; 3 x 86 KiB: direct */
+    rd.count = 85 * k;
+    TT_ASSERT_EQ(hccl_algo_select(&ctx, &rd), HCCL_ALGO_ONESHOT);
+    rd.count = 86 * k;
+    TT_ASSERT_EQ(hccl_algo_select(&ctx, &rd), HCCL_ALGO_DIRECT);
     ctx.crowded = 0;
     TT_ASSERT_EQ(hccl_algo_select(&ctx, &rd), HCCL_ALGO_DIRECT);
     ctx.nranks = 2;
