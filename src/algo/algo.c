@@ -23,8 +23,8 @@
  *   Scatter, Gather:   ctx->direct or bytes <= 8 KiB; (n - 1) x bytes <= 256 KiB
  *                                                           -> oneshot (the linear
  *                      algorithms without the agreement: eager)
- *   AlltoAll:          ctx->direct, n x bytes <= 8 KiB (16 KiB, and not more than
- *                      4 ranks, when ctx->crowded)          -> oneshot (one round)
+ *   AlltoAll:          ctx->direct, n x bytes <= 8 KiB (64 KiB when ctx->crowded)
+ *                                                           -> oneshot (one round)
  *                      above, ctx->direct (when ctx->crowded: blocks from 16 KiB)
  *                                                           -> direct
  *   AlltoAllV, VC:     ctx->direct                          -> direct
@@ -104,8 +104,12 @@
 #define DIRECT_A2A_CROWDED_BYTES (16u << 10)
 /* ... and the one-round AlltoAll (which copies every block twice) up to this many
  * bytes per rank in all where ranks have a core each (2 ranks: 1.6x faster at 16 KiB
- * direct, even at 8 KiB, 1.5x slower at 4 KiB). */
+ * direct, even at 8 KiB, 1.5x slower at 4 KiB), and on a crowded host up to the
+ * second (4-8 ranks on 2 cores, 1000 blocking calls: 2-64 KiB in all 1.1-1.7x faster
+ * than Bruck's or the pairwise rounds and than direct at 64 KiB; at 128 KiB 1.2-1.6x
+ * slower than direct; docs/performance.md). */
 #define ONESHOT_A2A_BYTES (8u << 10)
+#define ONESHOT_A2A_CROWDED_BYTES (64u << 10)
 
 int hccl_algo_implements(hccl_algo_id id, hccl_op_type t)
 {
@@ -226,11 +230,8 @@ hccl_algo_id hccl_algo_select(const hccl_algo_ctx *ctx, const hccl_op_args *a)
     case HCCL_OP_ALLTOALL:
         if (ctx->net->slot_gather && bytes * ctx->nranks <= (ctx->crowded ? SLOT_MAX_BYTES_CROWDED : SLOT_MAX_BYTES))
             return HCCL_ALGO_SLOT;
-        /* Not with more than 4 ranks sharing too few CPUs: there the pairwise rounds,
-         * one partner at a time, came out faster (8 ranks on 2 cores). */
         if (ctx->direct && ctx->nranks <= 64 &&
-            bytes * ctx->nranks <= (ctx->crowded ? ONESHOT_MAX_BYTES : ONESHOT_A2A_BYTES) &&
-            (!ctx->crowded || ctx->nranks <= 4))
+            bytes * ctx->nranks <= (ctx->crowded ? ONESHOT_A2A_CROWDED_BYTES : ONESHOT_A2A_BYTES))
             return HCCL_ALGO_ONESHOT;
         if (pulls(ctx) && (!ctx->crowded || bytes >= DIRECT_A2A_CROWDED_BYTES))
             return HCCL_ALGO_DIRECT;

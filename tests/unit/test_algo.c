@@ -1064,9 +1064,13 @@ static void test_selection(void)
     TT_ASSERT_EQ(hccl_algo_select(&ctx, &aa), HCCL_ALGO_DIRECT);
     ctx.crowded = 1;
     TT_ASSERT_EQ(hccl_algo_select(&ctx, &aa), HCCL_ALGO_ONESHOT); /* 4 ranks on fewer CPUs */
+    aa.count = 16 * k; /* 4 x 16 KiB */
+    TT_ASSERT_EQ(hccl_algo_select(&ctx, &aa), HCCL_ALGO_ONESHOT);
     ctx.nranks = 5;
-    aa.count = 3 * k;
-    TT_ASSERT_EQ(hccl_algo_select(&ctx, &aa), HCCL_ALGO_REFERENCE); /* 5 crowded ranks: pairwise */
+    aa.count = 12 * k; /* 5 crowded ranks, 60 KiB in all: one round too */
+    TT_ASSERT_EQ(hccl_algo_select(&ctx, &aa), HCCL_ALGO_ONESHOT);
+    aa.count = 13 * k; /* 65 KiB */
+    TT_ASSERT_EQ(hccl_algo_select(&ctx, &aa), HCCL_ALGO_REFERENCE);
     aa.count = 16 * k - 1;
     TT_ASSERT_EQ(hccl_algo_select(&ctx, &aa), HCCL_ALGO_REFERENCE);
     aa.count = 16 * k;
