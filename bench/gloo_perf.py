@@ -10,8 +10,8 @@ torchrun or hcclrun) this process is one rank; otherwise --np N ranks are forked
 Method and output as tools/perf (docs/tools.md): per size, out of place then in place:
 barrier; -n timed iterations on the same tensors; time = elapsed / n, aggregated across
 ranks by -a (default 3: max) with an all_reduce; then, after a barrier, -c check
-iterations with integer-valued inputs compared exactly; #wrong summed over ranks. Warm-up: -w
-iterations at the largest and the smallest size. Columns:
+iterations with integer-valued inputs compared exactly; #wrong summed over ranks.
+Warm-up: -w iterations at the largest and the smallest size. Columns:
 size count type redop root | time algbw busbw #wrong | (in place) ...
 
 torch.distributed has no out-of-place all_reduce, broadcast or reduce: the out-of-place

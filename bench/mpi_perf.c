@@ -8,8 +8,9 @@
  * -C/--coll: allreduce, allgather, reducescatter, broadcast, reduce, alltoall.
  * Per size, out of place then in place: MPI_Barrier; -n timed iterations; time =
  * elapsed / (n * m), aggregated across ranks by -a (0 rank 0, 1 avg, 2 min, 3 max,
- * default max); then (after a barrier) -c check iterations with fresh integer-valued inputs (exact in
- * the data type, so float sums are exact) compared exactly; #wrong summed over ranks.
+ * default max); then (after a barrier) -c check iterations with fresh integer-valued
+ * inputs (exact in the data type, so float sums are exact) compared exactly; #wrong
+ * summed over ranks.
  * Warm-up: -w iterations at the largest and at the smallest size. The same buffers
  * are used by every iteration.
  *

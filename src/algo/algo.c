@@ -104,8 +104,8 @@
 #define DIRECT_A2A_CROWDED_BYTES (16u << 10)
 /* ... and the one-round AlltoAll (which copies every block twice) up to this many
  * bytes per rank in all where ranks have a core each (2 ranks: 1.6x faster at 16 KiB
- * direct, even at 8 KiB, 1.5x slower at 4 KiB), and on a crowded host up to the
- * second (4-8 ranks on 2 cores, 1000 blocking calls: 2-64 KiB in all 1.1-1.7x faster
+ * direct, even at 8 KiB, 1.5x slower at 4 KiB), and on a crowded host up to
+ * ONESHOT_A2A_CROWDED_BYTES (4-8 ranks on 2 cores, 1000 blocking calls: 2-64 KiB in all 1.1-1.7x faster
  * than Bruck's or the pairwise rounds and than direct at 64 KiB; at 128 KiB 1.2-1.6x
  * slower than direct; docs/performance.md). */
 #define ONESHOT_A2A_BYTES (8u << 10)

@@ -1029,8 +1029,8 @@ static void test_selection(void)
     TT_ASSERT_EQ(hccl_algo_select(&ctx, &g), HCCL_ALGO_DIRECT);
     g.count = k;
     /* Reduce eager on one host up to 256 KiB to the root (2 ranks with a CPU each: 32
-     * KiB), direct above, crowded or not; AlltoAll in one round
-     * up to 8 KiB in all (16 KiB with more ranks than CPUs, up to 4 ranks), direct above
+     * KiB), direct above, crowded or not; AlltoAll in one round up to 8 KiB in all
+     * (64 KiB with more ranks than CPUs), direct above
      * (with more ranks than CPUs from 16 KiB blocks; below, pairwise); AlltoAllV and VC
      * direct at every size; without direct copies, by the cost model. */
     hccl_op_args rd = {.type = HCCL_OP_REDUCE, .count = 32 * k, .dtype = f, .redop = HCCL_REDUCE_SUM};
