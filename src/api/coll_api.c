@@ -15,8 +15,7 @@
 static HcclResult begin(const char *fn, HcclComm comm, hccl_op_type type, aclrtStream stream, hccl_op_args *local,
                         hccl_comm **c, hccl_op_args **a)
 {
-    (void)fn;
-    CHECK(hccl_comm_acquire(comm, c));
+    CHECK(hccl_comm_acquire(fn, comm, c));
     if (!stream) {
         memset(local, 0, sizeof *local);
         local->borrowed = 1;

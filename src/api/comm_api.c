@@ -161,7 +161,7 @@ HcclResult HcclCreateSubCommConfig(HcclComm *comm, uint32_t rankNum, uint32_t *r
         return HCCL_E_PTR;
     }
     hccl_comm *p;
-    CHECK(hccl_comm_acquire(*comm, &p));
+    CHECK(hccl_comm_acquire("HcclCreateSubCommConfig", *comm, &p));
     HcclResult res = HCCL_SUCCESS;
     if (rankNum == 0 || rankNum > p->nranks || subCommRankId >= rankNum) {
         HCCL_WARN(INIT, "%s: rankNum %u / subCommRankId %u invalid for a parent of %u ranks", fn, rankNum,
@@ -196,7 +196,7 @@ HcclResult HcclGetRankSize(HcclComm comm, uint32_t *rankSize)
 {
     if (!rankSize) return HCCL_E_PTR;
     hccl_comm *c;
-    CHECK(hccl_comm_acquire(comm, &c));
+    CHECK(hccl_comm_acquire("HcclGetRankSize", comm, &c));
     *rankSize = c->nranks;
     hccl_comm_release(c);
     return HCCL_SUCCESS;
@@ -206,7 +206,7 @@ HcclResult HcclGetRankId(HcclComm comm, uint32_t *rank)
 {
     if (!rank) return HCCL_E_PTR;
     hccl_comm *c;
-    CHECK(hccl_comm_acquire(comm, &c));
+    CHECK(hccl_comm_acquire("HcclGetRankId", comm, &c));
     *rank = c->rank;
     hccl_comm_release(c);
     return HCCL_SUCCESS;
@@ -216,7 +216,7 @@ HcclResult HcclGetCommName(HcclComm comm, char *commName)
 {
     if (!commName) return HCCL_E_PTR;
     hccl_comm *c;
-    CHECK(hccl_comm_acquire(comm, &c));
+    CHECK(hccl_comm_acquire("HcclGetCommName", comm, &c));
     snprintf(commName, COMM_NAME_MAX_LENGTH, "%s", c->name);
     hccl_comm_release(c);
     return HCCL_SUCCESS;
@@ -239,7 +239,7 @@ HcclResult HcclGetCommAsyncError(HcclComm comm, HcclResult *asyncError)
 {
     if (!asyncError) return HCCL_E_PTR;
     hccl_comm *c;
-    CHECK(hccl_comm_acquire(comm, &c));
+    CHECK(hccl_comm_acquire("HcclGetCommAsyncError", comm, &c));
     *asyncError = (HcclResult)__atomic_load_n(&c->async_error, __ATOMIC_ACQUIRE);
     hccl_comm_release(c);
     return HCCL_SUCCESS;
@@ -272,7 +272,7 @@ HcclResult HcclGetConfig(HcclConfig config, HcclConfigValue *configValue)
 HcclResult HcclCommSuspend(HcclComm comm)
 {
     hccl_comm *c;
-    CHECK(hccl_comm_acquire(comm, &c));
+    CHECK(hccl_comm_acquire("HcclCommSuspend", comm, &c));
     __atomic_store_n(&c->suspended, 1, __ATOMIC_RELEASE);
     hccl_comm_release(c);
     return HCCL_SUCCESS;
@@ -281,7 +281,7 @@ HcclResult HcclCommSuspend(HcclComm comm)
 HcclResult HcclCommResume(HcclComm comm)
 {
     hccl_comm *c;
-    CHECK(hccl_comm_acquire(comm, &c));
+    CHECK(hccl_comm_acquire("HcclCommResume", comm, &c));
     __atomic_store_n(&c->suspended, 0, __ATOMIC_RELEASE);
     hccl_comm_release(c);
     return HCCL_SUCCESS;
@@ -290,7 +290,7 @@ HcclResult HcclCommResume(HcclComm comm)
 HcclResult HcclCommDumpFlightRecorder(HcclComm comm, const char *path)
 {
     hccl_comm *c;
-    CHECK(hccl_comm_acquire(comm, &c));
+    CHECK(hccl_comm_acquire("HcclCommDumpFlightRecorder", comm, &c));
     HcclResult res = hccl_comm_dump_flight(c, path, "requested by HcclCommDumpFlightRecorder");
     hccl_comm_release(c);
     return res;

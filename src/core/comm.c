@@ -109,10 +109,10 @@ int hccl_comm_get_deterministic(void) { return __atomic_load_n(&deterministic_gl
 
 /* ---- registry ---------------------------------------------------------------- */
 
-HcclResult hccl_comm_acquire(HcclComm handle, hccl_comm **out)
+HcclResult hccl_comm_acquire(const char *fn, HcclComm handle, hccl_comm **out)
 {
     if (!handle) {
-        HCCL_WARN(INIT, "communicator handle is NULL");
+        HCCL_WARN(INIT, "%s: communicator handle is NULL", fn);
         return HCCL_E_PTR;
     }
     hccl_spin_lock(&registry_lock);
@@ -121,7 +121,8 @@ HcclResult hccl_comm_acquire(HcclComm handle, hccl_comm **out)
     if (c) hccl_comm_retain(c);
     hccl_spin_unlock(&registry_lock);
     if (!c) {
-        HCCL_WARN(INIT, "communicator handle %p is not a live communicator (destroyed or never created)", handle);
+        HCCL_WARN(INIT, "%s: communicator handle %p is not a live communicator (destroyed or never created)", fn,
+                  handle);
         return HCCL_E_PARA;
     }
     *out = c;

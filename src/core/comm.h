@@ -81,8 +81,9 @@ HcclResult hccl_comm_split(hccl_comm *parent, uint32_t nranks, const uint32_t *r
 HcclResult hccl_comm_get_root_info(HcclRootInfo *root);
 
 /* Registry. acquire takes a reference on a live handle (E_PTR for NULL, E_PARA for
- * an unknown or destroyed one); release drops it. */
-HcclResult hccl_comm_acquire(HcclComm handle, hccl_comm **out);
+ * an unknown or destroyed one, with a warning that names fn, the API call); release
+ * drops it. */
+HcclResult hccl_comm_acquire(const char *fn, HcclComm handle, hccl_comm **out);
 /* One more user of a communicator the caller already holds (e.g. a queued task). */
 void hccl_comm_retain(hccl_comm *c);
 void hccl_comm_release(hccl_comm *c);

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #define PARA (1u << HCCL_E_PARA)
@@ -41,6 +42,45 @@ static void expect_rc(conf_ctx *ctx, HcclResult rc, unsigned allowed, double t0,
         double t0_ = conf_now();                                                                                     \
         expect_rc(ctx, call, allowed, t0_, 2.0, #call);                                                              \
     } while (0)
+
+/* The warning that call logs (stderr, captured around it) contains needle: a bad
+ * handle's warning names the API call. Skipped when the log goes elsewhere or is
+ * quieter than WARN (HCCL_DEBUG_FILE, HCCL_DEBUG=ERROR). */
+static void names_call(conf_ctx *ctx, const char *needle, HcclResult (*call)(void *), void *arg, const char *what)
+{
+    const char *file = getenv("HCCL_DEBUG_FILE"), *level = getenv("HCCL_DEBUG");
+    if ((file && *file) || (level && (!strcasecmp(level, "ERROR") || !strcasecmp(level, "NONE")))) return;
+    char path[] = "/tmp/conf_bad_log_XXXXXX";
+    int fd = mkstemp(path), saved = dup(2);
+    if (fd < 0 || saved < 0) {
+        conf_fail(ctx, "%s: cannot capture stderr", what);
+        return;
+    }
+    fflush(stderr);
+    dup2(fd, 2);
+    (void)call(arg);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    char buf[4096];
+    ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
+    close(fd);
+    unlink(path);
+    buf[n > 0 ? n : 0] = 0;
+    if (!strstr(buf, needle)) conf_fail(ctx, "%s: its warning does not say \"%s\": %s", what, needle, buf);
+}
+
+static HcclResult allreduce_on(void *comm)
+{
+    static int32_t b[4];
+    return HcclAllReduce(b, b, 4, HCCL_DATA_TYPE_INT32, HCCL_REDUCE_SUM, (HcclComm)comm, NULL);
+}
+
+static HcclResult rank_size_of(void *comm)
+{
+    uint32_t v;
+    return HcclGetRankSize((HcclComm)comm, &v);
+}
 
 #define ZERO(ctx, call)                                                                                              \
     do {                                                                                                             \
@@ -294,6 +334,8 @@ static void process_level(conf_ctx *ctx)
         BAD(ctx, ANYERR, HcclGetRankSize(c, &v));
         BAD(ctx, ANYERR, HcclBarrier(c, NULL));
         BAD(ctx, ANYERR, HcclCommDestroy(c));
+        names_call(ctx, "HcclAllReduce: communicator handle", allreduce_on, c, "HcclAllReduce on a destroyed handle");
+        names_call(ctx, "HcclGetRankSize: communicator handle is NULL", rank_size_of, NULL, "HcclGetRankSize(NULL)");
         aclrtFree(b);
     }
     aclrtResetDevice(0);
