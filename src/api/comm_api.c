@@ -161,7 +161,7 @@ HcclResult HcclCreateSubCommConfig(HcclComm *comm, uint32_t rankNum, uint32_t *r
         return HCCL_E_PTR;
     }
     hccl_comm *p;
-    CHECK(hccl_comm_acquire("HcclCreateSubCommConfig", *comm, &p));
+    CHECK(hccl_comm_acquire(fn, *comm, &p));
     HcclResult res = HCCL_SUCCESS;
     if (rankNum == 0 || rankNum > p->nranks || subCommRankId >= rankNum) {
         HCCL_WARN(INIT, "%s: rankNum %u / subCommRankId %u invalid for a parent of %u ranks", fn, rankNum,
