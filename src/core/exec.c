@@ -12,6 +12,7 @@
 #include "util/errors.h"
 #include "util/log.h"
 #include "util/param.h"
+#include "util/ticks.h"
 #include "util/util.h"
 
 #include <stdio.h>
@@ -49,9 +50,17 @@ HcclResult hccl_comm_dump_flight(hccl_comm *c, const char *path, const char *rea
 /* An operation refused before it started: recorded as queued and failed. */
 static void refused(hccl_comm *c, const hccl_op_args *args, uint64_t fr_id, const char *why)
 {
-    uint64_t now = hccl_now_ns();
+    uint64_t now = hccl_ticks();
     if (!fr_id) fr_id = hccl_flight_enqueue(&c->flight, args, now);
     hccl_flight_end(&c->flight, fr_id, 0, why, now);
+}
+
+/* Microseconds between two timestamps (tracing only: a conversion reads the clock). */
+static double ticks_us(uint64_t t0, uint64_t t1)
+{
+    hccl_ticks_ref r;
+    hccl_ticks_ref_now(&r);
+    return (double)(hccl_ticks_ns(&r, t1) - hccl_ticks_ns(&r, t0)) / 1e3;
 }
 
 /* fr_id: the flight recorder's entry of an enqueued operation; 0 for one called on
@@ -80,9 +89,8 @@ HcclResult hccl_comm_run(hccl_comm *c, const hccl_op_args *args, uint64_t fr_id)
     hccl_fingerprint fp;
     hccl_fingerprint_of(args, &fp);
     fp.seq = fp.p2p ? 0 : ++c->coll_seq;
-    uint64_t t0 = hccl_now_ns();
-    uint64_t deadline = c->cfg.exec_timeout_ns ? t0 + c->cfg.exec_timeout_ns : 0;
-    hccl_net_begin_op(c->net, &fp, deadline);
+    uint64_t t0 = hccl_ticks();
+    hccl_net_begin_op(c->net, &fp, c->cfg.exec_timeout_ns);
     hccl_algo_ctx ctx = {c->rank, c->nranks, hccl_net_base(c->net), c->scratch, HCCL_ALGO_SCRATCH_BYTES,
                          c->direct, hccl_algo_env_reference(args->type), c->host_of, c->nhosts,
                          c->direct_local, c->crowded};
@@ -106,7 +114,7 @@ HcclResult hccl_comm_run(hccl_comm *c, const hccl_op_args *args, uint64_t fr_id)
         else
             snprintf(msg, sizeof msg, "comm %s rank %u: op #%u %s failed (%s): %s", c->name, c->rank, fp.seq, what,
                      hccl_result_str(res), why[0] ? why : "see the lines above");
-        hccl_flight_end(&c->flight, fr_id, fp.seq, why[0] ? why : hccl_result_str(res), hccl_now_ns());
+        hccl_flight_end(&c->flight, fr_id, fp.seq, why[0] ? why : hccl_result_str(res), hccl_ticks());
         char written[4096] = "";
         if (hccl_flight_dump(&c->flight, NULL, c->name, c->rank, c->nranks, msg, written, sizeof written) == 0)
             snprintf(msg + strlen(msg), sizeof msg - strlen(msg), " [flight recorder: %s]", written);
@@ -115,13 +123,13 @@ HcclResult hccl_comm_run(hccl_comm *c, const hccl_op_args *args, uint64_t fr_id)
         __atomic_compare_exchange_n(&c->async_error, &expected, (int)res, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
         /* The connections are now mid-message: tell the peers and shut them. */
         hccl_net_abort(c->net, why[0] ? why : msg);
-        hccl_net_end_op(c->net, 0, hccl_now_ns());
+        hccl_net_end_op(c->net, 0);
     } else {
-        uint64_t t1 = hccl_now_ns();
-        hccl_net_end_op(c->net, 1, t1);
+        uint64_t t1 = hccl_ticks();
+        hccl_net_end_op(c->net, 1);
         hccl_flight_end(&c->flight, fr_id, fp.seq, NULL, t1);
         HCCL_TRACE(COLL, "comm %s rank %u: %s #%u count %llu done in %.1f us", c->name, c->rank,
-                   hccl_op_name(args->type), fp.seq, (unsigned long long)args->count, (t1 - t0) / 1e3);
+                   hccl_op_name(args->type), fp.seq, (unsigned long long)args->count, ticks_us(t0, t1));
     }
     pthread_mutex_unlock(&c->exec_lock);
     return res;
@@ -146,12 +154,12 @@ HcclResult hccl_comm_enqueue(hccl_comm *c, hccl_op_args *args, aclrtStream strea
         return res;
     }
     args->queued_comm = c; /* the caller's reference, released by run_task */
-    args->queued_fr_id = hccl_flight_enqueue(&c->flight, args, hccl_now_ns());
+    args->queued_fr_id = hccl_flight_enqueue(&c->flight, args, hccl_ticks());
     aclError e = aclrtLaunchHostTask(stream, run_task, args);
     if (e != ACL_SUCCESS) {
         HCCL_WARN(COLL, "comm %s: cannot enqueue %s on stream %p (aclError %d: not a live stream?)", c->name,
                   hccl_op_name(args->type), stream, e);
-        hccl_flight_end(&c->flight, args->queued_fr_id, 0, "not enqueued: the stream refused it", hccl_now_ns());
+        hccl_flight_end(&c->flight, args->queued_fr_id, 0, "not enqueued: the stream refused it", hccl_ticks());
         hccl_comm_release(c);
         hccl_op_args_free(args);
         return e == ACL_ERROR_RT_INVALID_HANDLE || e == ACL_ERROR_INVALID_PARAM ? HCCL_E_PARA : HCCL_E_RUNTIME;

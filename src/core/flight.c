@@ -5,6 +5,7 @@
 
 #include "util/log.h"
 #include "util/param.h"
+#include "util/ticks.h"
 #include "util/util.h"
 
 #include <stdio.h>
@@ -20,6 +21,12 @@ static uint64_t wall_us(const hccl_flight *f, uint64_t mono_ns)
     return (uint64_t)((int64_t)mono_ns + f->wall_minus_mono_ns) / 1000u;
 }
 
+/* A timestamp of an entry in wall-clock microseconds (0 stays 0: not yet). */
+static uint64_t stamp_us(const hccl_flight *f, const hccl_ticks_ref *r, uint64_t t)
+{
+    return t ? wall_us(f, hccl_ticks_ns(r, t)) : 0;
+}
+
 void hccl_flight_init(hccl_flight *f)
 {
     memset(f, 0, sizeof *f);
@@ -33,6 +40,7 @@ void hccl_flight_init(hccl_flight *f)
     /* Read at init, on the application's thread: a dump may run on a stream's worker. */
     snprintf(f->dir, sizeof f->dir, "%s", hccl_param_read_str("HCCL_FLIGHT_RECORDER_DIR", "/tmp"));
     f->next_id = 1;
+    (void)hccl_ticks(); /* the first timestamp starts the TSC's calibration (ticks.h) */
     struct timespec rt;
     clock_gettime(CLOCK_REALTIME, &rt);
     uint64_t mono = hccl_now_ns();
@@ -53,7 +61,7 @@ static hccl_fr_entry *slot(hccl_flight *f, uint64_t id)
 }
 
 /* Under f->lock: a new queued entry. */
-static hccl_fr_entry *add(hccl_flight *f, const hccl_op_args *args, uint64_t now_ns)
+static hccl_fr_entry *add(hccl_flight *f, const hccl_op_args *args, uint64_t now)
 {
     uint64_t id = f->next_id++;
     hccl_fr_entry *e = &f->ring[id & (f->cap - 1)];
@@ -62,44 +70,44 @@ static hccl_fr_entry *add(hccl_flight *f, const hccl_op_args *args, uint64_t now
     e->id = id;
     e->op = args->type;
     e->count = args->count;
-    e->enqueue_us = wall_us(f, now_ns);
+    e->enqueue_t = now;
     return e;
 }
 
-uint64_t hccl_flight_enqueue(hccl_flight *f, const hccl_op_args *args, uint64_t now_ns)
+uint64_t hccl_flight_enqueue(hccl_flight *f, const hccl_op_args *args, uint64_t now)
 {
     if (!f->cap) return 0;
     hccl_spin_lock(&f->lock);
-    hccl_fr_entry *e = add(f, args, now_ns);
+    hccl_fr_entry *e = add(f, args, now);
     hccl_fingerprint_of(args, &e->fp);
     hccl_spin_unlock(&f->lock);
     return e->id;
 }
 
 uint64_t hccl_flight_start(hccl_flight *f, uint64_t id, const hccl_op_args *args, const hccl_fingerprint *fp,
-                           hccl_algo_id algo, uint64_t now_ns)
+                           hccl_algo_id algo, uint64_t now)
 {
     if (!f->cap) return 0;
     hccl_spin_lock(&f->lock);
-    hccl_fr_entry *e = id ? slot(f, id) : add(f, args, now_ns);
+    hccl_fr_entry *e = id ? slot(f, id) : add(f, args, now);
     if (e) {
         e->fp = *fp;
         e->algo = (int)algo + 1;
         e->state = 1;
-        e->start_us = wall_us(f, now_ns);
+        e->start_t = now;
         id = e->id;
     }
     hccl_spin_unlock(&f->lock);
     return id;
 }
 
-void hccl_flight_end(hccl_flight *f, uint64_t id, uint32_t seq, const char *error, uint64_t now_ns)
+void hccl_flight_end(hccl_flight *f, uint64_t id, uint32_t seq, const char *error, uint64_t now)
 {
     hccl_spin_lock(&f->lock);
     hccl_fr_entry *e = slot(f, id);
     if (e) {
         e->state = error ? 3 : 2;
-        e->end_us = wall_us(f, now_ns);
+        e->end_t = now;
         if (error) {
             /* Whole: the text names every rank involved (tools read it from the dump). */
             size_t len = strnlen(error, HCCL_FR_ERROR_MAX - 1);
@@ -145,7 +153,9 @@ static int write_dump(const hccl_flight *f, const char *path, const char *comm, 
     put_str(o, host);
     fprintf(o, ",\"pid\":%d,\"reason\":", (int)getpid());
     put_str(o, reason ? reason : "");
-    fprintf(o, ",\"dumped_us\":%llu,\"last_completed_seq\":%u,\"ops\":[", (unsigned long long)wall_us(f, hccl_now_ns()),
+    hccl_ticks_ref ref;
+    hccl_ticks_ref_now(&ref);
+    fprintf(o, ",\"dumped_us\":%llu,\"last_completed_seq\":%u,\"ops\":[", (unsigned long long)wall_us(f, ref.ns),
             last_done);
     static const char *states[] = {"queued", "running", "done", "failed"};
     int comma = 0;
@@ -159,7 +169,8 @@ static int write_dump(const hccl_flight *f, const char *path, const char *comm, 
                    "\"end_us\":%llu,\"error\":",
                 hccl_op_name(e->op), (unsigned long long)e->count,
                 e->algo ? hccl_algo_id_name((hccl_algo_id)(e->algo - 1), e->op) : "-", states[e->state & 3],
-                (unsigned long long)e->enqueue_us, (unsigned long long)e->start_us, (unsigned long long)e->end_us);
+                (unsigned long long)stamp_us(f, &ref, e->enqueue_t), (unsigned long long)stamp_us(f, &ref, e->start_t),
+                (unsigned long long)stamp_us(f, &ref, e->end_t));
         put_str(o, e->error ? e->error : "");
         fputc('}', o);
         comma = 1;

@@ -12,8 +12,9 @@
  *            "count":C, "algo":"ring", "state":"queued|running|done|failed",
  *            "enqueue_us":T, "start_us":T, "end_us":T, "error":"..."}, ...]}
  * Times are wall-clock microseconds: CLOCK_REALTIME when the recorder was made plus
- * CLOCK_MONOTONIC since (callers pass the monotonic times they read anyway),
- * comparable across hosts only as far as their clocks agree.
+ * CLOCK_MONOTONIC since, comparable across hosts only as far as their clocks agree.
+ * Entries hold hccl_ticks() timestamps (util/ticks.h: the TSC where the kernel keeps
+ * time with it, half the cost of a clock read), converted when dumped.
  */
 #ifndef HCCL_CORE_FLIGHT_H
 #define HCCL_CORE_FLIGHT_H
@@ -32,7 +33,7 @@ typedef struct hccl_fr_entry {
     hccl_op_type op;
     uint64_t count;
     int state; /* 0 queued, 1 running, 2 done, 3 failed */
-    uint64_t enqueue_us, start_us, end_us;
+    uint64_t enqueue_t, start_t, end_t; /* hccl_ticks(); 0: not yet */
     char *error; /* NULL, or the whole error text (at most HCCL_FR_ERROR_MAX bytes) */
 } hccl_fr_entry;
 #define HCCL_FR_ERROR_MAX 1024
@@ -49,15 +50,15 @@ typedef struct hccl_flight {
 
 void hccl_flight_init(hccl_flight *f);
 void hccl_flight_free(hccl_flight *f);
-/* now_ns: hccl_now_ns() (CLOCK_MONOTONIC) of the event. */
+/* now: hccl_ticks() at the event. */
 /* Record a new operation (queued); returns its id. */
-uint64_t hccl_flight_enqueue(hccl_flight *f, const hccl_op_args *args, uint64_t now_ns);
+uint64_t hccl_flight_enqueue(hccl_flight *f, const hccl_op_args *args, uint64_t now);
 /* id 0: record a new operation, queued and started at once (one lock instead of
  * two); returns the id (0 when the recorder is off). */
 uint64_t hccl_flight_start(hccl_flight *f, uint64_t id, const hccl_op_args *args, const hccl_fingerprint *fp,
-                           hccl_algo_id algo, uint64_t now_ns);
+                           hccl_algo_id algo, uint64_t now);
 void hccl_flight_end(hccl_flight *f, uint64_t id, uint32_t seq, const char *error /* NULL = success */,
-                     uint64_t now_ns);
+                     uint64_t now);
 /* Write the JSON dump to path (NULL: HCCL_FLIGHT_RECORDER_DIR, default /tmp, with a
  * name made of comm, rank and pid); the path written goes to *written if given. */
 int hccl_flight_dump(hccl_flight *f, const char *path, const char *comm, uint32_t rank, uint32_t nranks,

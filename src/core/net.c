@@ -99,7 +99,8 @@ struct hccl_netimpl {
     uint32_t rank, nranks;
     hccl_conn **conns;
     hccl_fingerprint fp;
-    uint64_t deadline_ns;
+    uint64_t timeout_ns;  /* the operation's execution timeout (0: none) */
+    uint64_t deadline_ns; /* its end: set at the operation's first clock read (pace_idle) */
     const int *abort_flag;
     uint32_t *p2p_sseq, *p2p_rseq;
     unsigned char *send_partial; /* a message to this peer is half sent */
@@ -124,7 +125,7 @@ struct hccl_netimpl {
     pthread_mutex_t io_lock; /* held by a responder pass, by abort and by a begin_op that waits */
     int idle;                /* atomic IDLE_*: between successful operations the responder may read */
     int broken;              /* an operation failed: the connections are not read again */
-    uint64_t idle_since;
+    uint64_t idle_since; /* hccl_coarse_ns() */
     /* Consecutive sched_yields of this rank's waits that took long (more than
      * YIELD_SWITCHED_NS: another thread ran meanwhile), up to 2; a quick one resets it.
      * At 2 the CPU is contended (more ranks than cores): waits yield on every idle pass
@@ -980,6 +981,9 @@ static int pace_idle(hccl_netimpl *n, pace *w)
         w->progress_mark = 0;
     }
     if (n->abort_flag && __atomic_load_n(n->abort_flag, __ATOMIC_ACQUIRE)) return PACE_ABORTED;
+    /* An operation's deadline counts from its first wait that reads the clock: no
+     * clock read for an operation that never waits (an eager root's). */
+    if (!n->deadline_ns && n->timeout_ns) n->deadline_ns = now + n->timeout_ns;
     if (n->deadline_ns && now > n->deadline_ns) return PACE_LATE;
     /* While the CPU is contended a pass yields it anyway: poll (and its wake-up
      * through the peer's system call) only after a longer wait. */
@@ -1526,7 +1530,7 @@ static void *resp_main(void *arg)
             if (pthread_mutex_trylock(&n->io_lock) != 0) continue; /* aborting, or a begin_op waits */
             int expect = IDLE_YES;
             if (__atomic_compare_exchange_n(&n->idle, &expect, IDLE_SERVING, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
-                if (hccl_now_ns() >= n->idle_since + RESP_IDLE_NS)
+                if (hccl_coarse_ns() >= n->idle_since + RESP_IDLE_NS)
                     for (uint32_t p = 0; p < n->nranks; p++)
                         if (p != n->rank) resp_serve_peer(n, p);
                 __atomic_store_n(&n->idle, IDLE_YES, __ATOMIC_RELEASE);
@@ -1550,7 +1554,7 @@ void hccl_net_start_responder(hccl_netimpl *n)
     pthread_once(&resp_once, resp_init);
     pthread_mutex_lock(&n->io_lock);
     __atomic_store_n(&n->serve, 1, __ATOMIC_RELAXED);
-    n->idle_since = hccl_now_ns();
+    n->idle_since = hccl_coarse_ns();
     __atomic_store_n(&n->idle, __atomic_load_n(&n->broken, __ATOMIC_RELAXED) ? IDLE_NO : IDLE_YES, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&n->io_lock);
     pthread_mutex_lock(&resp_mu);
@@ -1583,7 +1587,7 @@ void hccl_net_stop_responder(hccl_netimpl *n)
     pthread_mutex_unlock(&resp_mu);
 }
 
-void hccl_net_end_op(hccl_netimpl *n, int ok, uint64_t now_ns)
+void hccl_net_end_op(hccl_netimpl *n, int ok)
 {
     /* Abort and start_responder (which change broken and serve) run on the thread
      * that runs the operations, or before the first: no lock is needed to read them. */
@@ -1594,7 +1598,7 @@ void hccl_net_end_op(hccl_netimpl *n, int ok, uint64_t now_ns)
         return;
     }
     if (!n->fp.p2p && n->fp.seq) n->last_fp = n->fp;
-    n->idle_since = now_ns;
+    n->idle_since = hccl_coarse_ns();
     if (__atomic_load_n(&n->serve, __ATOMIC_RELAXED) && !__atomic_load_n(&n->broken, __ATOMIC_RELAXED))
         __atomic_store_n(&n->idle, IDLE_YES, __ATOMIC_RELEASE); /* publishes the fields above */
 }
@@ -1768,7 +1772,7 @@ void hccl_net_destroy(hccl_netimpl *n)
 
 hccl_net *hccl_net_base(hccl_netimpl *n) { return &n->base; }
 
-void hccl_net_begin_op(hccl_netimpl *n, const hccl_fingerprint *fp, uint64_t deadline_ns)
+void hccl_net_begin_op(hccl_netimpl *n, const hccl_fingerprint *fp, uint64_t timeout_ns)
 {
     int expect = IDLE_YES;
     if (!__atomic_compare_exchange_n(&n->idle, &expect, IDLE_NO, 0, __ATOMIC_ACQUIRE, __ATOMIC_ACQUIRE) &&
@@ -1778,7 +1782,8 @@ void hccl_net_begin_op(hccl_netimpl *n, const hccl_fingerprint *fp, uint64_t dea
         pthread_mutex_unlock(&n->io_lock);
     }
     n->fp = *fp;
-    n->deadline_ns = deadline_ns;
+    n->timeout_ns = timeout_ns;
+    n->deadline_ns = 0;
     n->err[0] = 0;
     memset(n->heard, 0, n->nranks);
 }

@@ -58,14 +58,16 @@ void hccl_fingerprint_of(const hccl_op_args *args, hccl_fingerprint *fp);
 /* "AllReduce(count=1024, fp32, sum)" */
 void hccl_fingerprint_str(const hccl_fingerprint *fp, char *buf, size_t len);
 
-/* Set before running an operation: its fingerprint and the execution deadline
- * (0 = none). */
-void hccl_net_begin_op(hccl_netimpl *n, const hccl_fingerprint *fp, uint64_t deadline_ns);
+/* Set before running an operation: its fingerprint and its execution timeout
+ * (0 = none), which counts from the operation's first wait that reads the clock
+ * (a few hundred nanoseconds of polling in; an operation that never waits reads no
+ * clock). */
+void hccl_net_begin_op(hccl_netimpl *n, const hccl_fingerprint *fp, uint64_t timeout_ns);
 
 /* After an operation begun with hccl_net_begin_op (ok: it succeeded; a collective's
  * sequence number and kind become the last completed collective). After a failure the
  * connections are not read between operations any more. */
-void hccl_net_end_op(hccl_netimpl *n, int ok, uint64_t now_ns /* hccl_now_ns() */);
+void hccl_net_end_op(hccl_netimpl *n, int ok);
 
 /* Once the communicator is set up: between operations, a background thread answers
  * peers' STATUS questions with this rank's last completed collective. stop (before

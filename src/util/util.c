@@ -19,6 +19,17 @@ uint64_t hccl_now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+uint64_t hccl_coarse_ns(void)
+{
+    struct timespec ts;
+#ifdef CLOCK_MONOTONIC_COARSE
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+#else
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+#endif
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 static long alloc_fail_countdown;
 
 void hccl_alloc_fail_after(long n) { __atomic_store_n(&alloc_fail_countdown, n, __ATOMIC_RELAXED); }

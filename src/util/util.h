@@ -10,6 +10,9 @@
 
 /* Monotonic clock in nanoseconds. */
 uint64_t hccl_now_ns(void);
+/* The same clock as of the last timer tick (a few ms behind; a quarter of the cost),
+ * for idle times measured in tens of milliseconds. Compare only with itself. */
+uint64_t hccl_coarse_ns(void);
 
 /* All library allocations go through these, so tests can inject failures. */
 void *hccl_malloc(size_t n);

@@ -51,6 +51,11 @@ def validate_dump(path, d):
         for key in ("seq", "call", "op", "count", "algo", "state", "enqueue_us", "start_us", "end_us", "error"):
             check(key in op, "%s: an op lacks %s: %s" % (path, key, op))
         check(op.get("state") in ("queued", "running", "done", "failed"), "%s: bad state %s" % (path, op.get("state")))
+        # Its times are in order, and before the dump's (they are converted at the dump).
+        if op.get("state") in ("done", "failed") and op.get("start_us"):
+            check(0 < op["enqueue_us"] <= op["start_us"] <= op["end_us"] <= d["dumped_us"],
+                  "%s: times out of order (enqueue, start, end, dumped): %s, %s, %s, %s" %
+                  (path, op["enqueue_us"], op["start_us"], op["end_us"], d["dumped_us"]))
         # An operation that started names the algorithm chosen (by name, at the dump).
         if op.get("state") in ("running", "done"):
             check(isinstance(op.get("algo"), str) and op["algo"] not in ("", "-"),

@@ -1,0 +1,119 @@
+/*
+ * ticks.c - timestamps for records (ticks.h).
+ */
+#include "util/ticks.h"
+
+#include "util/util.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#define HAVE_TSC 1
+#else
+#define HAVE_TSC 0
+#endif
+
+enum { MODE_UNSET, MODE_TSC, MODE_CLOCK };
+
+static int mode; /* atomic: MODE_*, set once */
+static uint64_t base_ticks, base_ns; /* the first reading (TSC only), before mode is published */
+
+static int kernel_uses_tsc(void)
+{
+    char buf[32] = "";
+    FILE *f = fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource", "r");
+    if (!f) return 0;
+    int ok = fgets(buf, sizeof buf, f) != NULL;
+    fclose(f);
+    return ok && strcmp(buf, "tsc\n") == 0;
+}
+
+static pthread_mutex_t init_mu = PTHREAD_MUTEX_INITIALIZER;
+
+#if HAVE_TSC
+/* CLOCK_MONOTONIC and the TSC at (nearly) one instant: the clock read on both sides
+ * of the TSC's, the closest of a few tries (a preemption in between would skew every
+ * conversion by its length). */
+static void read_pair(uint64_t *ns, uint64_t *ticks)
+{
+    uint64_t best = UINT64_MAX;
+    for (int i = 0; i < 8 && best > 2000; i++) {
+        uint64_t a = hccl_now_ns(), t = __rdtsc(), b = hccl_now_ns();
+        if (b - a < best) {
+            best = b - a;
+            *ns = a + (b - a) / 2;
+            *ticks = t;
+        }
+    }
+}
+#endif
+
+static int set_mode(int want)
+{
+    pthread_mutex_lock(&init_mu);
+    int m = __atomic_load_n(&mode, __ATOMIC_ACQUIRE);
+    if (m == MODE_UNSET) {
+        m = want ? want : (HAVE_TSC && kernel_uses_tsc() ? MODE_TSC : MODE_CLOCK);
+#if HAVE_TSC
+        if (m == MODE_TSC) {
+            read_pair(&base_ns, &base_ticks);
+        }
+#endif
+        __atomic_store_n(&mode, m, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&init_mu);
+    return m;
+}
+
+static inline int get_mode(void)
+{
+    int m = __atomic_load_n(&mode, __ATOMIC_ACQUIRE);
+    return m != MODE_UNSET ? m : set_mode(0);
+}
+
+uint64_t hccl_ticks(void)
+{
+#if HAVE_TSC
+    if (__builtin_expect(get_mode() == MODE_TSC, 1)) return __rdtsc();
+#else
+    (void)get_mode();
+#endif
+    return hccl_now_ns();
+}
+
+int hccl_ticks_are_tsc(void) { return get_mode() == MODE_TSC; }
+
+void hccl_ticks_use_clock(void) { (void)set_mode(MODE_CLOCK); }
+
+void hccl_ticks_ref_now(hccl_ticks_ref *r)
+{
+    r->ns_per_tick = 1.0;
+    if (get_mode() != MODE_TSC) {
+        r->ns = r->ticks = hccl_now_ns();
+        return;
+    }
+#if HAVE_TSC
+    for (;;) {
+        read_pair(&r->ns, &r->ticks);
+        uint64_t since = r->ns - base_ns;
+        if (since >= HCCL_TICKS_CALIBRATE_NS && r->ticks > base_ticks) break;
+        uint64_t left = since < HCCL_TICKS_CALIBRATE_NS ? HCCL_TICKS_CALIBRATE_NS - since : 1000000u;
+        struct timespec ts = {0, (long)left};
+        nanosleep(&ts, NULL);
+    }
+    r->ns_per_tick = (double)(r->ns - base_ns) / (double)(r->ticks - base_ticks);
+#endif
+}
+
+uint64_t hccl_ticks_ns(const hccl_ticks_ref *r, uint64_t t)
+{
+    if (t <= r->ticks) {
+        uint64_t back = (uint64_t)((double)(r->ticks - t) * r->ns_per_tick);
+        return back < r->ns ? r->ns - back : 0;
+    }
+    return r->ns + (uint64_t)((double)(t - r->ticks) * r->ns_per_tick);
+}
