@@ -796,13 +796,33 @@ static int recv_parts(hccl_conn *c, unsigned char *buf, size_t len, const size_t
     return got == len ? 0 : -1;
 }
 
+/* The reader's answer on the connection itself: a producer makes inline copies only
+ * of sends that follow a receive (shm.c, "Inline copies"). */
+static int reply(hccl_conn *c, int rank)
+{
+    int fails = 0;
+    unsigned char b = 0x5a;
+    size_t one[2] = {1, 0};
+    if (rank == 1) {
+        struct iovec v = {&b, 1};
+        size_t m = 0;
+        CHK(c->ops->send(c, &v, 1, &m) == HCCL_SUCCESS && m == 1, "reply: send");
+        flush(c);
+    } else {
+        CHK(recv_parts(c, &b, 1, one) == 0 && b == 0x5a, "reply: receive");
+    }
+    return fails;
+}
+
 /*
  * Small messages, where the consumer may take them from the inline copy in the head
  * counter's block (up to 112 bytes) rather than from the ring: a message read in
  * pieces, two messages read as one, several iovecs on both sides, the first size
  * that does not fit, and a 4 KiB ring wrapped many times with sizes 1..120. Rank 0
  * sends, then signals over fd; rank 1 reads only after the signal, so every case
- * is the one named. Every byte is checked.
+ * is the one named, and answers on the connection, so that rank 0's next send
+ * follows a receive and is copied inline (in the wrap, after two rounds in three
+ * only: the others are not). Every byte is checked.
  */
 static int small_rank(int rank, int fd, void *arg)
 {
@@ -859,6 +879,7 @@ static int small_rank(int rank, int fd, void *arg)
             }
             sync_byte(fd, 1);
         }
+        if (!fails) fails += reply(c, rank);
         pos += len;
     }
     /* Lockstep through a 4 KiB ring: positions wrap while the inline copies do not. */
@@ -880,6 +901,7 @@ static int small_rank(int rank, int fd, void *arg)
             }
             sync_byte(fd, 1);
         }
+        if (!fails && i % 3 != 2) fails += reply(c, rank);
         pos += len;
     }
     c->ops->close(c);

@@ -66,6 +66,11 @@
  * header and 16 bytes of payload, share head's 64-byte line). The bytes are in the
  * ring as well: a copy that is not good (being rewritten, or of another message) is
  * simply not used. Every word is accessed atomically (relaxed, ordered by fences).
+ * Only a send that follows a receive on the connection is copied inline: an answer,
+ * which its consumer is likely waiting for. A producer that sends again and again
+ * without hearing back (an eager Broadcast's root, a Reduce's leaves) runs ahead of
+ * its consumer, who then finds several messages and reads the ring; the copies cost
+ * such a root 13-15% of its time on a crowded host.
  *
  * Doorbells: each side owns two FIFOs, "data" (its incoming ring got bytes) and
  * "space" (its outgoing ring got room). wait_fd returns the one for the direction
@@ -196,6 +201,7 @@ typedef struct shm_conn {
     uint64_t rx_head; /* rx->head when we last read it (it only grows) */
     uint64_t rx_drained; /* the last value we stored in rx->drained */
     int lazy_head, lazy_tail; /* published lazily, want not looked at yet */
+    int rx_since_tx; /* we received since our last send (see "Inline copies") */
     int bell[2][2];   /* [side][BELL_DATA/BELL_SPACE], each opened O_RDWR */
     _Atomic int shut; /* shutdown() was called: our own send/recv fail too */
     void *tok_tx, *tok_rx; /* ThreadSanitizer: one token per ring, shared by both sides */
@@ -290,7 +296,8 @@ static inline void publish_lazy(_Atomic uint64_t *counter, uint64_t value, void 
 /* Producer: copy the len (<= INLINE_MAX) bytes of iov at stream position pos. */
 static void inline_put(shm_conn *s, uint64_t pos, const struct iovec *iov, int iovcnt, size_t len)
 {
-    uint64_t w[INLINE_WORDS] = {0};
+    uint64_t w[INLINE_WORDS];
+    w[(len - 1) / 8] = 0; /* the last word's bytes past len (the others are all copied) */
     unsigned char *b = (unsigned char *)w;
     for (int k = 0; k < iovcnt; k++) {
         if (iov[k].iov_len) memcpy(b, iov[k].iov_base, iov[k].iov_len);
@@ -427,7 +434,8 @@ static HcclResult shm_send(hccl_conn *c, const struct iovec *iov, int iovcnt, si
             }
         }
         if (n == 0) break;
-        if (done == 0 && n == total && total <= INLINE_MAX) inline_put(s, head, iov, iovcnt, (size_t)total);
+        if (done == 0 && n == total && total <= INLINE_MAX && s->rx_since_tx)
+            inline_put(s, head, iov, iovcnt, (size_t)total);
         head += n;
         done += n;
         if (lazy) {
@@ -439,6 +447,7 @@ static HcclResult shm_send(hccl_conn *c, const struct iovec *iov, int iovcnt, si
     }
     s->tx_head = head;
     s->tx_tail = tail;
+    if (done) s->rx_since_tx = 0;
     /* Moving again: a stale arm would only cost the peer a needless write(2). */
     if (done && atomic_load_explicit(&s->tx->wr_wait, memory_order_relaxed))
         atomic_store_explicit(&s->tx->wr_wait, 0, memory_order_relaxed);
@@ -512,6 +521,7 @@ static HcclResult shm_recv(hccl_conn *c, const struct iovec *iov, int iovcnt, si
         atomic_store_explicit(&s->rx->drained, tail, memory_order_release);
     }
     if (done) {
+        s->rx_since_tx = 1;
         if (atomic_load_explicit(&s->rx->rd_wait, memory_order_relaxed))
             atomic_store_explicit(&s->rx->rd_wait, 0, memory_order_relaxed);
         *moved = (size_t)done;
@@ -695,6 +705,7 @@ static HcclResult map_segment(shm_conn *s, int fd)
 static void conn_init(shm_conn *s, int side, size_t ring_bytes, const char *name)
 {
     s->side = side;
+    s->rx_since_tx = 1; /* the first send is a reply as far as we know */
     s->size = ring_bytes;
     s->mask = ring_bytes - 1;
     s->chunk = HCCL_MIN(CHUNK, (uint64_t)ring_bytes / 4);
