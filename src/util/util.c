@@ -12,23 +12,19 @@
 #include <sys/random.h>
 #include <time.h>
 
-uint64_t hccl_now_ns(void)
+static inline uint64_t clock_ns(clockid_t id)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(id, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-uint64_t hccl_coarse_ns(void)
-{
-    struct timespec ts;
-#ifdef CLOCK_MONOTONIC_COARSE
-    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-#else
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+uint64_t hccl_now_ns(void) { return clock_ns(CLOCK_MONOTONIC); }
+
+#ifndef CLOCK_MONOTONIC_COARSE
+#define CLOCK_MONOTONIC_COARSE CLOCK_MONOTONIC
 #endif
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
+uint64_t hccl_coarse_ns(void) { return clock_ns(CLOCK_MONOTONIC_COARSE); }
 
 static long alloc_fail_countdown;
 
