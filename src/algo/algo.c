@@ -5,7 +5,7 @@
  * rank makes the same choice:
  *   One host with shared slots (ctx->net->slot_gather): AllReduce up to 512 B,
  *                      AllGather, ReduceScatter and AlltoAll up to 512 B in all; 1
- *                      KiB on a crowded host                -> slots (one round
+ *                      KiB on a crowded host; Barrier       -> slots (one round
  *                      through shared memory, no messages)
  *   AllReduce, n > 1:  bytes <= 16 KiB and n <= 64             -> oneshot, or
  *                      recursive doubling when ctx->crowded and n > 2
@@ -133,7 +133,8 @@ int hccl_algo_implements(hccl_algo_id id, hccl_op_type t)
     case HCCL_ALGO_CHAIN: return t == HCCL_OP_BROADCAST || t == HCCL_OP_REDUCE;
     case HCCL_ALGO_RD: return t == HCCL_OP_ALLREDUCE;
     case HCCL_ALGO_SLOT:
-        return t == HCCL_OP_ALLREDUCE || t == HCCL_OP_ALLGATHER || t == HCCL_OP_REDUCE_SCATTER || t == HCCL_OP_ALLTOALL;
+        return t == HCCL_OP_ALLREDUCE || t == HCCL_OP_ALLGATHER || t == HCCL_OP_REDUCE_SCATTER || t == HCCL_OP_ALLTOALL ||
+               t == HCCL_OP_BARRIER;
     default: return 0;
     }
 }
@@ -246,6 +247,8 @@ hccl_algo_id hccl_algo_select(const hccl_algo_ctx *ctx, const hccl_op_args *a)
         if ((ctx->direct || bytes <= EAGER_NET_BYTES) && bytes * (ctx->nranks - 1) <= EAGER_ROOTED_MAX_BYTES)
             return HCCL_ALGO_ONESHOT;
         return HCCL_ALGO_REFERENCE;
+    case HCCL_OP_BARRIER:
+        return ctx->net->slot_gather ? HCCL_ALGO_SLOT : HCCL_ALGO_REFERENCE;
     default:
         return HCCL_ALGO_REFERENCE;
     }
@@ -339,6 +342,7 @@ HcclResult hccl_algo_run_with(hccl_algo_ctx *ctx, const hccl_op_args *args, hccl
         case HCCL_OP_ALLGATHER: return hccl_algo_slot_allgather(ctx, args);
         case HCCL_OP_REDUCE_SCATTER: return hccl_algo_slot_reduce_scatter(ctx, args);
         case HCCL_OP_ALLTOALL: return hccl_algo_slot_alltoall(ctx, args);
+        case HCCL_OP_BARRIER: return hccl_algo_slot_barrier(ctx, args);
         default: return hccl_algo_run_reference(ctx, args);
         }
     case HCCL_ALGO_CHAIN:

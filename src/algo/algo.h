@@ -207,6 +207,7 @@ HcclResult hccl_algo_slot_allreduce(hccl_algo_ctx *ctx, const hccl_op_args *a);
 HcclResult hccl_algo_slot_allgather(hccl_algo_ctx *ctx, const hccl_op_args *a);      /* AllGather only */
 HcclResult hccl_algo_slot_reduce_scatter(hccl_algo_ctx *ctx, const hccl_op_args *a); /* ReduceScatter only */
 HcclResult hccl_algo_slot_alltoall(hccl_algo_ctx *ctx, const hccl_op_args *a);       /* AlltoAll only */
+HcclResult hccl_algo_slot_barrier(hccl_algo_ctx *ctx, const hccl_op_args *a);
 HcclResult hccl_algo_oneshot_allgather(hccl_algo_ctx *ctx, const hccl_op_args *a); /* also _V */
 HcclResult hccl_algo_oneshot_reduce_scatter(hccl_algo_ctx *ctx, const hccl_op_args *a);
 HcclResult hccl_algo_oneshot_broadcast(hccl_algo_ctx *ctx, const hccl_op_args *a);

@@ -4,6 +4,7 @@
 #include "algo/direct_common.h"
 
 #include "util/copy.h"
+#include "util/log.h"
 
 #include <string.h>
 
@@ -21,8 +22,20 @@ static HcclResult all_to_all(hccl_algo_ctx *ctx, void *mine, size_t bytes, char 
     return ctx->net->exchange(ctx->net, x, k);
 }
 
+/* On one host with shared slots (ctx->net->slot_gather), each of these rounds is one
+ * slot_gather: every rank publishes its addresses (or nothing) in its slot and reads
+ * the others', with no framed message to send or to take. Elsewhere (several hosts,
+ * a group of hier.c), or where the addresses fit no slot, the all-to-all over the
+ * connections. */
 HcclResult hccl_direct_open(hccl_algo_ctx *ctx, hccl_direct_addrs mine, hccl_direct_addrs *theirs)
 {
+    if (ctx->net->slot_gather) {
+        const unsigned char *first = NULL;
+        size_t stride = 0;
+        CHECK(ctx->net->slot_gather(ctx->net, &mine, sizeof mine, &first, &stride));
+        for (uint32_t j = 0; j < ctx->nranks; j++) memcpy(&theirs[j], first + stride * j, sizeof theirs[j]);
+        return HCCL_SUCCESS;
+    }
     theirs[ctx->rank] = mine;
     return all_to_all(ctx, &mine, sizeof mine, (char *)theirs);
 }
@@ -30,9 +43,16 @@ HcclResult hccl_direct_open(hccl_algo_ctx *ctx, hccl_direct_addrs mine, hccl_dir
 HcclResult hccl_direct_open_v(hccl_algo_ctx *ctx, const hccl_direct_addrs *mine, hccl_direct_addrs *theirs)
 {
     uint32_t n = ctx->nranks, r = ctx->rank;
+    if (n > HCCL_DIRECT_MAX_RANKS) return HCCL_E_INTERNAL;
+    if (ctx->net->slot_gather && sizeof *mine * n <= HCCL_NET_SLOT_BYTES) { /* every rank's n entries: ours is [r] */
+        const unsigned char *first = NULL;
+        size_t stride = 0;
+        CHECK(ctx->net->slot_gather(ctx->net, mine, sizeof *mine * n, &first, &stride));
+        for (uint32_t j = 0; j < n; j++) memcpy(&theirs[j], first + stride * j + sizeof *mine * r, sizeof theirs[j]);
+        return HCCL_SUCCESS;
+    }
     hccl_xfer x[2 * HCCL_DIRECT_MAX_RANKS];
     int k = 0;
-    if (n > HCCL_DIRECT_MAX_RANKS) return HCCL_E_INTERNAL;
     theirs[r] = mine[r];
     for (uint32_t j = 0; j < n; j++) {
         if (j == r) continue;
@@ -42,7 +62,16 @@ HcclResult hccl_direct_open_v(hccl_algo_ctx *ctx, const hccl_direct_addrs *mine,
     return ctx->net->exchange(ctx->net, x, k);
 }
 
-HcclResult hccl_direct_close(hccl_algo_ctx *ctx) { return all_to_all(ctx, NULL, 0, NULL); }
+HcclResult hccl_direct_close(hccl_algo_ctx *ctx)
+{
+    if (ctx->net->slot_gather) {
+        static const char none;
+        const unsigned char *first = NULL;
+        size_t stride = 0;
+        return ctx->net->slot_gather(ctx->net, &none, 0, &first, &stride);
+    }
+    return all_to_all(ctx, NULL, 0, NULL);
+}
 
 HcclResult hccl_direct_copy(hccl_algo_ctx *ctx, uint32_t peer, int write, void *local, uint64_t remote, size_t bytes,
                             int nt)

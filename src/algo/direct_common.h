@@ -1,7 +1,8 @@
 /*
  * direct_common.h - shared steps of the direct (same-host) algorithms: the
- * all-to-all of buffer addresses that opens them and the empty all-to-all that
- * closes them, and a copy that uses the peer pointer when there is one.
+ * all-gather of buffer addresses that opens them and the empty round that closes
+ * them (slot rounds where the communicator has slots), and a copy that uses the peer
+ * pointer when there is one.
  */
 #ifndef HCCL_ALGO_DIRECT_COMMON_H
 #define HCCL_ALGO_DIRECT_COMMON_H
@@ -16,12 +17,14 @@ typedef struct hccl_direct_addrs {
     uint64_t send, recv;
 } hccl_direct_addrs;
 
-/* Send `mine` to every peer and receive every peer's into theirs[j] (theirs[rank] =
- * mine). Every rank must call it (it doubles as the entry barrier). */
+/* Give `mine` to every peer and get every peer's into theirs[j] (theirs[rank] =
+ * mine): one slot round on a communicator with slots, else an all-to-all of messages.
+ * Every rank must call it (it doubles as the entry barrier). */
 HcclResult hccl_direct_open(hccl_algo_ctx *ctx, hccl_direct_addrs mine, hccl_direct_addrs *theirs);
 /* Personalised variant: send mine[j] to peer j, receive theirs[j] from peer j. */
 HcclResult hccl_direct_open_v(hccl_algo_ctx *ctx, const hccl_direct_addrs *mine, hccl_direct_addrs *theirs);
-/* Empty message to and from every peer: nobody leaves while others use its buffers. */
+/* An empty slot round, or an empty message to and from every peer: nobody leaves
+ * while others use its buffers. */
 HcclResult hccl_direct_close(hccl_algo_ctx *ctx);
 /* Copy between local memory and peer j's address (pointer when possible); nt: with
  * stores that bypass the cache (hccl_copy_nt) when the copy is ours to make. */

@@ -9,6 +9,7 @@
  *                  0, 1, ..., n-1 in rank order.
  *   AlltoAll:      publish the whole input (n blocks); copy block r of slot j into
  *                  block j of recvbuf.
+ *   Barrier:       publish nothing (every rank's slot of the call is there: all arrived).
  *
  * The oneshot's math (the same order on every rank, so results are bitwise the same
  * on every rank and run to run) without its n - 1 framed messages per rank: each
@@ -91,4 +92,13 @@ HcclResult hccl_algo_slot_reduce_scatter(hccl_algo_ctx *ctx, const hccl_op_args 
 HcclResult hccl_algo_slot_alltoall(hccl_algo_ctx *ctx, const hccl_op_args *a)
 {
     return copy_blocks(ctx, a, HCCL_OP_ALLTOALL);
+}
+
+HcclResult hccl_algo_slot_barrier(hccl_algo_ctx *ctx, const hccl_op_args *a)
+{
+    (void)a;
+    static const char none;
+    const char *first = NULL;
+    size_t stride = 0;
+    return gather(ctx, &none, 0, &first, &stride);
 }

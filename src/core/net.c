@@ -1313,19 +1313,30 @@ static HcclResult slot_check_live(hccl_netimpl *n, const unsigned char *got)
     return HCCL_SUCCESS;
 }
 
+/* A message of the operation this rank is in (the same call, any length): one that a
+ * peer sent after the slot round of an algorithm that has both (the direct AlltoAll's
+ * pairwise pieces after its slot round, say), still to be taken. */
+static int of_this_op(const hccl_netimpl *n, const msg_hdr *h)
+{
+    msg_hdr want;
+    fp_to_hdr(&n->fp, n->fp.seq, h->len, &want);
+    return memcmp(h, &want, sizeof want) == 0;
+}
+
 /* After a slot_gather: a message of this or an earlier collective that some peer
  * sent us over its connection and no operation took. Every operation takes all the
  * messages meant for it, so that peer was in another operation when it sent it (two
  * ranks that both acted as a small Broadcast's root, say): the mismatch is reported
- * as the engine would have on finding that message first. Messages of later
- * operations (peers that finished this one first), point-to-point ones and STATUS
- * questions stay where they are; an ABORT frame is the error. */
+ * as the engine would have on finding that message first. Messages of this operation
+ * (of_this_op) and later ones (peers that finished this one first), point-to-point
+ * ones and STATUS questions stay where they are; an ABORT frame is the error. */
 static HcclResult slot_ring_evidence(hccl_netimpl *n, size_t bytes)
 {
     for (uint32_t p = 0; p < n->nranks; p++) {
         msg_hdr h;
         if (p == n->rank || !n->conns[p] || !peek_from(n, p, &h, sizeof h)) continue;
         if (h.op != OP_ABORT && (h.op == OP_STATUS || (h.flags & FLAG_P2P) || h.seq > n->fp.seq)) continue;
+        if (h.op != OP_ABORT && of_this_op(n, &h)) continue;
         if (!ensure_st(n, 1)) return fail(n, HCCL_E_MEMORY, "out of memory");
         xstate *s = &n->st[0];
         memset(s, 0, sizeof *s);
