@@ -84,7 +84,8 @@
  * with the agreement round first, faster at every size measured (2 and 4 ranks). */
 #define EAGER_ROOTED_MAX_BYTES (256u << 10)
 /* Above that, Reduce on one host is direct (every rank reduces a slice from all the
- * inputs, the root collects: 2 ranks 2-16 MiB 2.1-2.3x faster than the chain; 4 and 8
+ * inputs into the root's buffer: 2 ranks 2-16 MiB 2.1-2.3x faster than the chain when
+ * the root still collected the slices itself; 4 and 8
  * ranks on 2 cores, 20 operations on a stream, 64-128 KiB: 1.2-1.5x faster than the
  * chain, 1.0-1.3x than the tree, 1.2-2x from 256 KiB; docs/performance.md). */
 /* ... and with 2 ranks (a CPU each) the eager Reduce only up to this size: above, the direct one's

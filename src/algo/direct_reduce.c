@@ -1,25 +1,29 @@
 /*
  * direct_reduce.c - Reduce between ranks of one host, reading the peers' inputs
- * directly (as direct_allreduce.c does), with only the root collecting the result.
+ * directly (as direct_allreduce.c does) and writing the result straight into the
+ * root's recvbuf.
  *
- *   1. all-to-all of (sendbuf, scratch accumulator) addresses     [all have entered]
+ *   1. all-gather of (sendbuf, the root's recvbuf) addresses       [all have entered]
  *   2. the data is cut in windows of n x C elements; in each window rank r owns
- *      slice r (block split of the window) and reduces it in rank order from every
- *      rank's input: the root into its recvbuf, the others into their accumulator
- *   3. empty all-to-all                                            [the window is reduced]
- *   4. the root copies slice j of the window from rank j's accumulator into recvbuf
- *   5. empty all-to-all                     [the accumulators may be reused; the last:
- *                                            nobody leaves early]
+ *      slice r (block split of the window), reduces it in rank order from every
+ *      rank's input and writes it into the root's recvbuf (through the peer pointer,
+ *      or from a scratch slice with the peer copy)
+ *   3. empty all-gather                  [the result is written and nobody's input is
+ *                                          read any more: nobody leaves early]
  *
- * With 2 ranks up to WHOLE_MAX_BYTES the root alone reduces the whole vector from both
- * inputs between steps 1 and 5 (two rounds instead of three, no collection).
+ * (Steps 1 and 3 are slot rounds on one host with slots: direct_common.h.) With 2 ranks
+ * up to WHOLE_MAX_BYTES, and on a crowded host up to WHOLE_CROWDED_MAX_INPUTS of inputs
+ * in all, the root alone reduces the whole vector from every input between steps 1
+ * and 3 (no other core's share of the work to wait for).
  *
  * Every rank reads every input once and writes 1/n of the result, instead of the
- * tree's or chain's copies through the rings; only the root writes its recvbuf (the
- * others may pass none). In place at the root is safe: it writes only its own slice
- * before step 3, which no other rank reads, and the rest after it. Reduction order is
- * fixed, so results are bitwise reproducible. Chosen on one host above the eager
- * Reduce's size.
+ * tree's or chain's copies through the rings, and nobody copies the result twice
+ * (the root used to pull the slices from the others' scratch, alone: 2 and 4 ranks,
+ * 2-8 MiB, 1.8-2x slower). Like the direct Broadcast's share, these are writes into a
+ * peer's buffer, which its owner waits for in step 3; only the root has a recvbuf (the
+ * others may pass none). In place at the root is safe: slice j of the root's buffer is
+ * read (as the root's input) and written by rank j only. Reduction order is fixed, so
+ * results are bitwise reproducible. Chosen on one host above the eager Reduce's size.
  */
 #include "algo/algo.h"
 #include "algo/direct_common.h"
@@ -34,6 +38,11 @@
  * 2.6-4.8x faster than the slices and their collection, whose rounds cost more than the
  * other core's share of the work saves; at 1 MiB 1.5x slower). */
 #define WHOLE_MAX_BYTES (512u << 10)
+/* ... and on a crowded host (more ranks than cores) while the root reads at most this
+ * many bytes of inputs in all (n x the vector): there every round waits for every
+ * rank to be scheduled (3-8 ranks on 2 cores, 20 operations on a stream: 1.2-1.5x
+ * faster up to 1 MiB in all, 8 ranks at 2 MiB 1.2-1.3x slower; docs/performance.md). */
+#define WHOLE_CROWDED_MAX_INPUTS (1u << 20)
 
 HcclResult hccl_algo_direct_reduce(hccl_algo_ctx *ctx, const hccl_op_args *a)
 {
@@ -43,18 +52,23 @@ HcclResult hccl_algo_direct_reduce(hccl_algo_ctx *ctx, const hccl_op_args *a)
         !ctx->net->peer_copy)
         return HCCL_E_PARA;
     if (a->count == 0) return HCCL_SUCCESS;
+    if (n == 1) {
+        if (a->recvbuf != a->sendbuf) memcpy(a->recvbuf, a->sendbuf, (size_t)(a->count * es));
+        return HCCL_SUCCESS;
+    }
 
     char *s = ctx->scratch;
     hccl_direct_addrs *peer = (hccl_direct_addrs *)s; /* n entries */
     const size_t hdr = ((sizeof(hccl_direct_addrs) * n) + 63) & ~(size_t)63;
-    char *mine = s + hdr, *acc = mine + CHUNK_BYTES; /* our slice (not the root), the running sum */
+    char *mine = s + hdr, *acc = mine + CHUNK_BYTES; /* our slice without a peer pointer, the running sum */
     char *stage[2] = {acc + CHUNK_BYTES, acc + 2 * (size_t)CHUNK_BYTES};
     if (hdr + 4 * (size_t)CHUNK_BYTES > ctx->scratch_bytes) return HCCL_E_INTERNAL;
     const uint64_t chunk = CHUNK_BYTES / es; /* elements per slice */
 
-    hccl_direct_addrs me = {(uint64_t)(uintptr_t)a->sendbuf, (uint64_t)(uintptr_t)mine};
+    hccl_direct_addrs me = {(uint64_t)(uintptr_t)a->sendbuf, (uint64_t)(uintptr_t)(r == root ? a->recvbuf : NULL)};
     CHECK(hccl_direct_open(ctx, me, peer));
-    if (n == 2 && a->count * es <= WHOLE_MAX_BYTES) {
+    const uint64_t bytes = a->count * es;
+    if ((n == 2 && bytes <= WHOLE_MAX_BYTES) || (ctx->crowded && bytes * n <= WHOLE_CROWDED_MAX_INPUTS)) {
         if (r == root)
             for (uint64_t base = 0; base < a->count; base += chunk) {
                 const uint64_t len = a->count - base < chunk ? a->count - base : chunk;
@@ -67,25 +81,17 @@ HcclResult hccl_algo_direct_reduce(hccl_algo_ctx *ctx, const hccl_op_args *a)
         const uint64_t wlen = a->count - base < chunk * n ? a->count - base : chunk * n;
         uint64_t off, len;
         hccl_pattern_block(wlen, n, r, &off, &len);
-        if (len) {
-            const uint64_t byte_off = (base + off) * es;
-            char *out = r == root ? (char *)a->recvbuf + byte_off : mine;
-            if (n == 1) {
-                if (out != (const char *)a->sendbuf + byte_off)
-                    memcpy(out, (const char *)a->sendbuf + byte_off, (size_t)len * es);
-            } else {
-                CHECK(hccl_direct_reduce_slice(ctx, a, peer, byte_off, len, out, acc, stage));
-            }
+        if (!len) continue;
+        const uint64_t byte_off = (base + off) * es;
+        if (r == root) {
+            CHECK(hccl_direct_reduce_slice(ctx, a, peer, byte_off, len, (char *)a->recvbuf + byte_off, acc, stage));
+            continue;
         }
-        CHECK(hccl_direct_close(ctx));
-        if (r == root)
-            for (uint32_t k = 1; k < n; k++) {
-                const uint32_t j = (r + k) % n;
-                hccl_pattern_block(wlen, n, j, &off, &len);
-                CHECK(hccl_direct_copy(ctx, j, 0, (char *)a->recvbuf + (base + off) * es, peer[j].recv,
-                                       (size_t)len * es, 0));
-            }
-        CHECK(hccl_direct_close(ctx));
+        const uint64_t dst = peer[root].recv + byte_off;
+        const size_t slice = (size_t)len * es;
+        void *p = ctx->net->peer_ptr ? ctx->net->peer_ptr(ctx->net, root, dst, slice) : NULL;
+        CHECK(hccl_direct_reduce_slice(ctx, a, peer, byte_off, len, p ? p : mine, acc, stage));
+        if (!p) CHECK(hccl_direct_copy(ctx, root, 1, mine, dst, slice, 0));
     }
-    return HCCL_SUCCESS;
+    return hccl_direct_close(ctx);
 }
