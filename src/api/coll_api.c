@@ -4,24 +4,66 @@
  */
 #include "api_int.h"
 
+#include "util/copy.h"
 #include "util/log.h"
 #include "util/util.h"
 
 #include <string.h>
 
-/* Acquire the communicator and get a zeroed descriptor: for an operation on the NULL
- * stream, which runs before the call returns, the caller's own (on its stack: no
- * allocation); for one queued on a stream, an allocated one the stream frees. */
-static HcclResult begin(const char *fn, HcclComm comm, hccl_op_type type, aclrtStream stream, hccl_op_args *local,
-                        hccl_comm **c, hccl_op_args **a)
+/* An operation whose count (the same on every rank) is 0 moves nothing anywhere and
+ * returns once its arguments are checked, as HCCL's own do ("input count is 0,
+ * return ... success") and NCCL's: no rendezvous, no sequence number, nothing queued.
+ * The vector forms still run: their counts may be 0 on one rank only. */
+static int moves_nothing(hccl_op_type type, uint64_t count)
 {
-    CHECK(hccl_comm_acquire(fn, comm, c));
-    if (!stream) {
-        memset(local, 0, sizeof *local);
+    switch (type) {
+    case HCCL_OP_ALLREDUCE:
+    case HCCL_OP_BROADCAST:
+    case HCCL_OP_REDUCE:
+    case HCCL_OP_REDUCE_SCATTER:
+    case HCCL_OP_ALLGATHER:
+    case HCCL_OP_SCATTER:
+    case HCCL_OP_GATHER:
+    case HCCL_OP_ALLTOALL:
+    case HCCL_OP_SEND:
+    case HCCL_OP_RECV:
+        return count == 0;
+    default:
+        return 0;
+    }
+}
+
+/* What the checks read of the communicator: copies of its size and rank, and the
+ * communicator itself, held by a reference, or NULL for an operation that moves
+ * nothing (checked against the copies from the registry, with no reference or lock
+ * taken: about 13 ns a call). */
+typedef struct api_comm {
+    uint32_t nranks, rank;
+    hccl_comm *comm;
+} api_comm;
+
+/* Look the communicator up and get a zeroed descriptor: for an operation on the NULL
+ * stream, which runs before the call returns, or one that moves nothing, the caller's
+ * own (on its stack: no allocation); for one queued on a stream, an allocated one the
+ * stream frees. */
+static HcclResult begin(const char *fn, HcclComm comm, hccl_op_type type, uint64_t count, aclrtStream stream,
+                        hccl_op_args *local, api_comm *c, hccl_op_args **a)
+{
+    c->comm = NULL;
+    /* Not Send and Recv: a group may collect them. */
+    if (moves_nothing(type, count) && type != HCCL_OP_SEND && type != HCCL_OP_RECV) {
+        CHECK(hccl_comm_peek(fn, comm, &c->nranks, &c->rank));
+    } else {
+        CHECK(hccl_comm_acquire(fn, comm, &c->comm));
+        c->nranks = c->comm->nranks;
+        c->rank = c->comm->rank;
+    }
+    if (!stream || !c->comm) {
+        hccl_zero_small(local, sizeof *local);
         local->borrowed = 1;
         *a = local;
     } else if (!(*a = hccl_calloc(1, sizeof **a))) {
-        hccl_comm_release(*c);
+        hccl_comm_release(c->comm);
         return HCCL_E_MEMORY;
     }
     (*a)->type = type;
@@ -34,42 +76,20 @@ static void drop(hccl_op_args *a)
     else hccl_op_args_free(a);
 }
 
-/* An operation whose count (the same on every rank) is 0 moves nothing anywhere and
- * returns once its arguments are checked, as HCCL's own do ("input count is 0,
- * return ... success") and NCCL's: no rendezvous, no sequence number, nothing queued.
- * The vector forms still run: their counts may be 0 on one rank only. */
-static int moves_nothing(const hccl_op_args *a)
-{
-    switch (a->type) {
-    case HCCL_OP_ALLREDUCE:
-    case HCCL_OP_BROADCAST:
-    case HCCL_OP_REDUCE:
-    case HCCL_OP_REDUCE_SCATTER:
-    case HCCL_OP_ALLGATHER:
-    case HCCL_OP_SCATTER:
-    case HCCL_OP_GATHER:
-    case HCCL_OP_ALLTOALL:
-    case HCCL_OP_SEND:
-    case HCCL_OP_RECV:
-        return a->count == 0;
-    default:
-        return 0;
-    }
-}
-
 /* Run or enqueue (which takes the descriptor and our reference to c), or drop the
- * descriptor after a failed check or when there is nothing to do. */
-static HcclResult finish(HcclResult res, hccl_comm *c, hccl_op_args *a, aclrtStream stream)
+ * descriptor after a failed check or when there is nothing to do (c->comm is NULL
+ * only then: begin had the same type and count). */
+static HcclResult finish(HcclResult res, api_comm *c, hccl_op_args *a, aclrtStream stream)
 {
-    if (res == HCCL_SUCCESS && moves_nothing(a)) {
-        HCCL_TRACE(COLL, "comm %s rank %u: %s of 0 elements: nothing to do", c->name, c->rank, hccl_op_name(a->type));
+    if (res == HCCL_SUCCESS && moves_nothing(a->type, a->count)) {
+        HCCL_TRACE(COLL, "rank %u: %s of 0 elements: nothing to do", c->rank, hccl_op_name(a->type));
     } else if (res == HCCL_SUCCESS && stream) {
-        return hccl_comm_enqueue(c, a, stream);
+        return hccl_comm_enqueue(c->comm, a, stream);
     } else if (res == HCCL_SUCCESS) {
-        res = hccl_comm_run(c, a, 0);
+        res = hccl_comm_run(c->comm, a, 0);
     }
     drop(a);
-    hccl_comm_release(c);
+    if (c->comm) hccl_comm_release(c->comm);
     return res;
 }
 
@@ -100,10 +120,10 @@ static HcclResult check_blocks(const char *fn, const void *buf, const uint64_t *
 static HcclResult reducing(const char *fn, hccl_op_type type, void *sendBuf, void *recvBuf, uint64_t count,
                            HcclDataType dt, HcclReduceOp op, uint32_t root, HcclComm comm, aclrtStream stream)
 {
-    hccl_comm *c;
+    api_comm cv, *c = &cv;
     hccl_op_args *a, local;
     size_t size = 0;
-    CHECK(begin(fn, comm, type, stream, &local, &c, &a));
+    CHECK(begin(fn, comm, type, count, stream, &local, c, &a));
     HcclResult res = hccl_api_dtype(fn, dt, &size);
     uint64_t mult = type == HCCL_OP_REDUCE_SCATTER ? c->nranks : 1;
     if (res == HCCL_SUCCESS) res = hccl_api_redop(fn, dt, op);
@@ -145,10 +165,10 @@ HcclResult HcclReduceScatterV(void *sendBuf, const void *sendCounts, const void 
                               aclrtStream stream)
 {
     const char *fn = "HcclReduceScatterV";
-    hccl_comm *c;
+    api_comm cv, *c = &cv;
     hccl_op_args *a, local;
     size_t size = 0;
-    CHECK(begin(fn, comm, HCCL_OP_REDUCE_SCATTER_V, stream, &local, &c, &a));
+    CHECK(begin(fn, comm, HCCL_OP_REDUCE_SCATTER_V, recvCount, stream, &local, c, &a));
     HcclResult res = hccl_api_dtype(fn, dataType, &size);
     if (res == HCCL_SUCCESS) res = hccl_api_redop(fn, dataType, op);
     if (res == HCCL_SUCCESS && (!sendCounts || !sendDispls)) {
@@ -180,10 +200,10 @@ HcclResult HcclBroadcast(void *buf, uint64_t count, HcclDataType dataType, uint3
                          aclrtStream stream)
 {
     const char *fn = "HcclBroadcast";
-    hccl_comm *c;
+    api_comm cv, *c = &cv;
     hccl_op_args *a, local;
     size_t size = 0;
-    CHECK(begin(fn, comm, HCCL_OP_BROADCAST, stream, &local, &c, &a));
+    CHECK(begin(fn, comm, HCCL_OP_BROADCAST, count, stream, &local, c, &a));
     HcclResult res = hccl_api_dtype(fn, dataType, &size);
     if (res == HCCL_SUCCESS) res = hccl_api_bytes(fn, count, size, 1, "count");
     if (res == HCCL_SUCCESS) res = hccl_api_rank(fn, root, c->nranks, "root");
@@ -200,10 +220,10 @@ HcclResult HcclBroadcast(void *buf, uint64_t count, HcclDataType dataType, uint3
 static HcclResult blocks(const char *fn, hccl_op_type type, void *sendBuf, void *recvBuf, uint64_t count,
                          HcclDataType dt, uint32_t root, HcclComm comm, aclrtStream stream)
 {
-    hccl_comm *c;
+    api_comm cv, *c = &cv;
     hccl_op_args *a, local;
     size_t size = 0;
-    CHECK(begin(fn, comm, type, stream, &local, &c, &a));
+    CHECK(begin(fn, comm, type, count, stream, &local, c, &a));
     HcclResult res = hccl_api_dtype(fn, dt, &size);
     if (res == HCCL_SUCCESS) res = hccl_api_bytes(fn, count, size, c->nranks, "count");
     if (res == HCCL_SUCCESS && type != HCCL_OP_ALLGATHER) res = hccl_api_rank(fn, root, c->nranks, "root");
@@ -248,10 +268,10 @@ HcclResult HcclAllGatherV(void *sendBuf, uint64_t sendCount, void *recvBuf, cons
                           const void *recvDispls, HcclDataType dataType, HcclComm comm, aclrtStream stream)
 {
     const char *fn = "HcclAllGatherV";
-    hccl_comm *c;
+    api_comm cv, *c = &cv;
     hccl_op_args *a, local;
     size_t size = 0;
-    CHECK(begin(fn, comm, HCCL_OP_ALLGATHER_V, stream, &local, &c, &a));
+    CHECK(begin(fn, comm, HCCL_OP_ALLGATHER_V, sendCount, stream, &local, c, &a));
     HcclResult res = hccl_api_dtype(fn, dataType, &size);
     if (res == HCCL_SUCCESS && (!recvCounts || !recvDispls)) {
         HCCL_WARN(COLL, "%s: %s is NULL", fn, !recvCounts ? "recvCounts" : "recvDispls");
@@ -280,10 +300,10 @@ HcclResult HcclAlltoAll(const void *sendBuf, uint64_t sendCount, HcclDataType se
                         uint64_t recvCount, HcclDataType recvType, HcclComm comm, aclrtStream stream)
 {
     const char *fn = "HcclAlltoAll";
-    hccl_comm *c;
+    api_comm cv, *c = &cv;
     hccl_op_args *a, local;
     size_t size = 0;
-    CHECK(begin(fn, comm, HCCL_OP_ALLTOALL, stream, &local, &c, &a));
+    CHECK(begin(fn, comm, HCCL_OP_ALLTOALL, sendCount, stream, &local, c, &a));
     HcclResult res = hccl_api_dtype(fn, sendType, &size);
     if (res == HCCL_SUCCESS) res = hccl_api_dtype(fn, recvType, NULL);
     if (res == HCCL_SUCCESS && (sendType != recvType || sendCount != recvCount)) {
@@ -306,10 +326,10 @@ HcclResult HcclAlltoAllV(const void *sendBuf, const void *sendCounts, const void
                          HcclComm comm, aclrtStream stream)
 {
     const char *fn = "HcclAlltoAllV";
-    hccl_comm *c;
+    api_comm cv, *c = &cv;
     hccl_op_args *a, local;
     size_t size = 0;
-    CHECK(begin(fn, comm, HCCL_OP_ALLTOALLV, stream, &local, &c, &a));
+    CHECK(begin(fn, comm, HCCL_OP_ALLTOALLV, 0, stream, &local, c, &a));
     HcclResult res = hccl_api_dtype(fn, sendType, &size);
     if (res == HCCL_SUCCESS) res = hccl_api_dtype(fn, recvType, NULL);
     if (res == HCCL_SUCCESS && sendType != recvType) {
@@ -339,10 +359,10 @@ HcclResult HcclAlltoAllVC(const void *sendBuf, const void *sendCountMatrix, Hccl
                           const void *recvBuf, HcclDataType recvType, HcclComm comm, aclrtStream stream)
 {
     const char *fn = "HcclAlltoAllVC";
-    hccl_comm *c;
+    api_comm cv, *c = &cv;
     hccl_op_args *a, local;
     size_t size = 0;
-    CHECK(begin(fn, comm, HCCL_OP_ALLTOALLVC, stream, &local, &c, &a));
+    CHECK(begin(fn, comm, HCCL_OP_ALLTOALLVC, 0, stream, &local, c, &a));
     HcclResult res = hccl_api_dtype(fn, sendType, &size);
     if (res == HCCL_SUCCESS) res = hccl_api_dtype(fn, recvType, NULL);
     if (res == HCCL_SUCCESS && sendType != recvType) {
@@ -378,14 +398,14 @@ HcclResult HcclAlltoAllVC(const void *sendBuf, const void *sendCountMatrix, Hccl
 
 HcclResult HcclBarrier(HcclComm comm, aclrtStream stream)
 {
-    hccl_comm *c;
+    api_comm cv, *c = &cv;
     hccl_op_args *a, local;
-    CHECK(begin("HcclBarrier", comm, HCCL_OP_BARRIER, stream, &local, &c, &a));
+    CHECK(begin("HcclBarrier", comm, HCCL_OP_BARRIER, 0, stream, &local, c, &a));
     a->dtype = HCCL_DATA_TYPE_INT8;
     return finish(HCCL_SUCCESS, c, a, stream);
 }
 
-static HcclResult check_item(const char *fn, const HcclSendRecvItem *it, uint32_t i, hccl_comm *c)
+static HcclResult check_item(const char *fn, const HcclSendRecvItem *it, uint32_t i, const api_comm *c)
 {
     size_t size = 0;
     if (it->sendRecvType != HCCL_SEND && it->sendRecvType != HCCL_RECV) {
@@ -402,9 +422,9 @@ static HcclResult check_item(const char *fn, const HcclSendRecvItem *it, uint32_
 static HcclResult p2p(const char *fn, HcclSendRecvType dir, void *buf, uint64_t count, HcclDataType dt,
                       uint32_t peer, HcclComm comm, aclrtStream stream)
 {
-    hccl_comm *c;
+    api_comm cv, *c = &cv;
     hccl_op_args *a, local;
-    CHECK(begin(fn, comm, dir == HCCL_SEND ? HCCL_OP_SEND : HCCL_OP_RECV, stream, &local, &c, &a));
+    CHECK(begin(fn, comm, dir == HCCL_SEND ? HCCL_OP_SEND : HCCL_OP_RECV, count, stream, &local, c, &a));
     HcclSendRecvItem it = {dir, buf, count, dt, peer};
     HcclResult res = check_item(fn, &it, 0, c);
     if (res == HCCL_SUCCESS && peer == c->rank && !hccl_api_group_active()) {
@@ -413,9 +433,9 @@ static HcclResult p2p(const char *fn, HcclSendRecvType dir, void *buf, uint64_t 
         res = HCCL_E_PARA;
     }
     if (res == HCCL_SUCCESS && hccl_api_group_active()) {
-        res = hccl_api_group_add(c, stream, &it);
+        res = hccl_api_group_add(c->comm, stream, &it);
         drop(a);
-        hccl_comm_release(c);
+        hccl_comm_release(c->comm);
         return res;
     }
     a->sendbuf = buf;
@@ -441,9 +461,9 @@ HcclResult HcclRecv(void *recvBuf, uint64_t count, HcclDataType dataType, uint32
 HcclResult HcclBatchSendRecv(HcclSendRecvItem *sendRecvInfo, uint32_t itemNum, HcclComm comm, aclrtStream stream)
 {
     const char *fn = "HcclBatchSendRecv";
-    hccl_comm *c;
+    api_comm cv, *c = &cv;
     hccl_op_args *a, local;
-    CHECK(begin(fn, comm, HCCL_OP_BATCH_SEND_RECV, stream, &local, &c, &a));
+    CHECK(begin(fn, comm, HCCL_OP_BATCH_SEND_RECV, 0, stream, &local, c, &a));
     HcclResult res = HCCL_SUCCESS;
     if (itemNum > 0 && !sendRecvInfo) {
         HCCL_WARN(COLL, "%s: sendRecvInfo is NULL (itemNum %u)", fn, itemNum);

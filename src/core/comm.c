@@ -32,9 +32,95 @@
 HCCL_PARAM_INT(exec_timeout, "HCCL_EXEC_TIMEOUT", 1836)
 HCCL_PARAM_INT(buffsize, "HCCL_BUFFSIZE", HCCL_COMM_DEFAULT_BUFFSIZE)
 
-/* The live communicators; a spin lock: every operation looks its handle up. */
+/* The live communicators, every operation looks its handle up: a dense array of
+ * entries (the communicator and copies of its size and rank) in chunks that are never
+ * freed, so that hccl_comm_peek reads it without the lock and never touches freed
+ * memory (it reads the copies, never the communicator). Writers hold registry_lock
+ * and keep registry_seq odd while they change it (a sequence lock); every field is
+ * read and written atomically. */
+#define REG_CHUNK 64u
+#define REG_CHUNKS 1024u /* at most 65,536 live communicators per process */
+typedef struct reg_entry {
+    hccl_comm *c;
+    uint32_t nranks, rank;
+} reg_entry;
 static hccl_spin registry_lock = HCCL_SPIN_INITIALIZER;
-static hccl_comm *registry;
+static unsigned registry_seq;
+static uint32_t registry_n;                 /* entries 0 .. n-1 are live */
+static reg_entry registry_first[REG_CHUNK];
+static reg_entry *registry_chunk[REG_CHUNKS] = {registry_first};
+
+static reg_entry *reg_at(uint32_t i)
+{
+    return __atomic_load_n(&registry_chunk[i / REG_CHUNK], __ATOMIC_ACQUIRE) + i % REG_CHUNK;
+}
+
+/* Under registry_lock: the entry of handle, or NULL. */
+static reg_entry *reg_find(HcclComm handle)
+{
+    for (uint32_t i = 0; i < registry_n; i++) {
+        reg_entry *e = reg_at(i);
+        if (__atomic_load_n(&e->c, __ATOMIC_RELAXED) == (hccl_comm *)handle) return e;
+    }
+    return NULL;
+}
+
+static void reg_set(reg_entry *e, const reg_entry *v)
+{
+    __atomic_store_n(&e->nranks, v->nranks, __ATOMIC_RELAXED);
+    __atomic_store_n(&e->rank, v->rank, __ATOMIC_RELAXED);
+    __atomic_store_n(&e->c, v->c, __ATOMIC_RELAXED);
+}
+
+/* Under registry_lock: around a change. */
+static void reg_write_begin(void)
+{
+    __atomic_store_n(&registry_seq, registry_seq + 1, __ATOMIC_RELAXED);
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+}
+
+static void reg_write_end(void) { __atomic_store_n(&registry_seq, registry_seq + 1, __ATOMIC_RELEASE); }
+
+static HcclResult reg_add(hccl_comm *c)
+{
+    HcclResult res = HCCL_SUCCESS;
+    hccl_spin_lock(&registry_lock);
+    uint32_t i = registry_n;
+    if (i / REG_CHUNK >= REG_CHUNKS) {
+        res = HCCL_E_UNAVAIL;
+    } else if (!registry_chunk[i / REG_CHUNK]) {
+        reg_entry *chunk = hccl_calloc(REG_CHUNK, sizeof *chunk);
+        if (!chunk) res = HCCL_E_MEMORY;
+        else __atomic_store_n(&registry_chunk[i / REG_CHUNK], chunk, __ATOMIC_RELEASE);
+    }
+    if (res == HCCL_SUCCESS) {
+        reg_write_begin();
+        reg_set(reg_at(i), &(reg_entry){c, c->nranks, c->rank});
+        __atomic_store_n(&registry_n, i + 1, __ATOMIC_RELAXED);
+        reg_write_end();
+    }
+    hccl_spin_unlock(&registry_lock);
+    return res;
+}
+
+/* The last entry takes the place of the one removed. Returns 0 when handle is not live. */
+static int reg_remove(HcclComm handle)
+{
+    hccl_spin_lock(&registry_lock);
+    reg_entry *e = reg_find(handle);
+    if (e) {
+        reg_entry *last = reg_at(registry_n - 1);
+        reg_entry v = {__atomic_load_n(&last->c, __ATOMIC_RELAXED), __atomic_load_n(&last->nranks, __ATOMIC_RELAXED),
+                       __atomic_load_n(&last->rank, __ATOMIC_RELAXED)};
+        reg_write_begin();
+        reg_set(e, &v);
+        reg_set(last, &(reg_entry){NULL, 0, 0});
+        __atomic_store_n(&registry_n, registry_n - 1, __ATOMIC_RELAXED);
+        reg_write_end();
+    }
+    hccl_spin_unlock(&registry_lock);
+    return e != NULL;
+}
 
 static uint64_t fnv1a(const void *p, size_t n, uint64_t h)
 {
@@ -109,6 +195,12 @@ int hccl_comm_get_deterministic(void) { return __atomic_load_n(&deterministic_gl
 
 /* ---- registry ---------------------------------------------------------------- */
 
+static HcclResult not_live(const char *fn, HcclComm handle)
+{
+    HCCL_WARN(INIT, "%s: communicator handle %p is not a live communicator (destroyed or never created)", fn, handle);
+    return HCCL_E_PARA;
+}
+
 HcclResult hccl_comm_acquire(const char *fn, HcclComm handle, hccl_comm **out)
 {
     if (!handle) {
@@ -116,17 +208,46 @@ HcclResult hccl_comm_acquire(const char *fn, HcclComm handle, hccl_comm **out)
         return HCCL_E_PTR;
     }
     hccl_spin_lock(&registry_lock);
-    hccl_comm *c = registry;
-    while (c && c != (hccl_comm *)handle) c = c->next;
-    if (c) hccl_comm_retain(c);
+    reg_entry *e = reg_find(handle);
+    if (e) hccl_comm_retain((hccl_comm *)handle);
     hccl_spin_unlock(&registry_lock);
-    if (!c) {
-        HCCL_WARN(INIT, "%s: communicator handle %p is not a live communicator (destroyed or never created)", fn,
-                  handle);
-        return HCCL_E_PARA;
-    }
-    *out = c;
+    if (!e) return not_live(fn, handle);
+    *out = (hccl_comm *)handle;
     return HCCL_SUCCESS;
+}
+
+HcclResult hccl_comm_peek(const char *fn, HcclComm handle, uint32_t *nranks, uint32_t *rank)
+{
+    if (!handle) {
+        HCCL_WARN(INIT, "%s: communicator handle is NULL", fn);
+        return HCCL_E_PTR;
+    }
+    int found = 0;
+    for (int tries = 0;; tries++) {
+        unsigned seq = __atomic_load_n(&registry_seq, __ATOMIC_ACQUIRE);
+        if (seq & 1 || tries == 8) { /* a writer is at it (perhaps preempted): wait for its lock */
+            hccl_spin_lock(&registry_lock);
+            reg_entry *e = reg_find(handle);
+            if ((found = e != NULL)) {
+                *nranks = __atomic_load_n(&e->nranks, __ATOMIC_RELAXED);
+                *rank = __atomic_load_n(&e->rank, __ATOMIC_RELAXED);
+            }
+            hccl_spin_unlock(&registry_lock);
+            break;
+        }
+        found = 0;
+        const uint32_t n = __atomic_load_n(&registry_n, __ATOMIC_RELAXED);
+        for (uint32_t i = 0; i < n && !found; i++) {
+            const reg_entry *e = reg_at(i);
+            if (__atomic_load_n(&e->c, __ATOMIC_RELAXED) != (hccl_comm *)handle) continue;
+            *nranks = __atomic_load_n(&e->nranks, __ATOMIC_RELAXED);
+            *rank = __atomic_load_n(&e->rank, __ATOMIC_RELAXED);
+            found = 1;
+        }
+        __atomic_thread_fence(__ATOMIC_ACQUIRE);
+        if (__atomic_load_n(&registry_seq, __ATOMIC_RELAXED) == seq) break;
+    }
+    return found ? HCCL_SUCCESS : not_live(fn, handle);
 }
 
 /* Destroys waiting for their communicator's refs to reach 0 (util/refs.h). */
@@ -142,7 +263,8 @@ HcclResult hccl_comm_find_by_name(const char *name, hccl_comm **out)
     if (aclrtGetDevice(&dev) != ACL_SUCCESS) dev = -1;
     hccl_spin_lock(&registry_lock);
     hccl_comm *found = NULL;
-    for (hccl_comm *c = registry; c; c = c->next) {
+    for (uint32_t i = 0; i < registry_n; i++) {
+        hccl_comm *c = __atomic_load_n(&reg_at(i)->c, __ATOMIC_RELAXED);
         if (strcmp(c->name, name) != 0) continue;
         if (!found || c->device == dev) found = c; /* several thread-ranks share a name: prefer ours */
         if (c->device == dev) break;
@@ -457,10 +579,13 @@ static HcclResult setup(hccl_comm *c)
         else snprintf(c->name, sizeof c->name, "hccl_%016llx", (unsigned long long)c->ident.id);
     }
     hccl_net_start_responder(c->net); /* answers peers' STATUS questions between operations */
-    hccl_spin_lock(&registry_lock);
-    c->next = registry;
-    registry = c;
-    hccl_spin_unlock(&registry_lock);
+    HcclResult res_reg = reg_add(c);
+    if (res_reg != HCCL_SUCCESS) {
+        HCCL_WARN(INIT, "comm %s rank %u: cannot register the communicator (%s)", c->name, c->rank,
+                  res_reg == HCCL_E_MEMORY ? "out of memory" : "65,536 communicators are live in this process");
+        hccl_net_abort(c->net, "communicator setup failed on a peer");
+        return res_reg;
+    }
     HCCL_INFO(INIT, "comm %s: rank %u of %u ready (device %d)", c->name, c->rank, c->nranks, c->device);
     return HCCL_SUCCESS;
 }
@@ -691,12 +816,7 @@ fail:
 HcclResult hccl_comm_destroy(HcclComm handle)
 {
     if (!handle) return HCCL_E_PTR;
-    hccl_spin_lock(&registry_lock);
-    hccl_comm **pp = &registry;
-    while (*pp && *pp != (hccl_comm *)handle) pp = &(*pp)->next;
-    hccl_comm *c = *pp;
-    if (c) *pp = c->next;
-    hccl_spin_unlock(&registry_lock);
+    hccl_comm *c = reg_remove(handle) ? (hccl_comm *)handle : NULL;
     if (!c) {
         HCCL_WARN(INIT, "HcclCommDestroy: %p is not a live communicator", handle);
         return HCCL_E_PARA;

@@ -63,7 +63,6 @@ typedef struct hccl_comm {
     int aborting;    /* atomic: destroy is waiting; running operations give up */
     hccl_flight flight;
     uint32_t algo_logged[HCCL_OP_COUNT]; /* bit per algorithm already named at INFO */
-    struct hccl_comm *next;
 } hccl_comm;
 
 HcclResult hccl_comm_cfg_resolve(const HcclCommConfig *config, hccl_comm_cfg *out);
@@ -84,6 +83,9 @@ HcclResult hccl_comm_get_root_info(HcclRootInfo *root);
  * an unknown or destroyed one, with a warning that names fn, the API call); release
  * drops it. */
 HcclResult hccl_comm_acquire(const char *fn, HcclComm handle, hccl_comm **out);
+/* The size and rank of a live handle, without a reference or a lock (the same errors
+ * as acquire): for calls that only check their arguments against them. */
+HcclResult hccl_comm_peek(const char *fn, HcclComm handle, uint32_t *nranks, uint32_t *rank);
 /* One more user of a communicator the caller already holds (e.g. a queued task). */
 void hccl_comm_retain(hccl_comm *c);
 void hccl_comm_release(hccl_comm *c);

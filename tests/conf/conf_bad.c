@@ -333,11 +333,43 @@ static void process_level(conf_ctx *ctx)
         BAD(ctx, ANYERR, HcclAllReduce(b, b, 4, HCCL_DATA_TYPE_INT32, HCCL_REDUCE_SUM, c, NULL));
         BAD(ctx, ANYERR, HcclGetRankSize(c, &v));
         BAD(ctx, ANYERR, HcclBarrier(c, NULL));
+        BAD(ctx, PARA, HcclAllGather(b, b, 0, HCCL_DATA_TYPE_INT32, c, NULL)); /* count 0: looked up all the same */
         BAD(ctx, ANYERR, HcclCommDestroy(c));
         names_call(ctx, "HcclAllReduce: communicator handle", allreduce_on, c, "HcclAllReduce on a destroyed handle");
         names_call(ctx, "HcclGetRankSize: communicator handle is NULL", rank_size_of, NULL, "HcclGetRankSize(NULL)");
         aclrtFree(b);
     }
+    /* destroyed handles among live ones: 70 single-rank communicators (the registry's
+     * entries come in chunks of 64), every third destroyed; the others must still be
+     * found (with count 0 too), the destroyed ones never */
+    conf_step(ctx, "70 single-rank communicators, every third destroyed");
+    enum { MANY = 70 };
+    HcclComm many[MANY];
+    int made = 0;
+    for (; made < MANY; made++) {
+        HcclRootInfo ri;
+        if (!conf_ok(ctx, HcclGetRootInfo(&ri), "HcclGetRootInfo") ||
+            !conf_ok(ctx, HcclCommInitRootInfo(1, &ri, 0, &many[made]), "HcclCommInitRootInfo(1, root, 0)"))
+            break;
+    }
+    for (int i = 0; i < made; i += 3) conf_ok(ctx, HcclCommDestroy(many[i]), "HcclCommDestroy");
+    for (int i = 0; i < made; i++) {
+        uint32_t v = 99;
+        char what[64];
+        snprintf(what, sizeof what, "communicator %d of %d", i, made);
+        conf_step(ctx, "%s", what);
+        if (i % 3 == 0) {
+            BAD(ctx, PARA, HcclGetRankSize(many[i], &v));
+            BAD(ctx, PARA, HcclAllReduce(NULL, NULL, 0, HCCL_DATA_TYPE_INT32, HCCL_REDUCE_SUM, many[i], NULL));
+        } else {
+            conf_ok(ctx, HcclGetRankSize(many[i], &v), "HcclGetRankSize");
+            if (v != 1) conf_fail(ctx, "HcclGetRankSize gave %u, not 1", v);
+            conf_ok(ctx, HcclAllReduce(NULL, NULL, 0, HCCL_DATA_TYPE_INT32, HCCL_REDUCE_SUM, many[i], NULL),
+                    "HcclAllReduce of 0 elements");
+        }
+    }
+    for (int i = 0; i < made; i++)
+        if (i % 3) conf_ok(ctx, HcclCommDestroy(many[i]), "HcclCommDestroy");
     aclrtResetDevice(0);
 }
 
