@@ -356,7 +356,8 @@ HcclResult hccl_algo_run_with(hccl_algo_ctx *ctx, const hccl_op_args *args, hccl
 
 /* Rooted operations: a rank that believes it is the root may receive nothing, so
  * it could never notice that its peers disagree about the root (or the count).
- * An empty all-to-all first lets every pair compare fingerprints. */
+ * An empty round first (hccl_direct_close: a slot round on one host with slots,
+ * else an empty all-to-all) lets every pair compare fingerprints. */
 static int needs_agreement(const hccl_algo_ctx *ctx, hccl_op_type t)
 {
     return ctx->nranks > 1 && ctx->nranks <= HCCL_DIRECT_MAX_RANKS &&

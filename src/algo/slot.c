@@ -18,6 +18,7 @@
  * for what fits a slot (HCCL_NET_SLOT_BYTES).
  */
 #include "algo/algo.h"
+#include "algo/direct_common.h"
 #include "reduce/reduce.h"
 #include "util/log.h"
 
@@ -97,8 +98,6 @@ HcclResult hccl_algo_slot_alltoall(hccl_algo_ctx *ctx, const hccl_op_args *a)
 HcclResult hccl_algo_slot_barrier(hccl_algo_ctx *ctx, const hccl_op_args *a)
 {
     (void)a;
-    static const char none;
-    const char *first = NULL;
-    size_t stride = 0;
-    return gather(ctx, &none, 0, &first, &stride);
+    if (!ctx->net->slot_gather) return HCCL_E_INTERNAL;
+    return hccl_direct_close(ctx); /* the direct algorithms' closing round: an empty slot round */
 }

@@ -96,7 +96,7 @@ static HcclResult reg_add(hccl_comm *c)
     if (res == HCCL_SUCCESS) {
         reg_write_begin();
         reg_set(reg_at(i), &(reg_entry){c, c->nranks, c->rank});
-        __atomic_store_n(&registry_n, i + 1, __ATOMIC_RELAXED);
+        __atomic_store_n(&registry_n, i + 1, __ATOMIC_RELEASE); /* after its chunk: peek reads n first */
         reg_write_end();
     }
     hccl_spin_unlock(&registry_lock);
@@ -115,7 +115,7 @@ static int reg_remove(HcclComm handle)
         reg_write_begin();
         reg_set(e, &v);
         reg_set(last, &(reg_entry){NULL, 0, 0});
-        __atomic_store_n(&registry_n, registry_n - 1, __ATOMIC_RELAXED);
+        __atomic_store_n(&registry_n, registry_n - 1, __ATOMIC_RELEASE);
         reg_write_end();
     }
     hccl_spin_unlock(&registry_lock);
@@ -236,7 +236,7 @@ HcclResult hccl_comm_peek(const char *fn, HcclComm handle, uint32_t *nranks, uin
             break;
         }
         found = 0;
-        const uint32_t n = __atomic_load_n(&registry_n, __ATOMIC_RELAXED);
+        const uint32_t n = __atomic_load_n(&registry_n, __ATOMIC_ACQUIRE); /* then every chunk below n is there */
         for (uint32_t i = 0; i < n && !found; i++) {
             const reg_entry *e = reg_at(i);
             if (__atomic_load_n(&e->c, __ATOMIC_RELAXED) != (hccl_comm *)handle) continue;
