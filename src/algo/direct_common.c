@@ -27,15 +27,20 @@ static HcclResult all_to_all(hccl_algo_ctx *ctx, void *mine, size_t bytes, char 
  * the others', with no framed message to send or to take. Elsewhere (several hosts,
  * a group of hier.c), or where the addresses fit no slot, the all-to-all over the
  * connections. */
+static HcclResult slot_round(hccl_algo_ctx *ctx, const void *mine, size_t bytes, size_t at, hccl_direct_addrs *theirs)
+{
+    static const char none; /* an empty round still passes a valid pointer */
+    const unsigned char *first = NULL;
+    size_t stride = 0;
+    CHECK(ctx->net->slot_gather(ctx->net, bytes ? mine : &none, bytes, &first, &stride));
+    if (theirs) /* rank j's entry for us: at `at` of its slot */
+        for (uint32_t j = 0; j < ctx->nranks; j++) memcpy(&theirs[j], first + stride * j + at, sizeof theirs[j]);
+    return HCCL_SUCCESS;
+}
+
 HcclResult hccl_direct_open(hccl_algo_ctx *ctx, hccl_direct_addrs mine, hccl_direct_addrs *theirs)
 {
-    if (ctx->net->slot_gather) {
-        const unsigned char *first = NULL;
-        size_t stride = 0;
-        CHECK(ctx->net->slot_gather(ctx->net, &mine, sizeof mine, &first, &stride));
-        for (uint32_t j = 0; j < ctx->nranks; j++) memcpy(&theirs[j], first + stride * j, sizeof theirs[j]);
-        return HCCL_SUCCESS;
-    }
+    if (ctx->net->slot_gather) return slot_round(ctx, &mine, sizeof mine, 0, theirs);
     theirs[ctx->rank] = mine;
     return all_to_all(ctx, &mine, sizeof mine, (char *)theirs);
 }
@@ -44,13 +49,8 @@ HcclResult hccl_direct_open_v(hccl_algo_ctx *ctx, const hccl_direct_addrs *mine,
 {
     uint32_t n = ctx->nranks, r = ctx->rank;
     if (n > HCCL_DIRECT_MAX_RANKS) return HCCL_E_INTERNAL;
-    if (ctx->net->slot_gather && sizeof *mine * n <= HCCL_NET_SLOT_BYTES) { /* every rank's n entries: ours is [r] */
-        const unsigned char *first = NULL;
-        size_t stride = 0;
-        CHECK(ctx->net->slot_gather(ctx->net, mine, sizeof *mine * n, &first, &stride));
-        for (uint32_t j = 0; j < n; j++) memcpy(&theirs[j], first + stride * j + sizeof *mine * r, sizeof theirs[j]);
-        return HCCL_SUCCESS;
-    }
+    if (ctx->net->slot_gather && sizeof *mine * n <= HCCL_NET_SLOT_BYTES) /* every rank's n entries: ours is [r] */
+        return slot_round(ctx, mine, sizeof *mine * n, sizeof *mine * r, theirs);
     hccl_xfer x[2 * HCCL_DIRECT_MAX_RANKS];
     int k = 0;
     theirs[r] = mine[r];
@@ -64,12 +64,7 @@ HcclResult hccl_direct_open_v(hccl_algo_ctx *ctx, const hccl_direct_addrs *mine,
 
 HcclResult hccl_direct_close(hccl_algo_ctx *ctx)
 {
-    if (ctx->net->slot_gather) {
-        static const char none;
-        const unsigned char *first = NULL;
-        size_t stride = 0;
-        return ctx->net->slot_gather(ctx->net, &none, 0, &first, &stride);
-    }
+    if (ctx->net->slot_gather) return slot_round(ctx, NULL, 0, 0, NULL);
     return all_to_all(ctx, NULL, 0, NULL);
 }
 
