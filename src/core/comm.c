@@ -55,10 +55,12 @@ static reg_entry *reg_at(uint32_t i)
     return __atomic_load_n(&registry_chunk[i / REG_CHUNK], __ATOMIC_ACQUIRE) + i % REG_CHUNK;
 }
 
-/* Under registry_lock: the entry of handle, or NULL. */
+/* The entry of handle, or NULL: under registry_lock, or inside hccl_comm_peek's
+ * sequence check (the count read with acquire: every chunk below it is there). */
 static reg_entry *reg_find(HcclComm handle)
 {
-    for (uint32_t i = 0; i < registry_n; i++) {
+    const uint32_t n = __atomic_load_n(&registry_n, __ATOMIC_ACQUIRE);
+    for (uint32_t i = 0; i < n; i++) {
         reg_entry *e = reg_at(i);
         if (__atomic_load_n(&e->c, __ATOMIC_RELAXED) == (hccl_comm *)handle) return e;
     }
@@ -225,24 +227,17 @@ HcclResult hccl_comm_peek(const char *fn, HcclComm handle, uint32_t *nranks, uin
     int found = 0;
     for (int tries = 0;; tries++) {
         unsigned seq = __atomic_load_n(&registry_seq, __ATOMIC_ACQUIRE);
-        if (seq & 1 || tries == 8) { /* a writer is at it (perhaps preempted): wait for its lock */
-            hccl_spin_lock(&registry_lock);
-            reg_entry *e = reg_find(handle);
-            if ((found = e != NULL)) {
-                *nranks = __atomic_load_n(&e->nranks, __ATOMIC_RELAXED);
-                *rank = __atomic_load_n(&e->rank, __ATOMIC_RELAXED);
-            }
-            hccl_spin_unlock(&registry_lock);
-            break;
-        }
-        found = 0;
-        const uint32_t n = __atomic_load_n(&registry_n, __ATOMIC_ACQUIRE); /* then every chunk below n is there */
-        for (uint32_t i = 0; i < n && !found; i++) {
-            const reg_entry *e = reg_at(i);
-            if (__atomic_load_n(&e->c, __ATOMIC_RELAXED) != (hccl_comm *)handle) continue;
+        /* A writer is at it (perhaps preempted): wait for its lock. */
+        const int locked = (seq & 1) || tries == 8;
+        if (locked) hccl_spin_lock(&registry_lock);
+        const reg_entry *e = reg_find(handle);
+        if ((found = e != NULL)) {
             *nranks = __atomic_load_n(&e->nranks, __ATOMIC_RELAXED);
             *rank = __atomic_load_n(&e->rank, __ATOMIC_RELAXED);
-            found = 1;
+        }
+        if (locked) {
+            hccl_spin_unlock(&registry_lock);
+            break;
         }
         __atomic_thread_fence(__ATOMIC_ACQUIRE);
         if (__atomic_load_n(&registry_seq, __ATOMIC_RELAXED) == seq) break;
