@@ -42,6 +42,7 @@ compare: deps
 	./bench/compare.sh --build $(BUILD)
 
 bench-train: deps
+	./scripts/deps.sh libopenblas0-serial
 	$(MAKE) build
 	/usr/bin/python3 bench/train/train_bench.py --build $(BUILD)
 

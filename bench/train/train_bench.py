@@ -25,7 +25,8 @@ process group (gloo) only coordinates, and each backend's rows use groups of the
 (dist.new_group(..., backend=...)). The ten configurations take turns, one optimizer
 step each, in an order that rotates every step, each turn starting from a barrier, so a
 change in the machine's load hits every configuration alike. One thread per rank for
-torch (torch.set_num_threads(1), OMP_NUM_THREADS=1) for both backends.
+torch (torch.set_num_threads(1), OMP_NUM_THREADS=1, OPENBLAS_NUM_THREADS=1) for both
+backends; the report names the BLAS torch loaded (`make bench-train` installs OpenBLAS).
 
 Per timed step: step time = the slowest rank's (barrier to the end of its optimizer
 step); communication share = the mean over ranks of (time the training thread spends
@@ -59,6 +60,17 @@ SHORT = {"a": "a: per-param", "b": "b: buckets", "c": "c: +overlap", "d": "d: +a
 
 
 # --------------------------------------------------------------------------- worker
+def blas_library():
+    """The BLAS this process has loaded (torch links Debian's libblas.so.3, which the
+    alternatives system points at the reference BLAS or at OpenBLAS): its resolved path."""
+    try:
+        with open("/proc/self/maps") as f:
+            paths = {line.split()[-1] for line in f if os.path.basename(line.split()[-1]).startswith("libblas")}
+    except OSError:
+        return "unknown"
+    return ", ".join(sorted(os.path.realpath(x) for x in paths)) or "none loaded"
+
+
 def worker(cfg):
     import torch
     import torch.distributed as dist
@@ -339,11 +351,12 @@ def worker(cfg):
             tr.step(s)
             if s >= cfg["warmup"]:
                 cpu[(k + s) % n] += time.process_time() - c0
+    blas = blas_library()
     results = {}
     for k, tr in enumerate(trainers):
         tr.close()
         rec = dict(tr.rec, cpu=cpu[k], buckets=tr.nb, params=sum(p.numel() for p in tr.params),
-                   tensors=len(tr.params), tokens_per_step=M * B * S)
+                   tensors=len(tr.params), tokens_per_step=M * B * S, blas=blas)
         results.setdefault(tr.backend, {})[tr.row] = rec
     with open(os.path.join(cfg["tmp"], "rank%d.json" % rank), "w") as f:
         json.dump(results, f)
@@ -369,7 +382,7 @@ def launch(cfg, world, timeout):
     for r in range(world):
         env = dict(os.environ, RANK=str(r), WORLD_SIZE=str(world), LOCAL_RANK=str(r),
                    LOCAL_WORLD_SIZE=str(world), MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
-                   OMP_NUM_THREADS="1",
+                   OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1",
                    HCCL_HOST_ID="simhost%d" % (r // cfg["ranks_per_host"]))
         procs.append(subprocess.Popen([sys.executable, os.path.abspath(__file__), "--worker", json.dumps(cfg)],
                                       env=env))
@@ -423,7 +436,8 @@ def summarise(runs, world, backend, row, warmup):
     return {"tok_s": world * rs[0]["tokens_per_step"] / step, "share": median(share), "step_ms": 1e3 * step,
             "comm_ms": 1e3 * median(comm), "opt_ms": 1e3 * median(opt), "acc_ms": 1e3 * median(acc),
             "step_ms_all": [1e3 * t for t in T], "cpu_per_rank": cpu / busy, "loss": loss,
-            "buckets": rs[0]["buckets"], "params": rs[0]["params"], "tensors": rs[0]["tensors"]}
+            "buckets": rs[0]["buckets"], "params": rs[0]["params"], "tensors": rs[0]["tensors"],
+            "blas": rs[0]["blas"]}
 
 
 def loadavg():
@@ -445,11 +459,11 @@ def render(res, args, meta):
     lines.append("")
     lines.append("%s; model %s parameters in %d tensors (%d buckets of <= %.2g MiB), %d layers, d=%d, "
                  "vocab %d, seq %d; %d micro-batches of %d sequences per rank per step (%d tokens); "
-                 "%d timed steps after %d warm-up x %d launch(es), medians; load average %s -> %s."
+                 "%d timed steps after %d warm-up x %d launch(es), medians; load average %s -> %s; BLAS %s."
                  % (meta["date"], f"{meta['params']:,}", meta["tensors"], meta["buckets"], args.bucket_mb,
                     args.layers, args.d, args.vocab, args.seq, args.micro, args.mb, args.micro * args.mb * args.seq,
                     args.steps, args.warmup, args.repeat,
-                    "/".join("%.2f" % x for x in meta["load_start"]), "/".join("%.2f" % x for x in meta["load_end"])))
+                    "/".join("%.2f" % x for x in meta["load_start"]), "/".join("%.2f" % x for x in meta["load_end"]), meta["blas"]))
     for world in args.worlds:
         G = rph(args, world)
         lines += ["", "### %d ranks (%d simulated host%s of %d)" % (world, world // G, "s" if world // G > 1 else "", G), ""]
@@ -623,7 +637,7 @@ def main():
     first = res[args.worlds[0]][args.backends[0]][args.rows[0]]
     meta = {"command": cmd, "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "load_start": load_start,
             "load_end": load_end, "params": first["params"], "tensors": first["tensors"],
-            "buckets": first["buckets"], "dev": dev, "bars": bars}
+            "buckets": first["buckets"], "blas": first["blas"], "dev": dev, "bars": bars}
     md = render(res, args, meta)
     with open(os.path.join(args.out, "train_bench.md"), "w") as f:
         f.write(md)
