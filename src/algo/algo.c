@@ -88,9 +88,11 @@
  * the root still collected the slices itself; 4 and 8
  * ranks on 2 cores, 20 operations on a stream, 64-128 KiB: 1.2-1.5x faster than the
  * chain, 1.0-1.3x than the tree, 1.2-2x from 256 KiB; docs/performance.md). */
-/* ... and with 2 ranks (a CPU each) the eager Reduce only up to this size: above, the direct one's
- * root reduces straight from both inputs (2 ranks, 32 KiB even, 128-512 KiB 1.5-3.9x
- * faster than eager; 4-16 KiB eager 1.1-2x faster). */
+/* ... and with 2 ranks (a CPU each) the eager Reduce only up to this size: above, the
+ * direct one (2 ranks: with `malloc`'d buffers, which it reads through the kernel, even
+ * at 64 KiB and 1.5x faster at 128 KiB; more with shared device memory, 1.5-3.9x at
+ * 128-512 KiB). Up to 32 KiB eager: 1.3-2x faster with `malloc`'d buffers, 1.9-2.8x
+ * slower with shared device memory, where the direct one reads the peer in place. */
 #define EAGER_REDUCE_PAIR_BYTES (32u << 10)
 /* Over the network (no direct copies), Broadcast, Reduce, Scatter and Gather are eager
  * up to this many bytes per block: against their tree or linear rounds after an

@@ -11,10 +11,12 @@
  *   3. empty all-gather                  [the result is written and nobody's input is
  *                                          read any more: nobody leaves early]
  *
- * (Steps 1 and 3 are slot rounds on one host with slots: direct_common.h.) With 2 ranks
- * up to WHOLE_MAX_BYTES, and on a crowded host up to WHOLE_CROWDED_MAX_INPUTS of inputs
- * in all, the root alone reduces the whole vector from every input between steps 1
- * and 3 (no other core's share of the work to wait for).
+ * (Steps 1 and 3 are slot rounds on one host with slots: direct_common.h.) On a crowded
+ * host up to WHOLE_CROWDED_MAX_INPUTS of inputs in all, the root alone reduces the
+ * whole vector from every input between steps 1 and 3 (no other rank's share of the
+ * work to wait for a CPU). With a CPU per rank the slices win at every size, 2 ranks
+ * included (2 ranks, 64-512 KiB: 1.5-2.3x faster than the root alone with shared device
+ * memory or thread ranks; about even with `malloc`'d buffers, read through the kernel).
  *
  * Every rank reads every input once and writes 1/n of the result, instead of the
  * tree's or chain's copies through the rings, and nobody copies the result twice
@@ -34,11 +36,7 @@
 #include <string.h>
 
 #define CHUNK_BYTES (256u << 10)
-/* 2 ranks up to this size: the root reduces the whole vector (2 ranks, 128-512 KiB:
- * 2.6-4.8x faster than the slices and their collection, whose rounds cost more than the
- * other core's share of the work saves; at 1 MiB 1.5x slower). */
-#define WHOLE_MAX_BYTES (512u << 10)
-/* ... and on a crowded host (more ranks than cores) while the root reads at most this
+/* On a crowded host (more ranks than cores): the root alone while it reads at most this
  * many bytes of inputs in all (n x the vector): there every round waits for every
  * rank to be scheduled (3-8 ranks on 2 cores, 20 operations on a stream: 1.2-1.5x
  * faster up to 1 MiB in all, 8 ranks at 2 MiB 1.2-1.3x slower; docs/performance.md). */
@@ -68,7 +66,7 @@ HcclResult hccl_algo_direct_reduce(hccl_algo_ctx *ctx, const hccl_op_args *a)
     hccl_direct_addrs me = {(uint64_t)(uintptr_t)a->sendbuf, (uint64_t)(uintptr_t)(r == root ? a->recvbuf : NULL)};
     CHECK(hccl_direct_open(ctx, me, peer));
     const uint64_t bytes = a->count * es;
-    if ((n == 2 && bytes <= WHOLE_MAX_BYTES) || (ctx->crowded && bytes * n <= WHOLE_CROWDED_MAX_INPUTS)) {
+    if (ctx->crowded && bytes * n <= WHOLE_CROWDED_MAX_INPUTS) {
         if (r == root)
             for (uint64_t base = 0; base < a->count; base += chunk) {
                 const uint64_t len = a->count - base < chunk ? a->count - base : chunk;

@@ -645,6 +645,7 @@ static void large_batch(T *t)
     t_allreduce(t, HCCL_DATA_TYPE_BFP16, HCCL_REDUCE_SUM, m + 1, 1);  /* 2 MiB */
     t_reduce_scatter(t, HCCL_DATA_TYPE_FP16, HCCL_REDUCE_MAX, m / (uint64_t)n + 1, 0);
     t_reduce(t, HCCL_DATA_TYPE_INT64, HCCL_REDUCE_MIN, m / 4 + 1, n - 1, 0); /* 2 MiB */
+    t_reduce(t, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, m / 8 + 3, 0, 1);     /* 512 KiB, in place at the root */
     conf_batch_run(t->b);
     t->b = conf_batch_new(t->ctx);
     t_allgather(t, HCCL_DATA_TYPE_INT8, (4 * m) / (uint64_t)n + 5, 0);
