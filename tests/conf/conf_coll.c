@@ -643,6 +643,7 @@ static void large_batch(T *t)
     t->b = conf_batch_new(t->ctx);
     t_allreduce(t, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, m + 3, 0);   /* 4 MiB */
     t_allreduce(t, HCCL_DATA_TYPE_BFP16, HCCL_REDUCE_SUM, m + 1, 1);  /* 2 MiB */
+    t_allreduce(t, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, m / 8 - 3, 0); /* under 512 KiB: 2 ranks' whole vector, 2 chunks */
     t_reduce_scatter(t, HCCL_DATA_TYPE_FP16, HCCL_REDUCE_MAX, m / (uint64_t)n + 1, 0);
     t_reduce(t, HCCL_DATA_TYPE_INT64, HCCL_REDUCE_MIN, m / 4 + 1, n - 1, 0); /* 2 MiB */
     t_reduce(t, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, m / 8 + 3, 0, 1);     /* 512 KiB, in place at the root */
