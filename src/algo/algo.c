@@ -61,6 +61,12 @@
 #include "util/log.h"
 
 #define ONESHOT_MAX_BYTES (16u << 10)
+/* 2 ranks with a CPU each and direct copies: the oneshot AllReduce only up to this
+ * size, the direct one above (2 ranks pinned, blocking: 8-16 KiB 2.8-4x faster in
+ * shared device memory, 1.2-1.6x with `malloc`'d buffers, which the direct one reads
+ * through the kernel; at 2-4 KiB 2x faster in shared memory but 1.2x slower with
+ * `malloc`'d buffers, so those stay). */
+#define ONESHOT_PAIR_MAX_BYTES (4u << 10)
 #define DIRECT_MIN_BYTES (4u << 10)
 /* AllReduce, AllGather, ReduceScatter and AlltoAll through the host's shared slots
  * (when the communicator has them) up to these sizes (the others: n blocks in all),
@@ -203,7 +209,8 @@ hccl_algo_id hccl_algo_select(const hccl_algo_ctx *ctx, const hccl_op_args *a)
         if (ctx->net->slot_gather && bytes <= (ctx->crowded ? SLOT_MAX_BYTES_CROWDED : SLOT_MAX_BYTES))
             return HCCL_ALGO_SLOT; /* like the direct algorithms, not replaced by a forced one */
         if (forced) return forced;
-        if (ctx->nranks <= 64 && bytes <= ONESHOT_MAX_BYTES &&
+        if (ctx->nranks <= 64 &&
+            bytes <= (ctx->nranks == 2 && !ctx->crowded && pulls(ctx) ? ONESHOT_PAIR_MAX_BYTES : ONESHOT_MAX_BYTES) &&
             (((bytes + 63) & ~63ull) * ctx->nranks) <= ctx->scratch_bytes)
             return ctx->crowded && ctx->nranks > 2 ? HCCL_ALGO_RD : HCCL_ALGO_ONESHOT;
         if (pulls(ctx)) return HCCL_ALGO_DIRECT;

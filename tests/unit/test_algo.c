@@ -1052,6 +1052,23 @@ static void test_selection(void)
     ctx.crowded = 0;
     TT_ASSERT_EQ(hccl_algo_select(&ctx, &rd), HCCL_ALGO_DIRECT);
     ctx.nranks = 2;
+    /* AllReduce, 2 ranks with a CPU each: oneshot up to 4 KiB, direct above; crowded or
+     * without direct copies, oneshot up to 16 KiB. */
+    hccl_op_args ar = {.type = HCCL_OP_ALLREDUCE, .count = 4 * k, .dtype = f, .redop = HCCL_REDUCE_SUM};
+    TT_ASSERT_EQ(hccl_algo_select(&ctx, &ar), HCCL_ALGO_ONESHOT);
+    ar.count = 4 * k + 1;
+    TT_ASSERT_EQ(hccl_algo_select(&ctx, &ar), HCCL_ALGO_DIRECT);
+    ctx.crowded = 1;
+    TT_ASSERT_EQ(hccl_algo_select(&ctx, &ar), HCCL_ALGO_ONESHOT);
+    ar.count = 16 * k;
+    TT_ASSERT_EQ(hccl_algo_select(&ctx, &ar), HCCL_ALGO_ONESHOT);
+    ar.count = 16 * k + 1;
+    TT_ASSERT_EQ(hccl_algo_select(&ctx, &ar), HCCL_ALGO_DIRECT);
+    ctx.crowded = 0;
+    ctx.direct = 0;
+    ar.count = 16 * k;
+    TT_ASSERT_EQ(hccl_algo_select(&ctx, &ar), HCCL_ALGO_ONESHOT);
+    ctx.direct = 1;
     hccl_op_args aa = {.type = HCCL_OP_ALLTOALL, .count = 4 * k, .dtype = f};
     TT_ASSERT_EQ(hccl_algo_select(&ctx, &aa), HCCL_ALGO_ONESHOT); /* 2 x 4 KiB */
     aa.count = 4 * k + 1;
