@@ -918,6 +918,16 @@ static hccl_algo_id pick(uint32_t n, int direct, hccl_op_type type, uint64_t cou
     return hccl_algo_select(&ctx, &a);
 }
 
+/* The selection picks `at` for count elements and `above` for one more. */
+static void expect_bound(const hccl_algo_ctx *ctx, hccl_op_args *a, uint64_t count, hccl_algo_id at,
+                         hccl_algo_id above)
+{
+    a->count = count;
+    TT_ASSERT_EQ(hccl_algo_select(ctx, a), at);
+    a->count = count + 1;
+    TT_ASSERT_EQ(hccl_algo_select(ctx, a), above);
+}
+
 /* The cost model's choices over TCP, and the choices it must not change. */
 static void test_selection(void)
 {
@@ -1004,16 +1014,9 @@ static void test_selection(void)
     TT_ASSERT_EQ(hccl_algo_select(&ctx, &g), HCCL_ALGO_DIRECT);
     g.type = HCCL_OP_BROADCAST;
     TT_ASSERT_EQ(hccl_algo_select(&ctx, &g), HCCL_ALGO_ONESHOT);
-    g.count = 8 * k;
-    TT_ASSERT_EQ(hccl_algo_select(&ctx, &g), HCCL_ALGO_ONESHOT);
-    g.count = 8 * k + 1;
-    TT_ASSERT_EQ(hccl_algo_select(&ctx, &g), HCCL_ALGO_DIRECT);
+    expect_bound(&ctx, &g, 8 * k, HCCL_ALGO_ONESHOT, HCCL_ALGO_DIRECT);
     ctx.crowded = 1;
-    TT_ASSERT_EQ(hccl_algo_select(&ctx, &g), HCCL_ALGO_ONESHOT);
-    g.count = 96 * k;
-    TT_ASSERT_EQ(hccl_algo_select(&ctx, &g), HCCL_ALGO_ONESHOT);
-    g.count = 96 * k + 1;
-    TT_ASSERT_EQ(hccl_algo_select(&ctx, &g), HCCL_ALGO_DIRECT);
+    expect_bound(&ctx, &g, 96 * k, HCCL_ALGO_ONESHOT, HCCL_ALGO_DIRECT);
     ctx.crowded = 0;
     g.count = 4 * k + 1; /* 4 x (4 KiB + 4 B) */
     g.type = HCCL_OP_ALLGATHER;
@@ -1023,10 +1026,8 @@ static void test_selection(void)
     TT_ASSERT_EQ(hccl_algo_select(&ctx, &g), HCCL_ALGO_REFERENCE);
     g.type = HCCL_OP_BROADCAST;
     TT_ASSERT_EQ(hccl_algo_select(&ctx, &g), HCCL_ALGO_ONESHOT);
-    g.count = 256 * k; /* 2 ranks with a CPU each: eager up to 256 KiB */
-    TT_ASSERT_EQ(hccl_algo_select(&ctx, &g), HCCL_ALGO_ONESHOT);
-    g.count = 256 * k + 1;
-    TT_ASSERT_EQ(hccl_algo_select(&ctx, &g), HCCL_ALGO_DIRECT);
+    /* 2 ranks with a CPU each: eager up to 256 KiB */
+    expect_bound(&ctx, &g, 256 * k, HCCL_ALGO_ONESHOT, HCCL_ALGO_DIRECT);
     ctx.crowded = 1;
     TT_ASSERT_EQ(hccl_algo_select(&ctx, &g), HCCL_ALGO_DIRECT); /* crowded: 96 KiB, at any n */
     ctx.crowded = 0;
@@ -1054,16 +1055,10 @@ static void test_selection(void)
     ctx.nranks = 2;
     /* AllReduce, 2 ranks with a CPU each: oneshot up to 4 KiB, direct above; crowded or
      * without direct copies, oneshot up to 16 KiB. */
-    hccl_op_args ar = {.type = HCCL_OP_ALLREDUCE, .count = 4 * k, .dtype = f, .redop = HCCL_REDUCE_SUM};
-    TT_ASSERT_EQ(hccl_algo_select(&ctx, &ar), HCCL_ALGO_ONESHOT);
-    ar.count = 4 * k + 1;
-    TT_ASSERT_EQ(hccl_algo_select(&ctx, &ar), HCCL_ALGO_DIRECT);
+    hccl_op_args ar = {.type = HCCL_OP_ALLREDUCE, .dtype = f, .redop = HCCL_REDUCE_SUM};
+    expect_bound(&ctx, &ar, 4 * k, HCCL_ALGO_ONESHOT, HCCL_ALGO_DIRECT);
     ctx.crowded = 1;
-    TT_ASSERT_EQ(hccl_algo_select(&ctx, &ar), HCCL_ALGO_ONESHOT);
-    ar.count = 16 * k;
-    TT_ASSERT_EQ(hccl_algo_select(&ctx, &ar), HCCL_ALGO_ONESHOT);
-    ar.count = 16 * k + 1;
-    TT_ASSERT_EQ(hccl_algo_select(&ctx, &ar), HCCL_ALGO_DIRECT);
+    expect_bound(&ctx, &ar, 16 * k, HCCL_ALGO_ONESHOT, HCCL_ALGO_DIRECT);
     ctx.crowded = 0;
     ctx.direct = 0;
     ar.count = 16 * k;
