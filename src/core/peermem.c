@@ -139,7 +139,7 @@ void *hccl_peermem_ptr(hccl_peermem *m, uint64_t remote, size_t bytes)
         else drop(c);
     }
     if (!out) {
-        hccl_sharemem_entry e;
+        hccl_sharemem_entry e = {0};
         uint32_t slot = 0;
         if (read_stable(m->dir, 0, HCCL_SHAREMEM_CAP, remote, bytes, &e, &slot) && e.gen) {
             /* Forget mappings of allocations the peer has freed since. */

@@ -3,18 +3,22 @@
  * aclrtMemcpy/Memset and their stream-ordered Async forms.
  *
  * Every allocation is zero-filled and 64-byte aligned (programs written for NPUs
- * rely on zero fill). Sizes up to MMAP_THRESHOLD come from posix_memalign + memset;
- * larger ones from mmap (page aligned, zeroed by the kernel for free, returned to it
- * at once on free): for aclrtMalloc a shared memfd mapping that same-host peers can
- * map (sharemem.c; HCCL_SHARE_DEVICE_MEM=0 turns it off), otherwise an anonymous one
- * (ACL_MEM_MALLOC_HUGE_* policies ask for transparent huge pages with madvise).
+ * rely on zero fill). aclrtMalloc memory is shared memory that same-host peers can
+ * map (HCCL_SHARE_DEVICE_MEM=0 turns that off): sizes up to MMAP_THRESHOLD are blocks
+ * of shared chunks (devarena.c), larger ones a memfd mapping each (sharemem.c). Where
+ * that is off or fails, and for aclrtMallocHost, sizes up to MMAP_THRESHOLD come from
+ * posix_memalign + memset and larger ones from an anonymous mmap (page aligned, zeroed
+ * by the kernel for free, returned to it at once on free; ACL_MEM_MALLOC_HUGE_*
+ * policies ask for transparent huge pages with madvise).
  *
  * A registry (hash map under a mutex) maps each live pointer to its size and kind:
- *   value = size << 2 | HOST_BIT (MallocHost) | MMAP_BIT (came from mmap)
+ *   value = size << 3 | HOST_BIT (MallocHost) | MMAP_BIT (came from mmap)
+ *                     | ARENA_BIT (a block of devarena.c)
  * so freeing an unknown pointer, one freed already, or one of the other kind
  * (aclrtFree of a MallocHost pointer) is rejected with ACL_ERROR_INVALID_PARAM.
  * After fork the child keeps its copies of the parent's allocations and may free them.
  */
+#include "runtime/devarena.h"
 #include "runtime/runtime_int.h"
 #include "runtime/sharemem.h"
 
@@ -32,10 +36,11 @@
  * every allocation comes from its allocator. */
 #define MMAP_THRESHOLD SIZE_MAX
 #else
-#define MMAP_THRESHOLD ((size_t)256 << 10)
+#define MMAP_THRESHOLD HCCL_DEVARENA_MAX_BYTES
 #endif
 #define HOST_BIT 1u
 #define MMAP_BIT 2u
+#define ARENA_BIT 4u
 #define MAX_SIZE (SIZE_MAX >> 3)
 
 static pthread_mutex_t reg_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -45,8 +50,10 @@ static void release(void *p, uint64_t val)
 {
     if (val & MMAP_BIT) {
         size_t page = (size_t)sysconf(_SC_PAGESIZE);
-        size_t len = ((size_t)(val >> 2) + page - 1) & ~(page - 1);
+        size_t len = ((size_t)(val >> 3) + page - 1) & ~(page - 1);
         if (!hccl_sharemem_release(p, len)) munmap(p, len);
+    } else if (val & ARENA_BIT) {
+        hccl_devarena_free(p);
     } else {
         free(p);
     }
@@ -68,13 +75,15 @@ static aclError alloc_zeroed(void **out, size_t size, int huge, int host, const 
         if (huge) madvise(p, len, MADV_HUGEPAGE);
 #endif
         flags |= MMAP_BIT;
+    } else if (!host && (p = hccl_devarena_alloc(size)) != NULL) {
+        flags |= ARENA_BIT;
     } else {
         (void)huge;
         if (posix_memalign(&p, 64, size) != 0 || !p)
             return hccl_rt_error(ACL_ERROR_BAD_ALLOC, "%s: cannot allocate %zu bytes", api, size);
         memset(p, 0, size);
     }
-    uint64_t val = (uint64_t)size << 2 | flags;
+    uint64_t val = (uint64_t)size << 3 | flags;
     pthread_mutex_lock(&reg_mu);
     aclError rc = hccl_rt_map_put(&reg, (uintptr_t)p, val);
     pthread_mutex_unlock(&reg_mu);
@@ -229,8 +238,20 @@ aclError aclrtMemsetAsync(void *devPtr, size_t maxCount, int32_t value, size_t c
     return enqueue_op(devPtr, NULL, count, (unsigned char)value, stream, "aclrtMemsetAsync");
 }
 
-void hccl_rt_memory_atfork_prepare(void) { pthread_mutex_lock(&reg_mu); }
+void hccl_rt_memory_atfork_prepare(void)
+{
+    pthread_mutex_lock(&reg_mu);
+    hccl_devarena_atfork_prepare();
+}
 
-void hccl_rt_memory_atfork_parent(void) { pthread_mutex_unlock(&reg_mu); }
+void hccl_rt_memory_atfork_parent(void)
+{
+    hccl_devarena_atfork_parent();
+    pthread_mutex_unlock(&reg_mu);
+}
 
-void hccl_rt_memory_atfork_child(void) { pthread_mutex_init(&reg_mu, NULL); }
+void hccl_rt_memory_atfork_child(void)
+{
+    hccl_devarena_atfork_child();
+    pthread_mutex_init(&reg_mu, NULL);
+}

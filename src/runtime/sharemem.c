@@ -12,8 +12,9 @@
 #include <sys/sysinfo.h>
 #include <unistd.h>
 
-/* 1 (default): large aclrtMalloc allocations are shared mappings that same-host
- * peers may map; 0: private mappings (peers copy through the kernel). */
+/* 1 (default): aclrtMalloc memory is shared mappings (for small allocations,
+ * devarena.c's chunks) that same-host peers may map; 0: private memory (peers copy
+ * through the kernel). */
 HCCL_PARAM_INT(share_device_mem, "HCCL_SHARE_DEVICE_MEM", 1)
 HCCL_PARAM_INT(shm_disable_rt, "HCCL_SHM_DISABLE", 0)
 

@@ -1,8 +1,9 @@
 /*
  * sharemem.h - device memory that other processes of the host can map.
  *
- * Large aclrtMalloc allocations are memfd-backed shared mappings, listed in a
- * per-process directory (itself a small memfd) that peers map read-only. A peer that
+ * Large aclrtMalloc allocations, and the chunks small ones are cut from (devarena.c),
+ * are memfd-backed shared mappings, listed in a per-process directory (itself a small
+ * memfd) that peers map read-only. A peer that
  * may read this process's memory anyway (the cross-memory-attach probe passed) opens
  * /proc/<pid>/fd/<fd> of the directory and of the allocations it needs and maps them,
  * so same-host collectives between processes read each other's buffers through

@@ -6,6 +6,7 @@
 
 #include <acl/acl.h>
 
+#include <dirent.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -192,6 +193,67 @@ static void test_registry(void)
     free(ps);
 }
 
+static int count_fds(void)
+{
+    int n = 0;
+    DIR *d = opendir("/proc/self/fd");
+    if (!d) return -1;
+    while (readdir(d)) n++;
+    closedir(d);
+    return n;
+}
+
+/* Blocks of the small-allocation arena (runtime/devarena.c, where shared memory is
+ * on) do not overlap, a reused block is zero again, and pattern checks hold while
+ * other blocks come and go. */
+static int arena_round(unsigned seed, int n)
+{
+    unsigned char **ps = calloc((size_t)n, sizeof *ps);
+    size_t *sz = calloc((size_t)n, sizeof *sz);
+    int bad = !ps || !sz;
+    for (int round = 0; !bad && round < 3; round++) {
+        for (int i = 0; i < n; i++) {
+            if (ps[i] && (i + round) % 2) continue; /* keep every other one across rounds */
+            if (ps[i]) bad += aclrtFree(ps[i]) != ACL_SUCCESS;
+            seed = seed * 1103515245u + 12345u;
+            sz[i] = 1 + (seed >> 8) % ((seed >> 4) % 4 ? 5000 : 262144);
+            bad += aclrtMalloc((void **)&ps[i], sz[i], ACL_MEM_MALLOC_HUGE_FIRST) != ACL_SUCCESS;
+            if (bad) break;
+            bad += (uintptr_t)ps[i] % 64 != 0;
+            bad += !all_zero(ps[i], sz[i]);
+            memset(ps[i], (int)(i & 0xff), sz[i]);
+        }
+        for (int i = 0; !bad && i < n; i++)
+            for (size_t j = 0; j < sz[i]; j += 61) bad += ps[i][j] != (unsigned char)(i & 0xff);
+    }
+    for (int i = 0; ps && sz && i < n; i++)
+        if (ps[i]) bad += aclrtFree(ps[i]) != ACL_SUCCESS;
+    free(ps);
+    free(sz);
+    return bad;
+}
+
+static void *thread_arena(void *arg)
+{
+    *(int *)arg = arena_round((unsigned)(uintptr_t)arg, 300);
+    return NULL;
+}
+
+static void test_arena(void)
+{
+    const int fds = count_fds();
+    TT_ASSERT_EQ(arena_round(7, 2000), 0);
+    TT_ASSERT_EQ(count_fds(), fds); /* every chunk went back with its last block */
+    pthread_t t[4];
+    int bad[4];
+    for (int i = 0; i < 4; i++) TT_ASSERT_EQ(pthread_create(&t[i], NULL, thread_arena, &bad[i]), 0);
+    for (int i = 0; i < 4; i++) {
+        pthread_join(t[i], NULL);
+        TT_ASSERT_EQ(bad[i], 0);
+    }
+    TT_ASSERT_EQ(count_fds(), fds);
+}
+
 static void test_memcpy_memset(void)
 {
     char a[64], b[64];
@@ -308,6 +370,7 @@ int main(void)
     test_contexts();
     test_malloc();
     test_registry();
+    test_arena();
     test_memcpy_memset();
     test_errmsg();
     test_fork();

@@ -2,8 +2,9 @@
  * test_peermem.c - shared device memory between processes (runtime/sharemem.c,
  * core/peermem.c): a child maps its parent's aclrtMalloc buffers and sees the
  * parent's later writes; after fork the child's own copies are private; a freed
- * buffer is never returned, a reallocated one is remapped; ranges that leave an
- * allocation and small (heap) allocations give NULL.
+ * buffer is never returned, a reallocated one is remapped; small aclrtMalloc buffers
+ * (blocks of runtime/devarena.c) are mapped too; ranges that leave an allocation and
+ * host (heap) allocations give NULL.
  */
 #include "tinytest.h"
 
@@ -29,7 +30,8 @@ static char hear(int fd)
 }
 
 /* Child side; returns the number of failed checks. */
-static int child(uint32_t ppid, int dirfd, uint64_t *buf, uint64_t *small, int to_parent, int from_parent)
+static int child(uint32_t ppid, int dirfd, uint64_t *buf, uint64_t *small, uint64_t *host, int to_parent,
+                 int from_parent)
 {
     int bad = 0;
     /* Our copy of buf is private now: writing it must not reach the parent. */
@@ -44,7 +46,9 @@ static int child(uint32_t ppid, int dirfd, uint64_t *buf, uint64_t *small, int t
     }
     if (hccl_peermem_ptr(m, (uint64_t)(uintptr_t)buf + 8, BIG) != NULL) bad++;     /* runs past the end */
     if (hccl_peermem_ptr(m, (uint64_t)(uintptr_t)buf - 8, 16) != NULL) bad++;      /* starts before it */
-    if (hccl_peermem_ptr(m, (uint64_t)(uintptr_t)small, 8) != NULL) bad++;         /* heap allocation */
+    if (hccl_peermem_ptr(m, (uint64_t)(uintptr_t)host, 8) != NULL) bad++;          /* heap allocation */
+    const uint64_t *q = hccl_peermem_ptr(m, (uint64_t)(uintptr_t)small, 64);       /* a small block */
+    if (!q || q[0] != 99 || q[7] != 0) bad++;
     uint64_t *mid = hccl_peermem_ptr(m, (uint64_t)(uintptr_t)(buf + 1000), 80);
     if (!p || mid != p + 1000) bad++;
     say(to_parent, 'a');
@@ -68,9 +72,10 @@ int main(void)
 {
     TT_ASSERT_EQ(aclInit(NULL), ACL_SUCCESS);
     TT_ASSERT_EQ(aclrtSetDevice(0), ACL_SUCCESS);
-    uint64_t *buf = NULL, *small = NULL;
+    uint64_t *buf = NULL, *small = NULL, *host = NULL;
     TT_ASSERT_EQ(aclrtMalloc((void **)&buf, BIG, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
     TT_ASSERT_EQ(aclrtMalloc((void **)&small, 64, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+    TT_ASSERT_EQ(aclrtMallocHost((void **)&host, 64), ACL_SUCCESS);
     int dirfd = aclrtInternalShareDirAcquire();
 #ifdef __SANITIZE_THREAD__
     TT_ASSERT(dirfd < 0); /* no shared device memory under TSan */
@@ -86,6 +91,8 @@ int main(void)
     TT_ASSERT(buf[0] == 0 && buf[BIG / 8 - 1] == 0); /* zero-filled */
     buf[0] = 42;
     buf[1] = 43;
+    TT_ASSERT(small[0] == 0 && small[7] == 0); /* zero-filled */
+    small[0] = 99;
     TT_ASSERT(hccl_peermem_open(getpid(), -1) == NULL);
     TT_ASSERT(hccl_peermem_open(getpid(), 0) == NULL); /* stdin is no directory */
 
@@ -95,7 +102,7 @@ int main(void)
     if (pid == 0) {
         close(up[0]);
         close(down[1]);
-        _exit(child((uint32_t)getppid(), dirfd, buf, small, up[1], down[0]));
+        _exit(child((uint32_t)getppid(), dirfd, buf, small, host, up[1], down[0]));
     }
     close(up[1]); /* a child that fails early gives EOF, not a hang */
     close(down[0]);
@@ -116,6 +123,7 @@ int main(void)
     TT_ASSERT_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child: %d failed check(s)", WEXITSTATUS(st));
     TT_ASSERT_EQ(aclrtFree(buf2), ACL_SUCCESS);
     TT_ASSERT_EQ(aclrtFree(small), ACL_SUCCESS);
+    TT_ASSERT_EQ(aclrtFreeHost(host), ACL_SUCCESS);
     /* Nothing holds the directory any more: its descriptor is closed. */
     char path[64];
     snprintf(path, sizeof path, "/proc/self/fd/%d", dirfd);
