@@ -78,21 +78,15 @@
 #define SLOT_MAX_BYTES_CROWDED HCCL_NET_SLOT_BYTES
 /* The eager Broadcast's root copies its buffer into the ring of every peer, and each
  * receiver copies it out again; the direct broadcast copies it once but waits for
- * every rank. Measured, the eager one was faster up to 8 KiB with a CPU per rank (2
- * ranks, 2026-12-03, since raised for 2 ranks below; more ranks with a CPU each were not
- * measured: this machine has 2) and up to 96 KiB on a crowded host (4 and 8 ranks on 2 cores, 20 operations
- * on a stream: 1.1-1.5x at 64-96 KiB; at 128 KiB even with 4 ranks and 1.3-1.4x
- * slower with 8, whose root copies 7 x 128 KiB), where that wait costs most
+ * every rank. Measured, the eager one is faster up to 8 KiB with a CPU per rank (2
+ * ranks, in place: from 16 KiB the direct one is 1.5-5x faster, although eager wins
+ * up to 256 KiB when the root wrote its buffer just before the call;
+ * docs/performance.md) and up to 96 KiB on a crowded host (4 and 8 ranks on 2 cores,
+ * 20 operations on a stream: 1.1-1.5x at 64-96 KiB; at 128 KiB even with 4 ranks and
+ * 1.3-1.4x slower with 8, whose root copies 7 x 128 KiB), where that wait costs most
  * (docs/performance.md). */
 #define EAGER_BCAST_BYTES (8u << 10)
 #define EAGER_BCAST_CROWDED_BYTES (96u << 10)
-/* ... and with 2 ranks, a CPU each: the root's one copy into the ring and the reader's
- * copy out overlap, and nobody waits for a round (2 ranks pinned, blocking calls:
- * 11-64 KiB 1.6-4.3x faster than direct, 128-256 KiB 1.1-1.2x; 20 operations on a
- * stream: 16-32 KiB 1.3-1.5x, 64-256 KiB even to 1.2x; from 512 KiB direct is 1.2-1.3x
- * faster; the eager path already took these sizes on crowded hosts). More ranks with
- * a CPU each keep EAGER_BCAST_BYTES: the eager root copies once per reader. */
-#define EAGER_BCAST_PAIR_BYTES (256u << 10)
 /* The eager Reduce's and Gather's root takes one block per peer, Scatter's sends one:
  * up to this many bytes in all, against their reference algorithms (tree, linear)
  * with the agreement round first, faster at every size measured (2 and 4 ranks). */
@@ -226,10 +220,7 @@ hccl_algo_id hccl_algo_select(const hccl_algo_ctx *ctx, const hccl_op_args *a)
          * of the tree's rounds after an agreement round) unless an algorithm is forced
          * (never on one host: see forced above). */
         if (a->type == HCCL_OP_BROADCAST && !forced && ctx->nranks <= 64 &&
-            bytes <= (!ctx->direct         ? EAGER_NET_BYTES
-                      : ctx->crowded       ? EAGER_BCAST_CROWDED_BYTES
-                      : ctx->nranks == 2   ? EAGER_BCAST_PAIR_BYTES
-                                           : EAGER_BCAST_BYTES))
+            bytes <= (!ctx->direct ? EAGER_NET_BYTES : ctx->crowded ? EAGER_BCAST_CROWDED_BYTES : EAGER_BCAST_BYTES))
             return HCCL_ALGO_ONESHOT;
         if ((a->type == HCCL_OP_ALLGATHER || a->type == HCCL_OP_REDUCE_SCATTER) && ctx->net->slot_gather &&
             bytes * ctx->nranks <= (ctx->crowded ? SLOT_MAX_BYTES_CROWDED : SLOT_MAX_BYTES))

@@ -651,8 +651,8 @@ static void large_batch(T *t)
     t->b = conf_batch_new(t->ctx);
     t_allgather(t, HCCL_DATA_TYPE_INT8, (4 * m) / (uint64_t)n + 5, 0);
     t_broadcast(t, HCCL_DATA_TYPE_INT32, m + 7, n / 2);
-    t_broadcast(t, HCCL_DATA_TYPE_INT8, 200003, n - 1);  /* 2 ranks with a CPU each: eager */
-    t_broadcast(t, HCCL_DATA_TYPE_FP16, 40001, 0);       /* crowded hosts: eager */
+    t_broadcast(t, HCCL_DATA_TYPE_INT8, 200003, n - 1); /* direct, with 2 ranks and crowded */
+    t_broadcast(t, HCCL_DATA_TYPE_FP16, 40001, 0);      /* crowded hosts: eager */
     t_alltoall(t, HCCL_DATA_TYPE_FP32, m / (uint64_t)n + 1, 0);
     t_scatter(t, HCCL_DATA_TYPE_INT16, m / (uint64_t)n + 3, 0, 0);
     conf_batch_run(t->b);

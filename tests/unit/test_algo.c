@@ -999,7 +999,7 @@ static void test_selection(void)
     /* One host, more than 2 ranks: small AllGather(V) and ReduceScatter in one round
      * (n x bytes <= 16 KiB), larger ones and ReduceScatterV direct; 2 ranks keep the
      * ring's single exchange below 4 KiB. Broadcast eager (oneshot) up to 8 KiB, 96
-     * KiB on a crowded host, at any n, and 256 KiB with 2 ranks that have a CPU each. */
+     * KiB on a crowded host, at any n. */
     ctx.direct = 1;
     ctx.reference = 0;
     static uint64_t cnt4[4];
@@ -1026,10 +1026,9 @@ static void test_selection(void)
     TT_ASSERT_EQ(hccl_algo_select(&ctx, &g), HCCL_ALGO_REFERENCE);
     g.type = HCCL_OP_BROADCAST;
     TT_ASSERT_EQ(hccl_algo_select(&ctx, &g), HCCL_ALGO_ONESHOT);
-    /* 2 ranks with a CPU each: eager up to 256 KiB */
-    expect_bound(&ctx, &g, 256 * k, HCCL_ALGO_ONESHOT, HCCL_ALGO_DIRECT);
+    expect_bound(&ctx, &g, 8 * k, HCCL_ALGO_ONESHOT, HCCL_ALGO_DIRECT);
     ctx.crowded = 1;
-    TT_ASSERT_EQ(hccl_algo_select(&ctx, &g), HCCL_ALGO_DIRECT); /* crowded: 96 KiB, at any n */
+    TT_ASSERT_EQ(hccl_algo_select(&ctx, &g), HCCL_ALGO_ONESHOT); /* crowded: up to 96 KiB, at any n */
     ctx.crowded = 0;
     g.count = k;
     /* Reduce eager on one host up to 256 KiB to the root (2 ranks with a CPU each: 32
