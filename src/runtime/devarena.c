@@ -5,6 +5,15 @@
  * then from the chunk's list of freed blocks (linked through their first word). The
  * chunks of a class that have a free block are on the class's list. A map from each
  * live block to its chunk lets free find the chunk.
+ *
+ * A chunk whose last block is freed goes back to the kernel, except one per class that
+ * stays as a spare while communicators hold the shared-memory directory (a program
+ * that allocates and frees a buffer per step would otherwise make and release a memfd
+ * each time). When the last communicator lets go of the directory, sharemem.c calls
+ * hccl_devarena_trim. Against a free that races with that: the free keeps its spare
+ * under the lock and then reads the count of holders; the trim runs after the count
+ * dropped and takes the lock, so either the free sees 0 and releases the chunk itself
+ * or the trim finds the spare.
  */
 #include "runtime/devarena.h"
 
@@ -36,7 +45,8 @@ typedef struct chunk {
 } chunk;
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-static chunk *room[NCLASS]; /* per class: the chunks with a free block */
+static chunk *room[NCLASS];  /* per class: the chunks with a free block */
+static chunk *spare[NCLASS]; /* per class: an empty chunk kept (also on room) */
 static hccl_rt_map owner;   /* live block -> its chunk */
 
 static unsigned class_of(size_t size)
@@ -110,6 +120,7 @@ static void *take(unsigned cls, int *fresh)
         c->freed = p;
         return NULL;
     }
+    if (spare[cls] == c) spare[cls] = NULL;
     if (++c->live == c->nblocks) unlink_room(c);
     return p;
 }
@@ -147,11 +158,31 @@ int hccl_devarena_free(void *p)
     if (c->live == c->nblocks) link_room(c);
     memcpy(p, &c->freed, sizeof c->freed);
     c->freed = p;
-    const int empty = --c->live == 0;
-    if (empty) unlink_room(c);
+    int release = --c->live == 0;
+    if (release && !spare[c->cls]) {
+        spare[c->cls] = c; /* stays on room */
+        release = hccl_sharemem_refs() == 0;
+        if (release) spare[c->cls] = NULL;
+    }
+    if (release) unlink_room(c);
     pthread_mutex_unlock(&mu);
-    if (empty) release_chunk(c);
+    if (release) release_chunk(c);
     return 1;
+}
+
+void hccl_devarena_trim(void)
+{
+    chunk *gone[NCLASS];
+    unsigned n = 0;
+    pthread_mutex_lock(&mu);
+    for (unsigned k = 0; k < NCLASS; k++)
+        if (spare[k]) {
+            unlink_room(spare[k]);
+            gone[n++] = spare[k];
+            spare[k] = NULL;
+        }
+    pthread_mutex_unlock(&mu);
+    for (unsigned i = 0; i < n; i++) release_chunk(gone[i]);
 }
 
 void hccl_devarena_atfork_prepare(void) { pthread_mutex_lock(&mu); }

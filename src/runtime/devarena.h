@@ -8,8 +8,10 @@
  * reads a peer's small buffer in place instead of through the kernel.
  *
  * A block is zero when handed out (a fresh chunk is; a reused block is cleared over
- * the size asked for). A chunk goes back to the kernel as soon as its last block is
- * freed, so a program that freed its buffers holds no descriptor of ours. The
+ * the size asked for). A chunk goes back to the kernel when its last block is freed,
+ * except one spare per class while communicators hold the directory (sharemem.c), so
+ * a program that destroyed its communicators and freed its buffers holds no
+ * descriptor of ours. The
  * chunks' bookkeeping is private memory; the lock is never held while sharemem.c is
  * called, so fork handlers cannot deadlock on the two.
  */
@@ -27,6 +29,9 @@ void *hccl_devarena_alloc(size_t size);
 /* Gives back a block of hccl_devarena_alloc; returns 0 (and does nothing) when p is
  * not one. */
 int hccl_devarena_free(void *p);
+/* Releases the spare chunks (sharemem.c, when the last communicator lets go of the
+ * directory). */
+void hccl_devarena_trim(void);
 /* For memory.c's fork handlers (after fork each chunk is the child's private copy,
  * sharemem.c, and stays usable). */
 void hccl_devarena_atfork_prepare(void);

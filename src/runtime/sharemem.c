@@ -3,6 +3,7 @@
  */
 #include "runtime/sharemem.h"
 
+#include "runtime/devarena.h"
 #include "util/param.h"
 
 #include <pthread.h>
@@ -23,7 +24,7 @@ static hccl_sharemem_dir *dir; /* NULL until first use, or after fork in the chi
 static int dir_fd = -1;
 static int dir_failed;
 static uint32_t next_gen = 1;
-static unsigned dir_refs;   /* communicators holding the directory */
+static unsigned dir_refs;   /* communicators holding the directory (atomic: devarena.c reads it) */
 static unsigned dir_allocs; /* live shared allocations */
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 
@@ -63,14 +64,15 @@ static void postfork_child(void)
     if (dir_fd >= 0) close(dir_fd);
     dir_fd = -1;
     dir_failed = 0;
-    dir_refs = dir_allocs = 0;
+    __atomic_store_n(&dir_refs, 0, __ATOMIC_SEQ_CST);
+    dir_allocs = 0;
     pthread_mutex_unlock(&dir_mu);
 }
 
 /* dir_mu held: close the directory when nothing needs it any more. */
 static void dir_close_if_unused(void)
 {
-    if (!dir || dir_refs || dir_allocs) return;
+    if (!dir || __atomic_load_n(&dir_refs, __ATOMIC_SEQ_CST) || dir_allocs) return;
     munmap(dir, HCCL_SHAREMEM_DIR_BYTES);
     close(dir_fd);
     dir = NULL;
@@ -189,7 +191,7 @@ int aclrtInternalShareDirAcquire(void)
     int fd = -1;
     if (dir_open()) {
         fd = dir_fd;
-        dir_refs++;
+        __atomic_add_fetch(&dir_refs, 1, __ATOMIC_SEQ_CST);
     }
     pthread_mutex_unlock(&dir_mu);
     return fd;
@@ -198,7 +200,12 @@ int aclrtInternalShareDirAcquire(void)
 void aclrtInternalShareDirRelease(void)
 {
     pthread_mutex_lock(&dir_mu);
-    if (dir_refs) dir_refs--;
+    const unsigned left = dir_refs ? __atomic_sub_fetch(&dir_refs, 1, __ATOMIC_SEQ_CST) : 0;
     dir_close_if_unused();
     pthread_mutex_unlock(&dir_mu);
+    /* The last communicator is gone: the small-allocation arena's spare chunks go too
+     * (devarena.h), and with them the directory when nothing else holds it. */
+    if (!left) hccl_devarena_trim();
 }
+
+unsigned hccl_sharemem_refs(void) { return __atomic_load_n(&dir_refs, __ATOMIC_SEQ_CST); }

@@ -61,5 +61,7 @@ int hccl_sharemem_release(void *p, size_t len);
  * communicators and freed its buffers holds no descriptor of ours. */
 int aclrtInternalShareDirAcquire(void);
 void aclrtInternalShareDirRelease(void);
+/* For devarena.c: how many communicators hold the directory now (read without a lock). */
+unsigned hccl_sharemem_refs(void);
 
 #endif

@@ -4,6 +4,8 @@
  */
 #include "tinytest.h"
 
+#include "runtime/sharemem.h"
+
 #include <acl/acl.h>
 
 #include <dirent.h>
@@ -251,6 +253,28 @@ static void test_arena(void)
         pthread_join(t[i], NULL);
         TT_ASSERT_EQ(bad[i], 0);
     }
+    TT_ASSERT_EQ(count_fds(), fds);
+    /* While a communicator holds the directory, a lone block's chunk stays as a spare:
+     * allocating and freeing it in a loop reuses it (no memfd each time); the spare
+     * goes when the holder lets go. */
+    int dirfd = aclrtInternalShareDirAcquire();
+    const int fds_dir = count_fds();
+    void *first = NULL, *p = NULL;
+    int same = 1, zero = 1;
+    for (int i = 0; i < 100; i++) {
+        TT_ASSERT_EQ(aclrtMalloc(&p, 4096, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+        if (!first) first = p;
+        same &= p == first;
+        zero &= all_zero(p, 4096);
+        memset(p, 0x5a, 4096);
+        TT_ASSERT_EQ(aclrtFree(p), ACL_SUCCESS);
+    }
+    TT_ASSERT(zero);
+    if (dirfd >= 0) {
+        TT_ASSERT(same);
+        TT_ASSERT_EQ(count_fds(), fds_dir + 1); /* the spare */
+    }
+    aclrtInternalShareDirRelease();
     TT_ASSERT_EQ(count_fds(), fds);
 }
 
