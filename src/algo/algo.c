@@ -62,12 +62,15 @@
 
 #define ONESHOT_MAX_BYTES (16u << 10)
 /* 2 ranks with a CPU each and direct copies: the oneshot AllReduce only up to this
- * size, the direct one above (2 ranks pinned, blocking: 8-16 KiB 2.8-4x faster in
- * shared device memory, 1.2-1.6x with `malloc`'d buffers, which the direct one reads
- * through the kernel; at 2-4 KiB 2x faster in shared memory but 1.2x slower with
- * `malloc`'d buffers, so those stay). */
-#define ONESHOT_PAIR_MAX_BYTES (4u << 10)
-#define DIRECT_MIN_BYTES (4u << 10)
+ * size, the direct one above (2 ranks pinned: 8-16 KiB 2.8-4x faster in shared device
+ * memory, 1.2-1.6x with `malloc`'d buffers, which the direct one reads through the
+ * kernel; 2-4 KiB 1.5-2x faster in shared memory, which every `aclrtMalloc` buffer is,
+ * and 5-20% slower with `malloc`'d ones such as torch tensors; 1 KiB even). */
+#define ONESHOT_PAIR_MAX_BYTES (1u << 10)
+/* 2 ranks: AllGather and ReduceScatter direct from this many bytes per rank, the
+ * ring's single exchange below (2 ranks pinned, blocking: 2 KiB 1.6x faster in shared
+ * memory, 1.1-1.3x slower with `malloc`'d buffers; 1 KiB 1.2x and 1.7x). */
+#define DIRECT_MIN_BYTES (2u << 10)
 /* AllReduce, AllGather, ReduceScatter and AlltoAll through the host's shared slots
  * (when the communicator has them) up to these sizes (the others: n blocks in all),
  * against the oneshot (2 ranks) and recursive doubling or the oneshot (4 and 8 ranks

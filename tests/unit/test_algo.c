@@ -998,7 +998,7 @@ static void test_selection(void)
     ctx.reference = HCCL_ALGO_FORCED(HCCL_ALGO_HD);
     /* One host, more than 2 ranks: small AllGather(V) and ReduceScatter in one round
      * (n x bytes <= 16 KiB), larger ones and ReduceScatterV direct; 2 ranks keep the
-     * ring's single exchange below 4 KiB. Broadcast eager (oneshot) up to 8 KiB, 96
+     * ring's single exchange below 2 KiB. Broadcast eager (oneshot) up to 8 KiB, 96
      * KiB on a crowded host, at any n. */
     ctx.direct = 1;
     ctx.reference = 0;
@@ -1021,7 +1021,11 @@ static void test_selection(void)
     g.count = 4 * k + 1; /* 4 x (4 KiB + 4 B) */
     g.type = HCCL_OP_ALLGATHER;
     TT_ASSERT_EQ(hccl_algo_select(&ctx, &g), HCCL_ALGO_DIRECT);
-    ctx.nranks = 2;
+    ctx.nranks = 2; /* 2 ranks: the ring's exchange below 2 KiB per rank */
+    expect_bound(&ctx, &g, 2 * k - 1, HCCL_ALGO_REFERENCE, HCCL_ALGO_DIRECT);
+    g.type = HCCL_OP_REDUCE_SCATTER;
+    expect_bound(&ctx, &g, 2 * k - 1, HCCL_ALGO_REFERENCE, HCCL_ALGO_DIRECT);
+    g.type = HCCL_OP_ALLGATHER;
     g.count = k;
     TT_ASSERT_EQ(hccl_algo_select(&ctx, &g), HCCL_ALGO_REFERENCE);
     g.type = HCCL_OP_BROADCAST;
@@ -1052,10 +1056,10 @@ static void test_selection(void)
     ctx.crowded = 0;
     TT_ASSERT_EQ(hccl_algo_select(&ctx, &rd), HCCL_ALGO_DIRECT);
     ctx.nranks = 2;
-    /* AllReduce, 2 ranks with a CPU each: oneshot up to 4 KiB, direct above; crowded or
+    /* AllReduce, 2 ranks with a CPU each: oneshot up to 1 KiB, direct above; crowded or
      * without direct copies, oneshot up to 16 KiB. */
     hccl_op_args ar = {.type = HCCL_OP_ALLREDUCE, .dtype = f, .redop = HCCL_REDUCE_SUM};
-    expect_bound(&ctx, &ar, 4 * k, HCCL_ALGO_ONESHOT, HCCL_ALGO_DIRECT);
+    expect_bound(&ctx, &ar, k, HCCL_ALGO_ONESHOT, HCCL_ALGO_DIRECT);
     ctx.crowded = 1;
     expect_bound(&ctx, &ar, 16 * k, HCCL_ALGO_ONESHOT, HCCL_ALGO_DIRECT);
     ctx.crowded = 0;
