@@ -124,6 +124,10 @@
  * slower than direct; docs/performance.md). */
 #define ONESHOT_A2A_BYTES (8u << 10)
 #define ONESHOT_A2A_CROWDED_BYTES (64u << 10)
+/* ... and with 2 ranks (a CPU each) up to this many (2 ranks pinned, blocking, in all:
+ * 4-8 KiB direct 1.6-1.8x faster in shared memory, which every `aclrtMalloc` buffer
+ * is, 1.2-1.4x slower with `malloc`'d buffers; 2 KiB even and 2x slower). */
+#define ONESHOT_A2A_PAIR_BYTES (2u << 10)
 
 int hccl_algo_implements(hccl_algo_id id, hccl_op_type t)
 {
@@ -247,7 +251,9 @@ hccl_algo_id hccl_algo_select(const hccl_algo_ctx *ctx, const hccl_op_args *a)
         if (ctx->net->slot_gather && bytes * ctx->nranks <= (ctx->crowded ? SLOT_MAX_BYTES_CROWDED : SLOT_MAX_BYTES))
             return HCCL_ALGO_SLOT;
         if (ctx->direct && ctx->nranks <= 64 &&
-            bytes * ctx->nranks <= (ctx->crowded ? ONESHOT_A2A_CROWDED_BYTES : ONESHOT_A2A_BYTES))
+            bytes * ctx->nranks <= (ctx->crowded       ? ONESHOT_A2A_CROWDED_BYTES
+                                    : ctx->nranks == 2 ? ONESHOT_A2A_PAIR_BYTES
+                                                       : ONESHOT_A2A_BYTES))
             return HCCL_ALGO_ONESHOT;
         if (pulls(ctx) && (!ctx->crowded || bytes >= DIRECT_A2A_CROWDED_BYTES))
             return HCCL_ALGO_DIRECT;

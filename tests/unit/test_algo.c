@@ -1037,7 +1037,7 @@ static void test_selection(void)
     g.count = k;
     /* Reduce eager on one host up to 256 KiB to the root (2 ranks with a CPU each: 32
      * KiB), direct above, crowded or not; AlltoAll in one round up to 8 KiB in all
-     * (64 KiB with more ranks than CPUs), direct above
+     * (2 KiB with 2 ranks, 64 KiB with more ranks than CPUs), direct above
      * (with more ranks than CPUs from 16 KiB blocks; below, pairwise); AlltoAllV and VC
      * direct at every size; without direct copies, by the cost model. */
     hccl_op_args rd = {.type = HCCL_OP_REDUCE, .count = 32 * k, .dtype = f, .redop = HCCL_REDUCE_SUM};
@@ -1067,10 +1067,8 @@ static void test_selection(void)
     ar.count = 16 * k;
     TT_ASSERT_EQ(hccl_algo_select(&ctx, &ar), HCCL_ALGO_ONESHOT);
     ctx.direct = 1;
-    hccl_op_args aa = {.type = HCCL_OP_ALLTOALL, .count = 4 * k, .dtype = f};
-    TT_ASSERT_EQ(hccl_algo_select(&ctx, &aa), HCCL_ALGO_ONESHOT); /* 2 x 4 KiB */
-    aa.count = 4 * k + 1;
-    TT_ASSERT_EQ(hccl_algo_select(&ctx, &aa), HCCL_ALGO_DIRECT);
+    hccl_op_args aa = {.type = HCCL_OP_ALLTOALL, .dtype = f};
+    expect_bound(&ctx, &aa, k, HCCL_ALGO_ONESHOT, HCCL_ALGO_DIRECT); /* 2 x 1 KiB */
     ctx.nranks = 4;
     rd.count = 84 * k;
     TT_ASSERT_EQ(hccl_algo_select(&ctx, &rd), HCCL_ALGO_ONESHOT);
