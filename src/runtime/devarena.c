@@ -10,10 +10,10 @@
  * stays as a spare while communicators hold the shared-memory directory (a program
  * that allocates and frees a buffer per step would otherwise make and release a memfd
  * each time). When the last communicator lets go of the directory, sharemem.c calls
- * hccl_devarena_trim. Against a free that races with that: the free keeps its spare
- * under the lock and then reads the count of holders; the trim runs after the count
- * dropped and takes the lock, so either the free sees 0 and releases the chunk itself
- * or the trim finds the spare.
+ * hccl_devarena_trim. Against a free that races with that: the free reads the count of
+ * holders and keeps its spare under the lock; the trim runs after the count dropped
+ * and takes the lock, so either the free sees 0 and releases the chunk itself or the
+ * trim finds the spare.
  */
 #include "runtime/devarena.h"
 
@@ -159,10 +159,9 @@ int hccl_devarena_free(void *p)
     memcpy(p, &c->freed, sizeof c->freed);
     c->freed = p;
     int release = --c->live == 0;
-    if (release && !spare[c->cls]) {
+    if (release && !spare[c->cls] && hccl_sharemem_refs()) {
         spare[c->cls] = c; /* stays on room */
-        release = hccl_sharemem_refs() == 0;
-        if (release) spare[c->cls] = NULL;
+        release = 0;
     }
     if (release) unlink_room(c);
     pthread_mutex_unlock(&mu);
