@@ -181,6 +181,10 @@ static int pulls(const hccl_algo_ctx *ctx)
     return ctx->direct && ctx->nranks <= HCCL_DIRECT_MAX_RANKS && ctx->net->peer_copy;
 }
 
+/* 2 ranks with a CPU each and direct copies: where ONESHOT_PAIR_MAX_BYTES and
+ * EAGER_REDUCE_PAIR_BYTES apply. */
+static int pair_pulls(const hccl_algo_ctx *ctx) { return ctx->nranks == 2 && !ctx->crowded && pulls(ctx); }
+
 hccl_algo_id hccl_algo_select(const hccl_algo_ctx *ctx, const hccl_op_args *a)
 {
     if (ctx->reference == 1 || ctx->nranks == 1) return HCCL_ALGO_REFERENCE;
@@ -211,7 +215,7 @@ hccl_algo_id hccl_algo_select(const hccl_algo_ctx *ctx, const hccl_op_args *a)
             return HCCL_ALGO_SLOT; /* like the direct algorithms, not replaced by a forced one */
         if (forced) return forced;
         if (ctx->nranks <= 64 &&
-            bytes <= (ctx->nranks == 2 && !ctx->crowded && pulls(ctx) ? ONESHOT_PAIR_MAX_BYTES : ONESHOT_MAX_BYTES) &&
+            bytes <= (pair_pulls(ctx) ? ONESHOT_PAIR_MAX_BYTES : ONESHOT_MAX_BYTES) &&
             (((bytes + 63) & ~63ull) * ctx->nranks) <= ctx->scratch_bytes)
             return ctx->crowded && ctx->nranks > 2 ? HCCL_ALGO_RD : HCCL_ALGO_ONESHOT;
         if (pulls(ctx)) return HCCL_ALGO_DIRECT;
@@ -242,7 +246,7 @@ hccl_algo_id hccl_algo_select(const hccl_algo_ctx *ctx, const hccl_op_args *a)
     case HCCL_OP_REDUCE:
         if ((ctx->direct || (!forced && bytes <= EAGER_NET_BYTES)) && ctx->nranks <= 64 &&
             bytes * (ctx->nranks - 1) <=
-                (pulls(ctx) && ctx->nranks == 2 && !ctx->crowded ? EAGER_REDUCE_PAIR_BYTES : EAGER_ROOTED_MAX_BYTES) &&
+                (pair_pulls(ctx) ? EAGER_REDUCE_PAIR_BYTES : EAGER_ROOTED_MAX_BYTES) &&
             ((bytes + 63) & ~63ull) * ctx->nranks <= ctx->scratch_bytes)
             return HCCL_ALGO_ONESHOT;
         if (pulls(ctx)) return HCCL_ALGO_DIRECT;
