@@ -23,7 +23,8 @@
  *   Scatter, Gather:   ctx->direct or bytes <= 8 KiB; (n - 1) x bytes <= 256 KiB
  *                                                           -> oneshot (the linear
  *                      algorithms without the agreement: eager)
- *   AlltoAll:          ctx->direct, n x bytes <= 8 KiB (64 KiB when ctx->crowded)
+ *   AlltoAll:          ctx->direct, n x bytes <= 8 KiB (64 KiB when ctx->crowded, 2
+ *                      KiB with 2 uncrowded ranks with direct copies)
  *                                                           -> oneshot (one round)
  *                      above, ctx->direct (when ctx->crowded: blocks from 16 KiB)
  *                                                           -> direct
@@ -181,8 +182,8 @@ static int pulls(const hccl_algo_ctx *ctx)
     return ctx->direct && ctx->nranks <= HCCL_DIRECT_MAX_RANKS && ctx->net->peer_copy;
 }
 
-/* 2 ranks with a CPU each and direct copies: where ONESHOT_PAIR_MAX_BYTES and
- * EAGER_REDUCE_PAIR_BYTES apply. */
+/* 2 ranks with a CPU each and direct copies: where ONESHOT_PAIR_MAX_BYTES,
+ * EAGER_REDUCE_PAIR_BYTES and ONESHOT_A2A_PAIR_BYTES apply. */
 static int pair_pulls(const hccl_algo_ctx *ctx) { return ctx->nranks == 2 && !ctx->crowded && pulls(ctx); }
 
 hccl_algo_id hccl_algo_select(const hccl_algo_ctx *ctx, const hccl_op_args *a)
@@ -255,9 +256,9 @@ hccl_algo_id hccl_algo_select(const hccl_algo_ctx *ctx, const hccl_op_args *a)
         if (ctx->net->slot_gather && bytes * ctx->nranks <= (ctx->crowded ? SLOT_MAX_BYTES_CROWDED : SLOT_MAX_BYTES))
             return HCCL_ALGO_SLOT;
         if (ctx->direct && ctx->nranks <= 64 &&
-            bytes * ctx->nranks <= (ctx->crowded       ? ONESHOT_A2A_CROWDED_BYTES
-                                    : ctx->nranks == 2 ? ONESHOT_A2A_PAIR_BYTES
-                                                       : ONESHOT_A2A_BYTES))
+            bytes * ctx->nranks <= (ctx->crowded      ? ONESHOT_A2A_CROWDED_BYTES
+                                    : pair_pulls(ctx) ? ONESHOT_A2A_PAIR_BYTES
+                                                      : ONESHOT_A2A_BYTES))
             return HCCL_ALGO_ONESHOT;
         if (pulls(ctx) && (!ctx->crowded || bytes >= DIRECT_A2A_CROWDED_BYTES))
             return HCCL_ALGO_DIRECT;

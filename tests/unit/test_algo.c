@@ -1069,6 +1069,11 @@ static void test_selection(void)
     ctx.direct = 1;
     hccl_op_args aa = {.type = HCCL_OP_ALLTOALL, .dtype = f};
     expect_bound(&ctx, &aa, k, HCCL_ALGO_ONESHOT, HCCL_ALGO_DIRECT); /* 2 x 1 KiB */
+    /* Without peer copies there is no direct AlltoAll to go to: one round up to 8 KiB
+     * in all, as with more ranks, then the cost model's pick. */
+    net.peer_copy = NULL;
+    expect_bound(&ctx, &aa, 4 * k, HCCL_ALGO_ONESHOT, HCCL_ALGO_REFERENCE); /* pairwise: one exchange */
+    net.peer_copy = (void *)1;
     ctx.nranks = 4;
     rd.count = 84 * k;
     TT_ASSERT_EQ(hccl_algo_select(&ctx, &rd), HCCL_ALGO_ONESHOT);
