@@ -139,8 +139,14 @@ void *hccl_devarena_alloc(size_t size)
         pthread_mutex_lock(&mu);
         link_room(c);
         p = take(cls, &fresh);
+        /* The map could not grow: the heap's turn. Nobody else has seen the chunk (the
+         * lock was held from linking it), so it goes back at once. */
+        if (!p) unlink_room(c);
         pthread_mutex_unlock(&mu);
-        if (!p) return NULL; /* the registry could not grow: the heap's turn */
+        if (!p) {
+            release_chunk(c);
+            return NULL;
+        }
     }
     if (!fresh) memset(p, 0, size);
     return p;
