@@ -9,6 +9,7 @@
  */
 #include "core/comm.h"
 
+#include "reduce/reduce.h"
 #include "util/errors.h"
 #include "util/log.h"
 #include "util/param.h"
@@ -63,6 +64,25 @@ static double ticks_us(uint64_t t0, uint64_t t1)
     return (double)(hccl_ticks_ns(&r, t1) - hccl_ticks_ns(&r, t0)) / 1e3;
 }
 
+/* An AllReduce, or a Reduce at its root, whose buffers partly overlap (not the same
+ * address: that is in place) would read inputs it has already overwritten. MPI and
+ * NCCL leave it undefined; here the input moves to recvBuf first (memmove, as the
+ * caller's recvBuf is ours to write) and the operation runs in place, so the result
+ * is what separate buffers give. The other operations handle overlaps themselves. */
+static const hccl_op_args *unshift(const hccl_comm *c, const hccl_op_args *args, hccl_op_args *local)
+{
+    if ((args->type != HCCL_OP_ALLREDUCE && !(args->type == HCCL_OP_REDUCE && args->root == c->rank)) ||
+        args->sendbuf == args->recvbuf)
+        return args;
+    size_t bytes = (size_t)args->count * hccl_dtype_size(args->dtype);
+    const char *s = args->sendbuf, *r = args->recvbuf;
+    if (!(s < r + bytes && r < s + bytes)) return args;
+    memmove(args->recvbuf, args->sendbuf, bytes);
+    *local = *args;
+    local->sendbuf = local->recvbuf;
+    return local;
+}
+
 /* fr_id: the flight recorder's entry of an enqueued operation; 0 for one called on
  * the NULL stream (recorded here). */
 HcclResult hccl_comm_run(hccl_comm *c, const hccl_op_args *args, uint64_t fr_id)
@@ -86,6 +106,8 @@ HcclResult hccl_comm_run(hccl_comm *c, const hccl_op_args *args, uint64_t fr_id)
     }
 
     pthread_mutex_lock(&c->exec_lock);
+    hccl_op_args unshifted;
+    args = unshift(c, args, &unshifted);
     hccl_fingerprint fp;
     hccl_fingerprint_of(args, &fp);
     fp.seq = fp.p2p ? 0 : ++c->coll_seq;

@@ -105,13 +105,61 @@ static void put_reduced(unsigned char *host, size_t off, uint64_t nel, HcclDataT
 
 /* ---- reducing collectives --------------------------------------------------------- */
 
+/* Names of the placement modes of AllReduce and Reduce. */
+static const char *placement(int inplace)
+{
+    static const char *const names[] = {"out-of-place", "in-place", "recvBuf = sendBuf + 1 element",
+                                        "sendBuf = recvBuf + 1 element"};
+    return names[inplace];
+}
+
+/* AllReduce (root < 0) or Reduce whose buffers partly overlap, in one allocation of
+ * count + 1 elements: inplace 2 puts recvBuf one element after sendBuf, 3 sendBuf one
+ * after recvBuf. The result is what separate buffers would give; the element of
+ * sendBuf outside recvBuf stays as it was, and so does all of it off the root. */
+static void t_reducing_shifted(T *t, HcclDataType dt, HcclReduceOp op, uint64_t count, int root, int inplace)
+{
+    size_t es = conf_dt_size(dt), so = inplace == 2 ? 0 : 1, ro = 1 - so;
+    uint64_t seed = ++t->seed;
+    char label[160];
+    if (root < 0)
+        snprintf(label, sizeof label, "AllReduce(%s, %s, count=%llu, %s)", conf_dt_name(dt), conf_op_name(op),
+                 (unsigned long long)count, placement(inplace));
+    else
+        snprintf(label, sizeof label, "Reduce(%s, %s, count=%llu, root=%d, %s)", conf_dt_name(dt),
+                 conf_op_name(op), (unsigned long long)count, root, placement(inplace));
+    buf_t *b = newbuf(t, (count + 1) * es, seed);
+    put_vals(b->init, so, count, dt, op, t->n, t->r, seed, 0);
+    upload(t, b);
+    int gets = root < 0 || root == t->r;
+    if (gets) put_reduced(b->exp, ro, count, dt, op, t->n, seed, 0);
+    unsigned char *send = b->dev + so * es, *recv = b->dev + ro * es;
+    HcclResult rc = root < 0 ? HcclAllReduce(send, recv, count, dt, op, t->comm, t->stream)
+                             : HcclReduce(send, recv, count, dt, op, (uint32_t)root, t->comm, t->stream);
+    if (conf_enq(t->b, rc, label)) {
+        if (gets) {
+            expect_range(t, b, ro * es, count * es, label, "recvBuf", dt, 1);
+            expect_range(t, b, ro ? 0 : count * es, es, label, "the element of sendBuf outside recvBuf", dt, 0);
+            expect_range(t, b, (count + 1) * es, GUARD, label, "guard", dt, 0);
+        } else {
+            expect_all(t, b, label, "sendBuf off the root (must be unchanged)", dt, 0);
+        }
+    }
+    freebuf(b);
+}
+
+/* inplace: 0 out of place, 1 sendBuf == recvBuf, 2 and 3 partial overlaps (above) */
 static void t_allreduce(T *t, HcclDataType dt, HcclReduceOp op, uint64_t count, int inplace)
 {
+    if (inplace >= 2) {
+        t_reducing_shifted(t, dt, op, count, -1, inplace);
+        return;
+    }
     size_t es = conf_dt_size(dt);
     uint64_t seed = ++t->seed;
     char label[128];
     snprintf(label, sizeof label, "AllReduce(%s, %s, count=%llu, %s)", conf_dt_name(dt), conf_op_name(op),
-             (unsigned long long)count, inplace ? "in-place" : "out-of-place");
+             (unsigned long long)count, placement(inplace));
     buf_t *sb = newbuf(t, count * es, seed), *rb = inplace ? sb : newbuf(t, count * es, seed + 1000);
     put_vals(sb->init, 0, count, dt, op, t->n, t->r, seed, 0);
     upload(t, sb);
@@ -125,13 +173,18 @@ static void t_allreduce(T *t, HcclDataType dt, HcclReduceOp op, uint64_t count, 
     if (!inplace) freebuf(rb);
 }
 
+/* inplace as t_allreduce's */
 static void t_reduce(T *t, HcclDataType dt, HcclReduceOp op, uint64_t count, int root, int inplace)
 {
+    if (inplace >= 2) {
+        t_reducing_shifted(t, dt, op, count, root, inplace);
+        return;
+    }
     size_t es = conf_dt_size(dt);
     uint64_t seed = ++t->seed;
     char label[128];
     snprintf(label, sizeof label, "Reduce(%s, %s, count=%llu, root=%d, %s)", conf_dt_name(dt), conf_op_name(op),
-             (unsigned long long)count, root, inplace ? "in-place" : "out-of-place");
+             (unsigned long long)count, root, placement(inplace));
     buf_t *sb = newbuf(t, count * es, seed), *rb = inplace ? sb : newbuf(t, count * es, seed + 1000);
     put_vals(sb->init, 0, count, dt, op, t->n, t->r, seed, 0);
     upload(t, sb);
@@ -260,6 +313,8 @@ static void reducing_batch(T *t, HcclDataType dt, int dti)
     t_allreduce(t, dt, op0, 1, 1);
     t_reduce(t, dt, op0, 0, n - 1, 0);
     t_reduce(t, dt, op0, 1, 0, 0);
+    t_allreduce(t, dt, op0, odd, 2 + dti % 2);
+    t_reduce(t, dt, op0, odd, dti % n, 3 - dti % 2);
     t_reduce_scatter(t, dt, op0, 0, 0);
     t_reduce_scatter(t, dt, op0, 1, 0);
     t_reduce_scatter_v(t, dt, op0, 1, 0);
@@ -647,6 +702,11 @@ static void large_batch(T *t)
     t_reduce_scatter(t, HCCL_DATA_TYPE_FP16, HCCL_REDUCE_MAX, m / (uint64_t)n + 1, 0);
     t_reduce(t, HCCL_DATA_TYPE_INT64, HCCL_REDUCE_MIN, m / 4 + 1, n - 1, 0); /* 2 MiB */
     t_reduce(t, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, m / 8 + 3, 0, 1);     /* 512 KiB, in place at the root */
+    /* partly overlapping buffers, at the sizes of the direct and the chunked paths */
+    t_allreduce(t, HCCL_DATA_TYPE_INT32, HCCL_REDUCE_SUM, 4099, 2);
+    t_allreduce(t, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, m / 4 + 5, 3);
+    t_reduce(t, HCCL_DATA_TYPE_INT32, HCCL_REDUCE_MAX, 4099, n - 1, 3);
+    t_reduce(t, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, m / 4 + 5, 0, 2);
     conf_batch_run(t->b);
     t->b = conf_batch_new(t->ctx);
     t_allgather(t, HCCL_DATA_TYPE_INT8, (4 * m) / (uint64_t)n + 5, 0);
