@@ -3,8 +3,9 @@
  * peer's block straight into our receive buffer (one copy per byte).
  *
  *   1. an input that lies inside recvbuf (not in place): move it to our slot
- *   2. all-to-all of sendbuf addresses
- *   3. for every peer j: copy peer j's sendbuf into our slot j
+ *   2. all-to-all of sendbuf addresses and lengths
+ *   3. for every peer j: check that its length is our slot j's (AllGatherV: the
+ *      ranks' recvCounts agree), copy peer j's sendbuf into our slot j
  *   4. otherwise (not in place): copy our input into our slot     [after 3: nobody
  *                                                                   waits in 2 for it]
  *   5. empty all-to-all                                           [nobody leaves early]
@@ -46,11 +47,12 @@ HcclResult hccl_algo_direct_allgather(hccl_algo_ctx *ctx, const hccl_op_args *a)
     hccl_direct_addrs *peer = ctx->scratch;
     /* What peers read: our input, unless it lies inside recvbuf (in place, either
      * form), where our slot r (written above) is the only stable copy. */
-    hccl_direct_addrs me = {(uint64_t)(uintptr_t)(inside ? recv + SLOT_OFF(r) : in), (uint64_t)(uintptr_t)recv};
+    hccl_direct_addrs me = {(uint64_t)(uintptr_t)(inside ? recv + SLOT_OFF(r) : in), own_len};
     HcclResult res = hccl_direct_open(ctx, me, peer);
     if (res != HCCL_SUCCESS) return res;
     for (uint32_t k = 1; k < n; k++) {
         uint32_t j = (r + k) % n; /* spread the readers over the sources */
+        if (peer[j].recv != SLOT_LEN(j)) return hccl_direct_disagree(ctx, j, r, peer[j].recv, SLOT_LEN(j));
         res = hccl_direct_copy(ctx, j, 0, recv + SLOT_OFF(j), peer[j].send, SLOT_LEN(j), nt);
         if (res != HCCL_SUCCESS) return res;
     }

@@ -34,22 +34,12 @@
 #include "util/log.h"
 #include "util/util.h"
 
-#include <stdio.h>
 #include <string.h>
 
 /* In the length we send a peer: we swap our block in place. */
 #define SWAPS (1ull << 63)
 /* A swap's piece: its scratch copy stays in the core's private cache. */
 #define SWAP_PIECE_BYTES (1u << 20)
-
-static HcclResult disagree(hccl_algo_ctx *ctx, uint32_t from, uint32_t to, uint64_t sent, uint64_t expected)
-{
-    char why[200];
-    snprintf(why, sizeof why,
-             "rank %u sends %llu bytes to rank %u, which expects %llu from it (the counts of the ranks disagree)", from,
-             (unsigned long long)sent, to, (unsigned long long)expected);
-    return ctx->net->fail ? ctx->net->fail(ctx->net, HCCL_E_PARA, why) : HCCL_E_PARA;
-}
 
 /* Our block from p: into place piece by piece, with an empty exchange with p after
  * each piece is read (p may overwrite it then, or we may: swap). */
@@ -112,7 +102,7 @@ HcclResult hccl_algo_direct_alltoall(hccl_algo_ctx *ctx, const hccl_op_args *a)
         if (p == r) continue;
         const uint64_t len = theirs[p].recv & ~SWAPS, want = L.rc[p] * es;
         if (len != want) {
-            res = disagree(ctx, p, r, len, want);
+            res = hccl_direct_disagree(ctx, p, r, len, want);
             break;
         }
         char *into = dst + L.rd[p] * es;

@@ -6,6 +6,7 @@
 #include "util/copy.h"
 #include "util/log.h"
 
+#include <stdio.h>
 #include <string.h>
 
 static HcclResult all_to_all(hccl_algo_ctx *ctx, void *mine, size_t bytes, char *theirs)
@@ -60,6 +61,15 @@ HcclResult hccl_direct_open_v(hccl_algo_ctx *ctx, const hccl_direct_addrs *mine,
         x[k++] = (hccl_xfer){HCCL_XFER_RECV, j, &theirs[j], sizeof theirs[j]};
     }
     return ctx->net->exchange(ctx->net, x, k);
+}
+
+HcclResult hccl_direct_disagree(hccl_algo_ctx *ctx, uint32_t from, uint32_t to, uint64_t sent, uint64_t expected)
+{
+    char why[200];
+    snprintf(why, sizeof why,
+             "rank %u sends %llu bytes to rank %u, which expects %llu from it (the counts of the ranks disagree)", from,
+             (unsigned long long)sent, to, (unsigned long long)expected);
+    return ctx->net->fail ? ctx->net->fail(ctx->net, HCCL_E_PARA, why) : HCCL_E_PARA;
 }
 
 HcclResult hccl_direct_close(hccl_algo_ctx *ctx)

@@ -26,6 +26,10 @@ HcclResult hccl_direct_open_v(hccl_algo_ctx *ctx, const hccl_direct_addrs *mine,
 /* An empty slot round, or an empty message to and from every peer: nobody leaves
  * while others use its buffers. */
 HcclResult hccl_direct_close(hccl_algo_ctx *ctx);
+/* A peer's block for us has another length than we expect (the ranks' counts
+ * disagree): fail the operation with a report naming both lengths (its abort fails
+ * the others) before anything is read. */
+HcclResult hccl_direct_disagree(hccl_algo_ctx *ctx, uint32_t from, uint32_t to, uint64_t sent, uint64_t expected);
 /* Copy between local memory and peer j's address (pointer when possible); nt: with
  * stores that bypass the cache (hccl_copy_nt) when the copy is ours to make. */
 HcclResult hccl_direct_copy(hccl_algo_ctx *ctx, uint32_t peer, int write, void *local, uint64_t remote, size_t bytes,

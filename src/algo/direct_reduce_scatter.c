@@ -3,9 +3,10 @@
  * reads block r of every rank's input directly and reduces it, in rank order, in
  * cache-sized windows.
  *
- *   1. personalised all-to-all: rank j tells rank r where its block r is, and
- *      whether it must defer its writes (its recvbuf overlaps a part of its
- *      sendbuf that other ranks read: in-place with sendbuf == recvbuf)
+ *   1. personalised all-to-all: rank j tells rank r where its block r is, how long
+ *      (checked against our count: ReduceScatterV's sendCounts agree), and whether
+ *      it must defer its writes (its recvbuf overlaps a part of its sendbuf that
+ *      other ranks read: in-place with sendbuf == recvbuf)
  *   2. for each window of block r: acc = x_0 op x_1 op ... op x_{n-1}; store acc
  *      into recvbuf, or, when deferring, into a temporary buffer
  *   3. if any rank defers: empty all-to-all (all reads done), then copy the
@@ -20,6 +21,8 @@
 #include <string.h>
 
 #define CHUNK_BYTES (256u << 10)
+/* In the length we send a peer: we defer our writes. */
+#define DEFERS (1ull << 63)
 
 HcclResult hccl_algo_direct_reduce_scatter(hccl_algo_ctx *ctx, const hccl_op_args *a)
 {
@@ -46,11 +49,14 @@ HcclResult hccl_algo_direct_reduce_scatter(hccl_algo_ctx *ctx, const hccl_op_arg
     int overlap = bytes && rb < sb + total * es && sb < rb + bytes && rb != own;
     for (uint32_t j = 0; j < n; j++)
         mine[j] = (hccl_direct_addrs){(uint64_t)(uintptr_t)(sb + (v ? a->send_displs[j] : (uint64_t)j * a->count) * es),
-                                      (uint64_t)overlap};
+                                      (v ? a->send_counts[j] : a->count) * es | (overlap ? DEFERS : 0)};
     HcclResult res = hccl_direct_open_v(ctx, mine, theirs);
     if (res != HCCL_SUCCESS) return res;
     int defer = 0;
-    for (uint32_t j = 0; j < n; j++) defer |= theirs[j].recv != 0;
+    for (uint32_t j = 0; j < n; j++) {
+        if ((theirs[j].recv & ~DEFERS) != bytes) return hccl_direct_disagree(ctx, j, r, theirs[j].recv & ~DEFERS, bytes);
+        defer |= (theirs[j].recv & DEFERS) != 0;
+    }
 
     char *out = rb, *tmp = NULL;
     if (overlap && bytes) {

@@ -312,7 +312,7 @@ static hccl_comm *comm_alloc(uint32_t rank, uint32_t nranks, const hccl_comm_cfg
     c->listen_fd = -1;
     if (aclrtGetDevice(&c->device) != ACL_SUCCESS) c->device = -1;
     hccl_boot_stash_init(&c->stash);
-    hccl_flight_init(&c->flight);
+    hccl_flight_init(&c->flight, c->nranks);
     pthread_mutex_init(&c->exec_lock, NULL);
     pthread_mutex_init(&c->split_lock, NULL);
     c->peers = hccl_calloc(nranks, sizeof *c->peers);
@@ -355,7 +355,7 @@ static void usable_cpus(uint64_t *words)
 static HcclResult setup_op(hccl_comm *c, const hccl_op_args *a)
 {
     hccl_fingerprint fp;
-    hccl_fingerprint_of(a, &fp);
+    hccl_fingerprint_of(a, c->nranks, &fp);
     fp.seq = 0;
     hccl_net_begin_op(c->net, &fp, hccl_boot_connect_timeout_ns());
     hccl_algo_ctx ctx = {c->rank, c->nranks, hccl_net_base(c->net), c->scratch, HCCL_ALGO_SCRATCH_BYTES,

@@ -109,7 +109,7 @@ HcclResult hccl_comm_run(hccl_comm *c, const hccl_op_args *args, uint64_t fr_id)
     hccl_op_args unshifted;
     args = unshift(c, args, &unshifted);
     hccl_fingerprint fp;
-    hccl_fingerprint_of(args, &fp);
+    hccl_fingerprint_of(args, c->nranks, &fp);
     fp.seq = fp.p2p ? 0 : ++c->coll_seq;
     uint64_t t0 = hccl_ticks();
     hccl_net_begin_op(c->net, &fp, c->cfg.exec_timeout_ns);

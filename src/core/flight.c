@@ -27,9 +27,10 @@ static uint64_t stamp_us(const hccl_flight *f, const hccl_ticks_ref *r, uint64_t
     return t ? wall_us(f, hccl_ticks_ns(r, t)) : 0;
 }
 
-void hccl_flight_init(hccl_flight *f)
+void hccl_flight_init(hccl_flight *f, uint32_t nranks)
 {
     memset(f, 0, sizeof *f);
+    f->nranks = nranks;
     int64_t n = hccl_param_fr_size();
     uint32_t want = n < 0 ? 0 : n > 65536 ? 65536 : (uint32_t)n;
     f->cap = 1;
@@ -79,7 +80,7 @@ uint64_t hccl_flight_enqueue(hccl_flight *f, const hccl_op_args *args, uint64_t 
     if (!f->cap) return 0;
     hccl_spin_lock(&f->lock);
     hccl_fr_entry *e = add(f, args, now);
-    hccl_fingerprint_of(args, &e->fp);
+    hccl_fingerprint_of(args, f->nranks, &e->fp);
     hccl_spin_unlock(&f->lock);
     return e->id;
 }

@@ -44,11 +44,12 @@ typedef struct hccl_flight {
     uint32_t cap;
     uint64_t next_id;
     uint32_t last_done_seq;
+    uint32_t nranks;            /* the communicator's (the fingerprints' count arrays) */
     int64_t wall_minus_mono_ns; /* CLOCK_REALTIME - CLOCK_MONOTONIC at init */
     char dir[1024];             /* HCCL_FLIGHT_RECORDER_DIR at init */
 } hccl_flight;
 
-void hccl_flight_init(hccl_flight *f);
+void hccl_flight_init(hccl_flight *f, uint32_t nranks);
 void hccl_flight_free(hccl_flight *f);
 /* now: hccl_ticks() at the event. */
 /* Record a new operation (queued); returns its id. */

@@ -52,7 +52,7 @@ typedef struct msg_hdr {
     uint8_t dtype;
     uint8_t redop;
     uint32_t root;
-    uint32_t pad;
+    uint32_t digest;
     uint64_t count;
     uint64_t len;
 } msg_hdr;
@@ -164,26 +164,41 @@ HCCL_PARAM_INT(net_spin_us, "HCCL_NET_SPIN_US", 50)
 
 /* ---- fingerprints ------------------------------------------------------------ */
 
-void hccl_fingerprint_of(const hccl_op_args *a, hccl_fingerprint *fp)
+/* A count array every rank must hold alike: its sum goes in the fingerprint's count
+ * (what the report shows) and its FNV-1a hash in the digest (what catches arrays with
+ * the same sum). */
+static void shared_counts(const uint64_t *v, size_t k, hccl_fingerprint *fp)
+{
+    uint32_t h = 2166136261u;
+    uint64_t sum = 0;
+    for (size_t i = 0; v && i < k; i++) {
+        sum += v[i];
+        for (int b = 0; b < 64; b += 8) h = (h ^ (uint8_t)(v[i] >> b)) * 16777619u;
+    }
+    fp->count = sum;
+    fp->digest = h;
+}
+
+void hccl_fingerprint_of(const hccl_op_args *a, uint32_t nranks, hccl_fingerprint *fp)
 {
     memset(fp, 0, sizeof *fp);
-    fp->op = a->type;
-    fp->dtype = a->dtype;
-    fp->redop = HCCL_REDUCE_RESERVED;
+    fp->op = (uint8_t)a->type;
+    fp->dtype = (uint8_t)a->dtype;
+    fp->redop = (uint8_t)HCCL_REDUCE_RESERVED;
     fp->root = UINT32_MAX;
     fp->count = a->count;
     switch (a->type) {
     case HCCL_OP_ALLREDUCE:
     case HCCL_OP_REDUCE_SCATTER:
-        fp->redop = a->redop;
+        fp->redop = (uint8_t)a->redop;
         break;
     case HCCL_OP_REDUCE:
-        fp->redop = a->redop;
+        fp->redop = (uint8_t)a->redop;
         fp->root = a->root;
         break;
     case HCCL_OP_REDUCE_SCATTER_V:
-        fp->redop = a->redop;
-        fp->count = UINT64_MAX;
+        fp->redop = (uint8_t)a->redop;
+        shared_counts(a->send_counts, nranks, fp);
         break;
     case HCCL_OP_BROADCAST:
     case HCCL_OP_SCATTER:
@@ -191,8 +206,12 @@ void hccl_fingerprint_of(const hccl_op_args *a, hccl_fingerprint *fp)
         fp->root = a->root;
         break;
     case HCCL_OP_ALLGATHER_V:
-    case HCCL_OP_ALLTOALLV:
+        shared_counts(a->recv_counts, nranks, fp);
+        break;
     case HCCL_OP_ALLTOALLVC:
+        shared_counts(a->matrix, (size_t)nranks * nranks, fp);
+        break;
+    case HCCL_OP_ALLTOALLV:
         fp->count = UINT64_MAX;
         break;
     case HCCL_OP_BARRIER:
@@ -218,7 +237,14 @@ void hccl_fingerprint_str(const hccl_fingerprint *fp, char *buf, size_t len)
     }
     size_t o = (size_t)snprintf(buf, len, "%s(", hccl_op_name(fp->op));
     if (o < len && fp->op != HCCL_OP_BARRIER) {
-        if (fp->count != UINT64_MAX) o += (size_t)snprintf(buf + o, len - o, "count=%llu, ", (unsigned long long)fp->count);
+        if (fp->digest)
+            o += (size_t)snprintf(buf + o, len - o, "%s=%llu in all (digest %08x), ",
+                                  fp->op == HCCL_OP_ALLGATHER_V ? "recvCounts"
+                                  : fp->op == HCCL_OP_REDUCE_SCATTER_V ? "sendCounts"
+                                                                       : "sendCountMatrix",
+                                  (unsigned long long)fp->count, fp->digest);
+        else if (fp->count != UINT64_MAX)
+            o += (size_t)snprintf(buf + o, len - o, "count=%llu, ", (unsigned long long)fp->count);
         if (o < len) o += (size_t)snprintf(buf + o, len - o, "%s", hccl_dtype_name(fp->dtype));
         if (o < len && fp->redop != HCCL_REDUCE_RESERVED)
             o += (size_t)snprintf(buf + o, len - o, ", %s", hccl_redop_name(fp->redop));
@@ -236,6 +262,7 @@ static void fp_to_hdr(const hccl_fingerprint *fp, uint32_t seq, uint64_t len, ms
     h->dtype = (uint8_t)fp->dtype;
     h->redop = (uint8_t)fp->redop;
     h->root = fp->root;
+    h->digest = fp->digest;
     h->count = fp->count;
     h->len = len;
 }
@@ -243,12 +270,13 @@ static void fp_to_hdr(const hccl_fingerprint *fp, uint32_t seq, uint64_t len, ms
 static void hdr_to_fp(const msg_hdr *h, hccl_fingerprint *fp)
 {
     memset(fp, 0, sizeof *fp);
-    fp->op = (hccl_op_type)h->op;
+    fp->op = h->op;
     fp->p2p = (h->flags & FLAG_P2P) != 0;
     fp->seq = h->seq;
-    fp->dtype = (HcclDataType)h->dtype;
-    fp->redop = (HcclReduceOp)(h->redop == 255 ? HCCL_REDUCE_RESERVED : h->redop);
+    fp->dtype = h->dtype;
+    fp->redop = h->redop;
     fp->root = h->root;
+    fp->digest = h->digest;
     fp->count = h->count;
 }
 

@@ -3,13 +3,14 @@
  *
  * Message framing (every message, both kinds of operation), 32 bytes of header:
  *
- *   +---------+----+-------+-------+-------+---------+-----+-----------+-----------+-----------+
- *   | seq u32 | op | flags | dtype | redop | root u32| pad | count u64 | length u64| payload   |
- *   +---------+----+-------+-------+-------+---------+-----+-----------+-----------+-----------+
+ *   +---------+----+-------+-------+-------+---------+------------+-----------+-----------+---------+
+ *   | seq u32 | op | flags | dtype | redop | root u32| digest u32 | count u64 | length u64| payload |
+ *   +---------+----+-------+-------+-------+---------+------------+-----------+-----------+---------+
  *
  * Collectives number their messages with the communicator's collective sequence
  * number (the same on every rank for matching calls) and carry the operation's
- * fingerprint (op, dtype, redop, root, count); point-to-point messages carry a
+ * fingerprint (op, dtype, redop, root, count, and the digest of a count array every
+ * rank must share: hccl_fingerprint below); point-to-point messages carry a
  * per-peer, per-direction counter. The receiver checks everything against what it
  * posted, so ranks that disagree fail with a message naming both calls instead of
  * corrupting data. op = 255 is an ABORT frame: its payload is the sender's error
@@ -42,19 +43,25 @@ HcclResult hccl_net_create(uint32_t rank, uint32_t nranks, hccl_conn **conns, hc
 void hccl_net_destroy(hccl_netimpl *n);
 hccl_net *hccl_net_base(hccl_netimpl *n);
 
-/* What an operation looks like to its peers (compared field by field). */
+/* What an operation looks like to its peers (compared field by field; it travels
+ * whole in a slot's 32-byte tag). */
 typedef struct hccl_fingerprint {
-    hccl_op_type op;
-    int p2p;
+    uint8_t op;     /* hccl_op_type */
+    uint8_t p2p;
+    uint8_t dtype;  /* HcclDataType */
+    uint8_t redop;  /* HcclReduceOp; HCCL_REDUCE_RESERVED when the op does not reduce */
     uint32_t seq;
-    HcclDataType dtype;
-    HcclReduceOp redop; /* HCCL_REDUCE_RESERVED when the op does not reduce */
-    uint32_t root;      /* UINT32_MAX when the op has no root */
-    uint64_t count;     /* UINT64_MAX when counts may differ between ranks */
+    uint32_t root;  /* UINT32_MAX when the op has no root */
+    uint32_t digest; /* a hash of the count array every rank must share (AllGatherV's
+                        recvCounts, ReduceScatterV's sendCounts, AlltoAllVC's matrix); 0 */
+    uint64_t count; /* UINT64_MAX when counts may differ between ranks (AlltoAllV,
+                       point-to-point); the sum of the shared array for those above */
+    uint64_t zero;  /* 0: the tag's size */
 } hccl_fingerprint;
 
-/* Describe args as its fingerprint (seq filled by the caller). */
-void hccl_fingerprint_of(const hccl_op_args *args, hccl_fingerprint *fp);
+/* Describe args, an operation of a communicator of nranks, as its fingerprint (seq
+ * filled by the caller). */
+void hccl_fingerprint_of(const hccl_op_args *args, uint32_t nranks, hccl_fingerprint *fp);
 /* "AllReduce(count=1024, fp32, sum)" */
 void hccl_fingerprint_str(const hccl_fingerprint *fp, char *buf, size_t len);
 

@@ -381,7 +381,10 @@ typedef enum {
     MM_ROOT_NONE,
     MM_ROOT_EXTRA,
     MM_REDUCE_ROOT,
-    MM_A2AV_COUNTS
+    MM_A2AV_COUNTS,
+    MM_AGV_COUNTS,
+    MM_AGV_SAME_SUM,
+    MM_RSV_COUNTS
 } mm_kind;
 
 typedef struct {
@@ -411,13 +414,27 @@ static const mm_case mm_cases[] = {
     /* AlltoAllV whose counts disagree: rank 3 expects twice what rank 0 sends it (the
      * calls look the same; the report names the counts). */
     {MM_A2AV_COUNTS, "alltoallv_counts", "rank 0 sends 256 bytes to rank 3", "which expects 512 from it", 0, 64},
+    /* AllGatherV and ReduceScatterV, whose count arrays every rank must share, with
+     * rank 3's different, at a size that takes the direct copies on one host and the
+     * pipelined ring over TCP: rank 3 expects twice rank 0's block (ReduceScatterV:
+     * every rank's block for it); then the same sum, rank 1's block given to rank 0.
+     * The digests are FNV-1a of the arrays (net.c). */
+    {MM_AGV_COUNTS, "allgatherv_counts", "AllGatherV(recvCounts=262144 in all", "AllGatherV(recvCounts=327680 in all",
+     0, 65536},
+    {MM_AGV_SAME_SUM, "allgatherv_counts_same_sum", "AllGatherV(recvCounts=262144 in all (digest 905a5005)",
+     "AllGatherV(recvCounts=262144 in all (digest 52faaad7)", 0, 65536},
+    {MM_RSV_COUNTS, "reducescatterv_counts", "ReduceScatterV(sendCounts=262144 in all",
+     "ReduceScatterV(sendCounts=327680 in all", 0, 65536},
 };
 
 static void mm_body(fault_ctx *c)
 {
     const mm_case *mc = c->arg;
     fault_bufs b;
-    if (fault_bufs_alloc(c, &b, MM_COUNT * 2 * 4, MM_COUNT * MM_N * 4) != 0) return;
+    const size_t vbytes = (size_t)2 * MM_N * mc->count * 4; /* the V cases: 2 x cnt per rank */
+    if (fault_bufs_alloc(c, &b, vbytes > MM_COUNT * 2 * 4 ? vbytes : MM_COUNT * 2 * 4,
+                         vbytes > MM_COUNT * MM_N * 4 ? vbytes : MM_COUNT * MM_N * 4) != 0)
+        return;
     fault_step(c, "op #1 AllReduce");
     if (fault_allreduce_check(c, &b, MM_COUNT, 1.0f) != 0) {
         fault_fail(c, "op #1 (all ranks agree) failed");
@@ -465,6 +482,23 @@ static void mm_body(fault_ctx *c)
         if (odd) rc[0] = 2 * cnt;
         hr = HcclAlltoAllV(b.dev_send, sc, sd, HCCL_DATA_TYPE_FP32, b.dev_recv, rc, rd, HCCL_DATA_TYPE_FP32, c->comm,
                            c->stream);
+        break;
+    }
+    case MM_AGV_COUNTS:
+    case MM_AGV_SAME_SUM:
+    case MM_RSV_COUNTS: {
+        uint64_t vc[MM_N], vd[MM_N];
+        for (int j = 0; j < MM_N; j++) {
+            vc[j] = cnt;
+            vd[j] = (uint64_t)j * 2 * cnt;
+        }
+        if (odd) vc[mc->kind == MM_RSV_COUNTS ? MM_ODD : 0] = 2 * cnt;
+        if (odd && mc->kind == MM_AGV_SAME_SUM) vc[1] = 0;
+        if (mc->kind != MM_RSV_COUNTS)
+            hr = HcclAllGatherV(b.dev_send, cnt, b.dev_recv, vc, vd, HCCL_DATA_TYPE_FP32, c->comm, c->stream);
+        else
+            hr = HcclReduceScatterV(b.dev_send, vc, vd, b.dev_recv, vc[c->rank], HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM,
+                                    c->comm, c->stream);
         break;
     }
     default:

@@ -97,7 +97,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     uint8_t *rbuf = malloc(rlen ? rlen : 1);
     uint8_t sbuf[64] = {0};
     hccl_fingerprint fp;
-    hccl_fingerprint_of(&args, &fp);
+    hccl_fingerprint_of(&args, 2, &fp);
     char text[256];
     hccl_fingerprint_str(&fp, text, sizeof text);
     for (int r = 0; r < rounds; r++) {
