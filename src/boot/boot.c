@@ -276,8 +276,12 @@ static HcclResult serve_q(int listen_fd, accept_q *q, hccl_boot_stash *stash, co
     uint64_t start = hccl_now_ns();
     uint64_t deadline = start + (self ? timeout_ns : HCCL_MAX(timeout_ns, 600000000000ull));
     uint32_t status = REPLY_OK;
+    /* Once the group is refused, the root thread (not a rank hosting the root) stays
+     * until every rank has come or the deadline passed, and refuses each at once with
+     * the same reason: the late ones fail with it too, instead of waiting for an answer. */
+    uint32_t refused = 0;
 
-    while (arrived < nranks) {
+    while (arrived + refused < nranks) {
         int fd = -1;
         conn_open o;
         hccl_boot_peer p;
@@ -300,6 +304,7 @@ static HcclResult serve_q(int listen_fd, accept_q *q, hccl_boot_stash *stash, co
         }
         if (!from_stash) {
             HcclResult a = accept_open(listen_fd, q, deadline, &fd, &o, &p);
+            if (a == HCCL_E_TIMEOUT && status != REPLY_OK) break; /* refusing: the stragglers never came */
             if (a == HCCL_E_TIMEOUT) {
                 char missing[400];
                 list_missing(missing, sizeof missing, fds, nranks, self);
@@ -330,6 +335,12 @@ static HcclResult serve_q(int listen_fd, accept_q *q, hccl_boot_stash *stash, co
             }
         }
         uint32_t r = o.b;
+        if (status != REPLY_OK) {
+            send_reply(fd, status, nranks, msg, NULL);
+            close(fd);
+            refused++;
+            continue;
+        }
         if (o.a != nranks || r >= nranks || fds[r] >= 0 || (self && self->rank == r)) {
             if (o.a != nranks)
                 snprintf(msg, sizeof msg, "rank %u was started with nranks=%u but the group has nranks=%u", r, o.a,
@@ -344,7 +355,16 @@ static HcclResult serve_q(int listen_fd, accept_q *q, hccl_boot_stash *stash, co
             close(fd);
             status = REPLY_MISMATCH;
             res = HCCL_E_PARA;
-            break;
+            HCCL_WARN(BOOT, "bootstrap root: %s", msg);
+            for (uint32_t q = 0; q < nranks; q++) { /* those waiting: now */
+                if (fds[q] < 0) continue;
+                send_reply(fds[q], status, nranks, msg, NULL);
+                close(fds[q]);
+                fds[q] = -1;
+            }
+            refused++;
+            if (self) break;
+            continue;
         }
         p.rank = r;
         peers[r] = p;
@@ -357,8 +377,8 @@ static HcclResult serve_q(int listen_fd, accept_q *q, hccl_boot_stash *stash, co
         send_reply(fds[r], status, nranks, msg, peers);
         close(fds[r]);
     }
-    if (status != REPLY_OK) HCCL_WARN(BOOT, "bootstrap root: %s", msg);
-    else if (table) memcpy(table, peers, sizeof *peers * nranks);
+    if (status != REPLY_OK && !refused) HCCL_WARN(BOOT, "bootstrap root: %s", msg);
+    else if (status == REPLY_OK && table) memcpy(table, peers, sizeof *peers * nranks);
     hccl_free(fds);
     hccl_free(peers);
     return res;
@@ -458,16 +478,24 @@ HcclResult hccl_boot_join(const hccl_addr *root, const hccl_boot_ident *ident, u
         close(fd);
         return res == HCCL_E_TIMEOUT ? HCCL_E_TIMEOUT : HCCL_E_TCP_TRANSFER;
     }
-    if (r.magic != REPLY_MAGIC || r.nranks != nranks) {
+    if (r.magic != REPLY_MAGIC) {
         close(fd);
         HCCL_WARN(BOOT, "rank %u: malformed bootstrap reply from %s", self->rank, hccl_addr_str(root));
         return HCCL_E_INTERNAL;
     }
+    /* A refusal first: its nranks is the root's, which differs from ours when that is
+     * what the root refuses. */
     r.msg[sizeof r.msg - 1] = 0;
     if (r.status != REPLY_OK) {
         close(fd);
         HCCL_WARN(BOOT, "rank %u: %s", self->rank, r.msg);
         return r.status == REPLY_TIMEOUT ? HCCL_E_TIMEOUT : HCCL_E_PARA;
+    }
+    if (r.nranks != nranks) {
+        close(fd);
+        HCCL_WARN(BOOT, "rank %u: malformed bootstrap reply from %s (a table of %u ranks, not %u)", self->rank,
+                  hccl_addr_str(root), r.nranks, nranks);
+        return HCCL_E_INTERNAL;
     }
     res = hccl_socket_recv_all(fd, table, sizeof *table * nranks, reply_deadline);
     close(fd);

@@ -130,6 +130,7 @@ int scen_subcomm(int argc, char **argv);
 int scen_stray(int argc, char **argv);
 int scen_port(int argc, char **argv);
 int scen_ranktable(int argc, char **argv);
+int scen_nranks(int argc, char **argv);
 int scen_whitelist(int argc, char **argv);
 int scen_frdump(int argc, char **argv);
 int scen_late(int argc, char **argv);

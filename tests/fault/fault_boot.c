@@ -538,6 +538,48 @@ int scen_ranktable(int argc, char **argv)
     return 0;
 }
 
+/* ---- ranks that disagree about nRanks ------------------------------------------------------------ */
+
+/* 3 ranks of one root info; rank 1 says nRanks = 4. The root refuses the group (whose
+ * size the first rank to arrive gave it: either rank 1 or another is named), and
+ * every rank, whether it came before rank 1 or after, must fail at once with
+ * HCCL_E_PARA and the root's reason (not "malformed reply", not a timeout). */
+static void nranks_body(fault_ctx *c)
+{
+    uint32_t n = c->rank == 1 ? 4u : 3u;
+    if (c->rank == 2) usleep(300000); /* after rank 1: the root has refused the group by then */
+    fault_step(c, "HcclCommInitRootInfo(%u, root, %d)", n, c->rank);
+    double t0 = fault_now();
+    HcclComm comm = NULL;
+    HcclResult rc = HcclCommInitRootInfo(n, &g_sh->root, (uint32_t)c->rank, &comm);
+    double dt = fault_now() - t0;
+    fprintf(stderr, "FAULT-TEST INFO: init returned %d after %.2f s\n", (int)rc, dt);
+    FCHECK(c, rc == HCCL_E_PARA, "HcclCommInitRootInfo(%u) returned %d (%s), not HCCL_E_PARA", n, (int)rc,
+           HcclGetErrorString(rc));
+    FCHECK(c, dt < 3.0, "HcclCommInitRootInfo took %.2f s to fail (HCCL_CONNECT_TIMEOUT=5)", dt);
+    if (rc == HCCL_SUCCESS) HcclCommDestroy(comm);
+}
+
+int scen_nranks(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    setenv("HCCL_CONNECT_TIMEOUT", "5", 1);
+    /* The body inits; the root info is the parent's, as fault_run makes it. */
+    if (HcclGetRootInfo(&g_sh->root) != HCCL_SUCCESS) {
+        fault_fail(NULL, "HcclGetRootInfo failed");
+        return 0;
+    }
+    fault_job job = {.name = "nranks", .nranks = 3, .init = INIT_NONE, .body = nranks_body, .watchdog_s = 30};
+    fault_run(&job);
+    for (int r = 0; r < 3; r++)
+        FCHECK(NULL,
+               fault_output_has(r, "WARN", "rank 1 was started with nranks=4 but the group has nranks=3", NULL) ||
+                   fault_output_has(r, "WARN", "was started with nranks=3 but the group has nranks=4", NULL),
+               "rank %d printed no WARN line with the root's reason", r);
+    return 0;
+}
+
 /* ---- whitelist -------------------------------------------------------------------------------- */
 
 static void simple_body(fault_ctx *c)
