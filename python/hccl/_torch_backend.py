@@ -44,6 +44,9 @@ _BasePG = _c10d.Backend if _NEW_API else _c10d.ProcessGroup
 
 BACKEND_NAME = "hccl"
 _WAIT_GRACE_S = 10.0
+# Completed Works nobody has waited on that a group keeps before it drops the oldest
+# (see ProcessGroupHCCL._work).
+_LIVE_CAP = 4096
 
 
 def _seconds(timeout):
@@ -68,6 +71,7 @@ class WorkHCCL(_BaseWork):
         self._outputs = outputs
         self._fut = None
         self._consumed = False
+        self._pinned = False  # handed to a caller other than torch.distributed's Python
 
     def _bind(self, work):
         """Coalesced point-to-point: the batch's handle arrives at _end_coalescing."""
@@ -162,6 +166,15 @@ def _caller_locals():
     except ValueError:
         return None
     return f.f_locals if f.f_code.co_filename == _C10D_FILE else None
+
+
+def _from_c10d(frame):
+    """True when the method whose frame this is was called by torch.distributed's own
+    Python (directly, or through the group's helpers such as _p2p)."""
+    f = frame.f_back
+    while f is not None and f.f_code.co_filename == __file__:
+        f = f.f_back
+    return f is not None and f.f_code.co_filename == _C10D_FILE
 
 
 def _caller_waits(loc):
@@ -269,16 +282,22 @@ class ProcessGroupHCCL(_BasePG):
             return self._done
         # Keep each Work's Python object alive while C++ may still call it: a Work
         # returned to C++ (DDP's reducer) loses its Python overrides (wait,
-        # get_future) once the Python object dies. Dropped from the front once
-        # completed and either waited on / turned into a future, or referenced by
-        # nobody else.
+        # get_future) once the Python object dies, and a wait then never returns.
+        # C++ holds no Python reference, so a Work that torch.distributed's Python
+        # did not ask for (C++, or a direct call) is pinned: dropped once completed
+        # and waited on / turned into a future. The others go once completed and
+        # either consumed or referenced by nobody else (the caller let go). Past
+        # _LIVE_CAP Works, completed ones go from the front whatever they are.
         live = self._live
         while live:
             w = live[0]
-            if not w.is_completed() or (not w._consumed and sys.getrefcount(w) > 3):
+            if not w.is_completed():
+                break
+            if not (w._consumed or len(live) > _LIVE_CAP or (not w._pinned and sys.getrefcount(w) <= 3)):
                 break
             live.popleft()
         w = WorkHCCL(self, work, outputs)
+        w._pinned = not _from_c10d(sys._getframe(1))
         live.append(w)
         return w
 

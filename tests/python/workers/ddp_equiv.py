@@ -3,6 +3,9 @@ parameters as over gloo. gloo is the default group; the hccl group comes from
 dist.new_group(backend="hccl"). Two identical models (same seed) see the same
 per-rank batches; after every step their parameters must agree (tolerance for the
 order of summation), and after training they must match across ranks exactly.
+Then the same with static_graph=True and a parameter the forward never uses: the
+reducer keeps that step's Works and waits on them later (a Work dropped before that
+wait hung it, or crashed).
 """
 import common as C
 import hccl  # noqa: F401 - registers the backend
@@ -21,22 +24,24 @@ class Net(torch.nn.Module):
         return self.c(torch.relu(self.b(torch.relu(self.a(x)))))
 
 
-def main():
-    dist.init_process_group("gloo")
-    r, n = dist.get_rank(), dist.get_world_size()
-    hg = dist.new_group(list(range(n)), backend="hccl")
-    assert dist.get_backend(hg) == "hccl"
+class Unused(Net):
+    def __init__(self):
+        super().__init__()
+        self.unused = torch.nn.Linear(32, 32)
+
+
+def train(hg, r, n, cls, steps, **ddp_args):
     torch.manual_seed(0)
-    ref = Net()
-    mine = Net()
+    ref = cls()
+    mine = cls()
     mine.load_state_dict(ref.state_dict())
     # small buckets so several allreduces overlap with the backward pass
-    dg = torch.nn.parallel.DistributedDataParallel(ref, bucket_cap_mb=0.002)
-    dh = torch.nn.parallel.DistributedDataParallel(mine, process_group=hg, bucket_cap_mb=0.002)
+    dg = torch.nn.parallel.DistributedDataParallel(ref, bucket_cap_mb=0.002, **ddp_args)
+    dh = torch.nn.parallel.DistributedDataParallel(mine, process_group=hg, bucket_cap_mb=0.002, **ddp_args)
     og = torch.optim.SGD(dg.parameters(), lr=0.05, momentum=0.9)
     oh = torch.optim.SGD(dh.parameters(), lr=0.05, momentum=0.9)
     gen = torch.Generator().manual_seed(100 + r)
-    for step in range(12):
+    for step in range(steps):
         x = torch.randn(16, 10, generator=gen)
         y = torch.randint(0, 3, (16,), generator=gen)
         for model, opt in ((dg, og), (dh, oh)):
@@ -51,7 +56,17 @@ def main():
     dist.all_gather(everyone, flat, group=hg)
     for q in range(n):
         assert torch.equal(everyone[q], flat), q
+
+
+def main():
+    dist.init_process_group("gloo")
+    r, n = dist.get_rank(), dist.get_world_size()
+    hg = dist.new_group(list(range(n)), backend="hccl")
+    assert dist.get_backend(hg) == "hccl"
+    train(hg, r, n, Net, 12)
     C.ok("ddp equals gloo")
+    train(hg, r, n, Unused, 40, static_graph=True)
+    C.ok("ddp with a static graph and an unused parameter equals gloo")
     dist.destroy_process_group()
     C.report(r)
 
