@@ -73,6 +73,7 @@ _CODE_NAMES = {
     22: "HCCL_E_SUSPENDING", 23: "HCCL_E_OPRETRY_FAIL", 24: "HCCL_E_OOM",
 }
 E_TIMEOUT = 9
+E_REMOTE = 21
 
 
 class HcclError(RuntimeError):
@@ -141,7 +142,26 @@ def _library_message(comm):
     for op in reversed(rec.get("ops") or []):
         if op.get("state") == "failed" and op.get("error"):
             return op["error"]
-    return rec.get("reason") or None
+    reason = rec.get("reason") or ""
+    return None if not reason or reason.startswith("requested by") else reason  # not our own dump's
+
+
+def _missing_ranks(lib):
+    """The ranks a timeout report names as never reaching the operation ("rank 2 never
+    reached AllReduce #5 (...); ranks 4-5, 7: no answer (...); this rank was waiting
+    for: receive from rank 1"): [2, 4, 5, 7]; [] when it names none. The ranks this
+    rank waited for are only its neighbours in the algorithm."""
+    import re
+    m = re.search(r"timed out \(HCCL_EXEC_TIMEOUT\) on rank \d+: (.*); this rank was waiting for:", lib)
+    if not m:
+        return []
+    out = set()
+    for lst in re.findall(r"(?:^|; )ranks? ((?:\d+(?:-\d+)?)(?:, \d+(?:-\d+)?)*)(?= never reached|: no answer)",
+                          m.group(1)):
+        for part in lst.split(", "):
+            lo, _, hi = part.partition("-")
+            out.update(range(int(lo), int(hi or lo) + 1))
+    return sorted(out)
 
 
 def _make_error(code, opname, comm, peer, detail):
@@ -167,9 +187,15 @@ def _make_error(code, opname, comm, peer, detail):
         return HcclError(msg, code, opname, g(me), peers)
     lib = _library_message(comm)
     exact = False
-    if lib and "waiting for:" in lib:
-        import re
-        waited = sorted({int(x) for x in re.findall(r"rank (\d+)", lib.split("waiting for:", 1)[1])})
+    culprits = _missing_ranks(lib) if lib else []
+    import re
+    aborted = re.match(r"rank (\d+) aborted: ", lib) if lib and code == E_REMOTE else None
+    if aborted:  # a peer failed first: the rest of the text is its own report
+        peers, exact = [g(int(aborted.group(1)))], True
+    elif culprits:  # the ranks the library found had not reached the operation
+        peers, exact = [g(x) for x in culprits], True
+    elif lib and "waiting for:" in lib:  # every rank is in it: the ones this rank waits on
+        waited = sorted({int(x) for x in re.findall(r"rank (\d+)", lib.split("waiting for:", 1)[1])} - {me})
         if waited:
             peers, exact = [g(x) for x in waited], True
     if code == E_TIMEOUT:
@@ -245,6 +271,8 @@ _OP_BY_NAME = {"SUM": 0, "PROD": 1, "PRODUCT": 1, "MAX": 2, "MIN": 3, "AVG": 4}
 
 
 def _op_code(op):
+    if isinstance(op, bool):
+        raise TypeError("hccl: reduce op %r is a bool; pass a ReduceOp (SUM, PROD, MAX, MIN, AVG)" % (op,))
     if isinstance(op, int):  # ReduceOp, plain int
         if 0 <= op <= 4:
             return int(op)
@@ -252,7 +280,12 @@ def _op_code(op):
     if isinstance(op, str):
         name = op.upper()
     else:  # torch.distributed.ReduceOp / RedOpType (matched by name: values differ)
-        name = getattr(getattr(op, "op", op), "name", None) or str(op).rsplit(".", 1)[-1]
+        inner = getattr(op, "op", op)
+        name = getattr(inner, "name", None)
+        if name is None and type(op).__module__.split(".")[0] != "torch":
+            raise TypeError("hccl: reduce op must be an hccl or torch.distributed ReduceOp, its name or its int "
+                            "value, not %s %r" % (type(op).__name__, op))
+        name = name or str(op).rsplit(".", 1)[-1]
     code = _OP_BY_NAME.get(name)
     if code is None:
         raise ValueError("hccl: reduce op %s is not supported (SUM, PROD, MAX, MIN, AVG)" % (name or op))
@@ -506,6 +539,11 @@ def new_group(ranks, group=None):
     c, _ = _resolve(group)
     _sub_ids[0] += 1
     ranks = [int(r) for r in ranks]
+    for i, r in enumerate(ranks):
+        if not 0 <= r < c.size:
+            raise ValueError("hccl new_group: %d is not a rank of the parent group (ranks 0..%d)" % (r, c.size - 1))
+        if r in ranks[:i]:
+            raise ValueError("hccl new_group: rank %d appears twice in %s" % (r, ranks))
     if c.rank not in ranks:
         return None
     sub = c.create_sub(ranks, (_sub_ids[0] << 8) | 0x5C)
@@ -569,6 +607,24 @@ def _unflatten_from(src_flat, parts):
             import numpy as np
             np.copyto(p, np.asarray(src_flat[off:off + k]).reshape(np.shape(p)))
         off += k
+
+
+def _dtype_of(t):
+    return t.dtype if _is_torch(t) or hasattr(t, "dtype") else memoryview(t).format
+
+
+def _check_list(fn, name, lst, like, n):
+    """A list of one block per rank (n entries), each as many elements of the same
+    dtype as `like` (the caller's own tensor): the library moves len x numel(like)."""
+    if len(lst) != n:
+        raise ValueError("hccl %s: %s has %d entries for %d ranks" % (fn, name, len(lst), n))
+    k, dt = _numel(like), _dtype_of(like)
+    for i, t in enumerate(lst):
+        if _numel(t) != k:
+            raise ValueError("hccl %s: %s[%d] has %d elements, the tensor has %d (every entry must match it)"
+                             % (fn, name, i, _numel(t), k))
+        if _dtype_of(t) != dt:
+            raise ValueError("hccl %s: %s[%d] has dtype %s, the tensor has %s" % (fn, name, i, _dtype_of(t), dt))
 
 
 def _rows(t):
@@ -641,8 +697,7 @@ def all_gather(tensor_list, tensor, group=None, async_op=False):
     if c is None:
         return None
     if isinstance(tensor_list, (list, tuple)):
-        if len(tensor_list) != c.size:
-            raise ValueError("hccl all_gather: tensor_list has %d entries for %d ranks" % (len(tensor_list), c.size))
+        _check_list("all_gather", "tensor_list", tensor_list, tensor, c.size)
         flat = _flat_empty(tensor, _numel(tensor) * c.size)
         h = c.all_gather(tensor, flat, async_op)
         return _finish(h, async_op, lambda: _unflatten_from(flat, tensor_list), list(tensor_list))
@@ -662,8 +717,7 @@ def reduce_scatter(output, input, op=ReduceOp.SUM, group=None, async_op=False):
         return None
     code = _op_code(op)
     if isinstance(input, (list, tuple)):
-        if len(input) != c.size:
-            raise ValueError("hccl reduce_scatter: input list has %d entries for %d ranks" % (len(input), c.size))
+        _check_list("reduce_scatter", "the input list", input, output, c.size)
         flat = _flat_empty(output, _numel(output) * c.size)
         _flatten_into(flat, input)
         input = flat
@@ -692,8 +746,7 @@ def gather(tensor, gather_list=None, dst=0, group=None, async_op=False):
         if gather_list is None:
             raise ValueError("hccl gather: the destination rank needs gather_list")
         if isinstance(gather_list, (list, tuple)):
-            if len(gather_list) != c.size:
-                raise ValueError("hccl gather: gather_list has %d entries for %d ranks" % (len(gather_list), c.size))
+            _check_list("gather", "gather_list", gather_list, tensor, c.size)
             out = _flat_empty(tensor, _numel(tensor) * c.size)
             lst = gather_list
             post = (lambda: _unflatten_from(out, lst))
@@ -715,8 +768,7 @@ def scatter(tensor, scatter_list=None, src=0, group=None, async_op=False):
         if scatter_list is None:
             raise ValueError("hccl scatter: the source rank needs scatter_list")
         if isinstance(scatter_list, (list, tuple)):
-            if len(scatter_list) != c.size:
-                raise ValueError("hccl scatter: scatter_list has %d entries for %d ranks" % (len(scatter_list), c.size))
+            _check_list("scatter", "scatter_list", scatter_list, tensor, c.size)
             inp = _flat_empty(tensor, _numel(tensor) * c.size)
             _flatten_into(inp, scatter_list)
         else:

@@ -349,8 +349,14 @@ class ProcessGroupHCCL(_BasePG):
         return self._work(_Chain(works), list(outputs))
 
     def allgather_coalesced(self, output_lists, input_list, opts=None):
+        # torch's layout: output_lists[rank][i] receives that rank's input_list[i]
+        n, k = self._size, len(input_list)
+        if len(output_lists) != n or any(len(o) != k for o in output_lists):
+            raise ValueError("hccl all_gather_coalesced: output_tensor_lists must hold %d lists (one per rank) of "
+                             "%d tensors (one per input); got lists of %s" % (n, k, [len(o) for o in output_lists]))
         a = True
-        works = [_api.all_gather(list(o), i, self.comm, a) for o, i in zip(output_lists, input_list)]
+        works = [_api.all_gather([output_lists[q][i] for q in range(n)], t, self.comm, a)
+                 for i, t in enumerate(input_list)]
         return self._work(_Chain(works), [t for o in output_lists for t in o])
 
     def gather(self, output_tensors, input_tensors, opts=None):

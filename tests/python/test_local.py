@@ -114,6 +114,29 @@ def test_argument_errors(one):
         hccl.all_reduce(a, group=object())
     with pytest.raises(ValueError, match="exceeds the buffer"):
         hccl.all_to_all_v(np.zeros(2), np.zeros(2), [3], [2], group=one)
+    # list forms: every entry as many elements of the same dtype as the tensor
+    x = np.arange(4, dtype=np.float32)
+    with pytest.raises(ValueError, match=r"tensor_list\[0\] has 3 elements, the tensor has 4"):
+        hccl.all_gather([np.zeros(3, np.float32)], x, group=one)
+    with pytest.raises(ValueError, match=r"gather_list\[0\] has 5 elements"):
+        hccl.gather(x, [np.zeros(5, np.float32)], dst=0, group=one)
+    with pytest.raises(ValueError, match=r"scatter_list\[0\] has dtype float64, the tensor has float32"):
+        hccl.scatter(x, [np.zeros(4, np.float64)], src=0, group=one)
+    with pytest.raises(ValueError, match=r"the input list\[0\] has 2 elements"):
+        hccl.reduce_scatter(x, [np.zeros(2, np.float32)], group=one)
+    with pytest.raises(ValueError, match="has 2 entries for 1 ranks"):
+        hccl.all_gather([x, x], x, group=one)
+    out = [np.zeros(4, np.float32)]
+    hccl.all_gather(out, x, group=one)
+    assert np.array_equal(out[0], x)
+    with pytest.raises(ValueError, match=r"rank 0 appears twice in \[0, 0\]"):
+        hccl.new_group([0, 0], group=one)
+    with pytest.raises(ValueError, match="3 is not a rank of the parent group"):
+        hccl.new_group([0, 3], group=one)
+    with pytest.raises(TypeError, match="is a bool"):
+        hccl.all_reduce(x, op=True, group=one)
+    with pytest.raises(TypeError, match="not float 2.0"):
+        hccl.all_reduce(x, op=2.0, group=one)
 
 
 def test_torch_argument_errors_and_dtypes(one):

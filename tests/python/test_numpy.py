@@ -22,6 +22,16 @@ def test_library_error_timeout():
     assert "waiting for rank 1" in r.out and "HCCL_E_TIMEOUT" in r.out, r
 
 
+def test_library_error_timeout_names_the_missing_rank_not_the_neighbour():
+    r = launch.run(3, launch.worker("errors.py"), "timeout3", env={"HCCL_REFERENCE_ALGOS": "1"}, timeout=60)
+    assert r.out.count("checks passed") == 3, r
+
+
+def test_library_error_deadlocked_receives_name_the_other_rank():
+    r = launch.run(2, launch.worker("errors.py"), "deadlock", timeout=60)
+    assert r.out.count("checks passed") == 2, r
+
+
 def _free_port_pair():
     import socket
     for _ in range(50):

@@ -6,12 +6,12 @@ import launch
 
 def test_torch_env_init_2_ranks():
     r = launch.run(2, launch.worker("torch_ops.py"), "env", timeout=180)
-    assert r.out.count("58 checks passed") == 2, r
+    assert r.out.count("59 checks passed") == 2, r
 
 
 def test_torch_tcp_init_3_ranks():
     r = launch.run(3, launch.worker("torch_ops.py"), "tcp", timeout=180)
-    assert r.out.count("58 checks passed") == 3, r
+    assert r.out.count("59 checks passed") == 3, r
 
 
 def test_work_errors_and_timeouts():

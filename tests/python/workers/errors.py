@@ -5,6 +5,12 @@
             broken and later calls fail too.
   timeout   rank 1 skips an all_reduce: rank 0 fails after exec_timeout seconds with
             HCCL_E_TIMEOUT and a message naming rank 1 (sync and async forms).
+  timeout3  3 ranks over the ring (HCCL_REFERENCE_ALGOS=1), rank 1 skips: rank 0 waits
+            on its ring neighbour, rank 2, which is stuck itself; the error must still
+            name rank 1 (the library's "never reached"), on ranks 0 and 2.
+  deadlock  2 ranks, each receives from the other and nobody sends: each error names
+            the other rank (the one that times out second fails with HCCL_E_REMOTE,
+            quoting the first's report, which names itself as waited for).
 """
 import sys
 import time
@@ -17,7 +23,7 @@ import hccl
 
 def main():
     mode = sys.argv[1]
-    comm = hccl.init(exec_timeout=3 if mode == "timeout" else None)
+    comm = hccl.init(exec_timeout=3 if mode.startswith("timeout") or mode == "deadlock" else None)
     r, n = comm.rank, comm.size
     if mode == "mismatch":
         a = np.ones(4 + r, np.float32)
@@ -62,6 +68,24 @@ def main():
         else:
             time.sleep(4.5)  # skip the collective; rank 0 gives up after 3 s
         C.ok("timeout")
+    elif mode == "timeout3":
+        if r != 1:
+            try:
+                hccl.all_reduce(np.ones(4, np.float32))
+                raise AssertionError("skipped collective did not fail")
+            except hccl.HcclError as e:
+                assert e.code_name == "HCCL_E_TIMEOUT" and e.peers == [1], (e.peers, e)
+                assert "waiting for rank 1," in str(e) and "rank 1 never reached" in e.library_message, e
+        else:
+            time.sleep(5)
+        C.ok("timeout names the missing rank")
+    elif mode == "deadlock":
+        try:
+            hccl.recv(np.zeros(4, np.float32), src=1 - r)
+            raise AssertionError("a receive nobody sends to returned")
+        except hccl.HcclError as e:
+            assert e.code_name in ("HCCL_E_TIMEOUT", "HCCL_E_REMOTE") and e.peers == [1 - r], (e.peers, e)
+        C.ok("deadlock names the peer")
     C.report(r)
 
 

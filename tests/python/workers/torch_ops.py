@@ -52,6 +52,27 @@ def main():
     h.wait()
     assert p.grad.tolist() == [float(sum(range(n)))] * 3
     C.ok("article calls")
+    # all_gather_coalesced: output_tensor_lists[rank][i] gets rank's input i (sizes differ)
+    ins = [torch.full((2, 2), float(r)), torch.full((1,), 10.0 + r), torch.full((3,), 20.0 + r)]
+    outs = [[torch.full_like(t, -1.0) for t in ins] for _ in range(n)]
+    w = dist.all_gather_coalesced(outs, ins, async_op=True)
+    w.wait()
+    for q in range(n):
+        assert torch.equal(outs[q][0], torch.full((2, 2), float(q))), (q, outs[q])
+        assert torch.equal(outs[q][1], torch.full((1,), 10.0 + q)) and torch.equal(outs[q][2], torch.full((3,), 20.0 + q))
+    # a list entry of another size fails on every rank before anything moves
+    try:
+        dist.all_gather([torch.zeros(4)] + [torch.zeros(3)] * (n - 1), torch.zeros(4))
+        raise AssertionError("all_gather with a wrong-size entry did not raise")
+    except ValueError as e:
+        assert "tensor_list[1] has 3 elements, the tensor has 4" in str(e), e
+    try:
+        dist.reduce_scatter(torch.zeros(2), [torch.zeros(2)] * (n - 1) + [torch.zeros(5)])
+        raise AssertionError("reduce_scatter with a wrong-size entry did not raise")
+    except ValueError as e:
+        assert "has 5 elements, the tensor has 2" in str(e), e
+    dist.barrier()
+    C.ok("list forms")
     # subgroups: even ranks, and a group of all ranks in reverse order
     evens = list(range(0, n, 2))
     g = dist.new_group(evens)
