@@ -15,6 +15,7 @@ Failures raise :class:`HcclError` (a RuntimeError) with ``code`` (the HcclResult
 
 import enum
 import os
+import re
 import threading
 import weakref
 from datetime import timedelta
@@ -151,7 +152,6 @@ def _missing_ranks(lib):
     reached AllReduce #5 (...); ranks 4-5, 7: no answer (...); this rank was waiting
     for: receive from rank 1"): [2, 4, 5, 7]; [] when it names none. The ranks this
     rank waited for are only its neighbours in the algorithm."""
-    import re
     m = re.search(r"timed out \(HCCL_EXEC_TIMEOUT\) on rank \d+: (.*); this rank was waiting for:", lib)
     if not m:
         return []
@@ -188,7 +188,6 @@ def _make_error(code, opname, comm, peer, detail):
     lib = _library_message(comm)
     exact = False
     culprits = _missing_ranks(lib) if lib else []
-    import re
     aborted = re.match(r"rank (\d+) aborted: ", lib) if lib and code == E_REMOTE else None
     if aborted:  # a peer failed first: the rest of the text is its own report
         peers, exact = [g(int(aborted.group(1)))], True

@@ -356,11 +356,11 @@ static HcclResult serve_q(int listen_fd, accept_q *q, hccl_boot_stash *stash, co
             status = REPLY_MISMATCH;
             res = HCCL_E_PARA;
             HCCL_WARN(BOOT, "bootstrap root: %s", msg);
-            for (uint32_t q = 0; q < nranks; q++) { /* those waiting: now */
-                if (fds[q] < 0) continue;
-                send_reply(fds[q], status, nranks, msg, NULL);
-                close(fds[q]);
-                fds[q] = -1;
+            for (uint32_t w = 0; w < nranks; w++) { /* those waiting: now */
+                if (fds[w] < 0) continue;
+                send_reply(fds[w], status, nranks, msg, NULL);
+                close(fds[w]);
+                fds[w] = -1;
             }
             refused++;
             if (self) break;
