@@ -407,7 +407,6 @@ def _finish(h, async_op, post=None, outputs=None):
 
 _world = None  # the communicator made by init()
 _world_lock = threading.Lock()
-_sub_ids = [0]
 
 
 _dist_cached = [None, None]  # weak refs: (torch's default process group, its Comm or None)
@@ -536,7 +535,11 @@ def new_group(ranks, group=None):
     of the parent calls it with the same list (like torch's new_group); ranks not in
     the list get None."""
     c, _ = _resolve(group)
-    _sub_ids[0] += 1
+    # The sub-communicator's id counts this parent's new_group calls: every rank of
+    # the parent makes the same calls, whatever else each rank does (the library
+    # derives the group's identity from the parent's and this id).
+    seq = getattr(c, "_sub_seq", 0) + 1
+    c._sub_seq = seq
     ranks = [int(r) for r in ranks]
     for i, r in enumerate(ranks):
         if not 0 <= r < c.size:
@@ -545,8 +548,17 @@ def new_group(ranks, group=None):
             raise ValueError("hccl new_group: rank %d appears twice in %s" % (r, ranks))
     if c.rank not in ranks:
         return None
-    sub = c.create_sub(ranks, (_sub_ids[0] << 8) | 0x5C)
     parent = _global_ranks(c)
+    try:
+        sub = c.create_sub(ranks, (seq << 8) | 0x5C)
+    except HcclError as e:
+        others = [parent[r] if parent else r for r in ranks if r != c.rank]
+        msg = ("hccl new_group(%s) failed on rank %d: %s (%s): a member did not call new_group with the same "
+               "ranks, as its call number %d on this parent group, within HCCL_CONNECT_TIMEOUT=%s s (the "
+               "library's WARN line on stderr names it, numbered within the new group)"
+               % (ranks, parent[c.rank] if parent else c.rank, _hccl.error_string(e.code), e.code_name, seq,
+                  os.environ.get("HCCL_CONNECT_TIMEOUT", "120")))
+        raise HcclError(msg, e.code, "new_group", parent[c.rank] if parent else c.rank, others) from None
     sub.global_ranks = [parent[r] if parent else r for r in ranks]
     if getattr(c, "exec_timeout", None) is not None:
         sub.exec_timeout = c.exec_timeout
@@ -793,6 +805,11 @@ def all_to_all_single(output, input, output_split_sizes=None, input_split_sizes=
         input_split_sizes = [tuple(input.shape)[0] // n] * n
     if output_split_sizes is None:
         output_split_sizes = [tuple(output.shape)[0] // n] * n
+    for name, sizes, t in (("input", input_split_sizes, input), ("output", output_split_sizes, output)):
+        rows = tuple(t.shape)[0] if tuple(t.shape) else 1
+        if len(sizes) != n or any(int(x) < 0 for x in sizes) or sum(int(x) for x in sizes) != rows:
+            raise ValueError("hccl all_to_all_single: %s_split_sizes %s must be %d sizes >= 0 that add up to the "
+                             "%s's %d rows (dimension 0)" % (name, list(sizes), n, name, rows))
     sc = [int(s) * ri for s in input_split_sizes]
     rc = [int(s) * ro for s in output_split_sizes]
     h = c.all_to_all_v(input, sc, _offsets(sc), output, rc, _offsets(rc), async_op)
@@ -820,6 +837,12 @@ def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op=False
     n = c.size
     if len(input_tensor_list) != n or len(output_tensor_list) != n:
         raise ValueError("hccl all_to_all: the lists need one tensor per rank (%d)" % n)
+    dt = _dtype_of(input_tensor_list[0])
+    for name, lst in (("input_tensor_list", input_tensor_list), ("output_tensor_list", output_tensor_list)):
+        for i, t in enumerate(lst):
+            if _dtype_of(t) != dt:
+                raise ValueError("hccl all_to_all: %s[%d] has dtype %s, input_tensor_list[0] has %s (every entry "
+                                 "must have one dtype)" % (name, i, _dtype_of(t), dt))
     sc = [_numel(t) for t in input_tensor_list]
     rc = [_numel(t) for t in output_tensor_list]
     sbuf = _flat_empty(input_tensor_list[0], sum(sc))

@@ -205,24 +205,31 @@ static int get_buffer(PyObject *obj, hbuf *b, int writable, const char *what)
     if (PyObject_GetBuffer(obj, &b->view, flags) != 0) {
         PyObject *t, *v, *tb;
         PyErr_Fetch(&t, &v, &tb);
-        /* Tell apart read-only from non-contiguous for the message. */
+        /* Tell apart read-only, non-contiguous and not exportable at all (NumPy's
+         * datetime64, say) for the message: ask again for any layout, read-only. */
         Py_buffer probe;
-        int ro = 0;
-        if (writable && PyObject_GetBuffer(obj, &probe, PyBUF_C_CONTIGUOUS) == 0) {
-            ro = probe.readonly;
+        int exportable = PyObject_GetBuffer(obj, &probe, PyBUF_FULL_RO) == 0, ro = 0;
+        if (exportable) {
+            ro = writable && probe.readonly && PyBuffer_IsContiguous(&probe, 'C');
             PyBuffer_Release(&probe);
         } else {
             PyErr_Clear();
         }
-        Py_XDECREF(t);
-        Py_XDECREF(v);
-        Py_XDECREF(tb);
-        if (ro)
+        PyObject *why = v ? PyObject_Str(v) : NULL;
+        if (!exportable)
+            PyErr_Format(PyExc_TypeError, "hccl: %s (%.80s) cannot be used as a buffer (%s); HCCL takes numeric "
+                                          "types only", what, Py_TYPE(obj)->tp_name,
+                         why && PyUnicode_Check(why) ? PyUnicode_AsUTF8(why) : "no buffer protocol");
+        else if (ro)
             PyErr_Format(PyExc_ValueError, "hccl: %s (%.80s) is read-only, but the operation writes into it", what,
                          Py_TYPE(obj)->tp_name);
         else
             PyErr_Format(PyExc_ValueError, "hccl: %s (%.80s) is not C-contiguous; pass a contiguous copy "
                                            "(numpy.ascontiguousarray / t.contiguous())", what, Py_TYPE(obj)->tp_name);
+        Py_XDECREF(why);
+        Py_XDECREF(t);
+        Py_XDECREF(v);
+        Py_XDECREF(tb);
         return -1;
     }
     b->has_view = 1;

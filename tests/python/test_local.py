@@ -137,6 +137,12 @@ def test_argument_errors(one):
         hccl.all_reduce(x, op=True, group=one)
     with pytest.raises(TypeError, match="not float 2.0"):
         hccl.all_reduce(x, op=2.0, group=one)
+    with pytest.raises(ValueError, match=r"output_tensor_list\[0\] has dtype float64, input_tensor_list\[0\] has"):
+        hccl.all_to_all([np.zeros(2, np.float64)], [np.zeros(2, np.float32)], group=one)
+    with pytest.raises(ValueError, match=r"input_split_sizes \[1\] must be 1 sizes >= 0 that add up to the input's 3"):
+        hccl.all_to_all_single(np.zeros(3, np.float32), np.zeros(3, np.float32), [3], [1], group=one)
+    with pytest.raises(TypeError, match="cannot be used as a buffer"):
+        hccl.all_reduce(np.zeros(2, "datetime64[s]"), group=one)
 
 
 def test_torch_argument_errors_and_dtypes(one):

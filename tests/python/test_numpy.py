@@ -27,6 +27,16 @@ def test_library_error_timeout_names_the_missing_rank_not_the_neighbour():
     assert r.out.count("checks passed") == 3, r
 
 
+def test_nested_groups_then_a_world_group():
+    r = launch.run(3, launch.worker("groups.py"), "nested", timeout=60)
+    assert r.out.count("checks passed") == 3, r
+
+
+def test_new_group_with_a_member_missing():
+    r = launch.run(3, launch.worker("groups.py"), "missing", env={"HCCL_CONNECT_TIMEOUT": "3"}, timeout=60)
+    assert r.out.count("checks passed") == 3, r
+
+
 def test_library_error_deadlocked_receives_name_the_other_rank():
     r = launch.run(2, launch.worker("errors.py"), "deadlock", timeout=60)
     assert r.out.count("checks passed") == 2, r
