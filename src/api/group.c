@@ -2,7 +2,10 @@
  * group.c - HcclGroupStart / HcclGroupEnd: point-to-point calls made inside a group
  * are collected (per thread) and issued at the outermost HcclGroupEnd as one
  * BatchSendRecv per (communicator, stream), so any order of sends and receives
- * inside a group completes without deadlock, as with NCCL groups. Collectives
+ * inside a group completes without deadlock, as with NCCL groups. The batches of
+ * several communicators go out in the order of the communicators' identities (the
+ * same on every rank), not in the order of the calls: on one in-order stream, rank
+ * 0's A-then-B against rank 1's B-then-A would wait for each other. Collectives
  * inside a group are issued at once.
  */
 #include "api_int.h"
@@ -10,12 +13,14 @@
 #include "util/log.h"
 #include "util/util.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 typedef struct pending {
     hccl_comm *comm; /* holds a reference */
     aclrtStream stream;
     HcclSendRecvItem item;
+    uint32_t seq; /* call order */
 } pending;
 
 static __thread int group_depth;
@@ -36,7 +41,8 @@ HcclResult hccl_api_group_add(hccl_comm *c, aclrtStream stream, const HcclSendRe
         group_cap = cap;
     }
     hccl_comm_retain(c);
-    group_ops[group_n++] = (pending){c, stream, *item};
+    group_ops[group_n] = (pending){c, stream, *item, group_n};
+    group_n++;
     return HCCL_SUCCESS;
 }
 
@@ -44,6 +50,14 @@ HcclResult HcclGroupStart(void)
 {
     group_depth++;
     return HCCL_SUCCESS;
+}
+
+/* The pending items by their communicator's identity, then in call order. */
+static int by_comm(const void *x, const void *y)
+{
+    const pending *a = x, *b = y;
+    if (a->comm->ident.id != b->comm->ident.id) return a->comm->ident.id < b->comm->ident.id ? -1 : 1;
+    return a->seq < b->seq ? -1 : a->seq > b->seq;
 }
 
 HcclResult HcclGroupEnd(void)
@@ -54,6 +68,7 @@ HcclResult HcclGroupEnd(void)
     }
     if (--group_depth > 0) return HCCL_SUCCESS;
     HcclResult res = HCCL_SUCCESS;
+    if (group_n > 1) qsort(group_ops, group_n, sizeof *group_ops, by_comm);
     for (uint32_t i = 0; i < group_n; i++) {
         if (!group_ops[i].comm) continue;
         hccl_comm *c = group_ops[i].comm;

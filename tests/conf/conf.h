@@ -129,6 +129,7 @@ void conf_batch_use_stream2(conf_batch *b);
 void conf_suite_coll(conf_ctx *ctx);
 void conf_suite_p2p(conf_ctx *ctx);
 void conf_suite_multicomm(conf_ctx *ctx);
+void conf_p2p_two_comms_group(conf_ctx *ctx); /* conf_p2p.c, run by the multicomm suite */
 void conf_suite_queries(conf_ctx *ctx);
 void conf_suite_subcomm(conf_ctx *ctx);
 int conf_badinput_main(const conf_opts *o);

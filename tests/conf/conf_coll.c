@@ -844,4 +844,5 @@ void conf_suite_multicomm(conf_ctx *ctx)
     if (z) aclrtFree(z);
     free(host);
     free(res);
+    conf_p2p_two_comms_group(ctx);
 }

@@ -9,7 +9,9 @@
  *           uneven counts.
  *   queue:  120 small AllReduces queued before one synchronisation.
  *   groups: HcclGroupStart/End around AllReduces, and around a Send/Recv ring in which
- *           every rank sends first (the group must not run them one by one).
+ *           every rank sends first (the group must not run them one by one); and (from
+ *           the multicomm suite) a group over two communicators, listed in another
+ *           order on odd ranks.
  *   barrier: each rank bumps a counter in shared memory, then HcclBarrier; after the
  *           synchronisation every rank must see all n increments (the last rank is late).
  */
@@ -58,21 +60,31 @@ static unsigned char *recv_buf(P *p, uint64_t seed, int from, size_t len, const 
     return d;
 }
 
-static void do_send(P *p, HcclDataType dt, uint64_t count, int to, uint64_t seed)
+static void send_on(P *p, HcclComm comm, HcclDataType dt, uint64_t count, int to, uint64_t seed)
 {
     char label[128];
     unsigned char *d = send_buf(p, seed, to, count * conf_dt_size(dt));
     snprintf(label, sizeof label, "Send(%s, count=%llu, to=%d)", conf_dt_name(dt), (unsigned long long)count, to);
-    conf_enq(p->b, HcclSend(d, count, dt, (uint32_t)to, p->ctx->comm, p->ctx->stream), label);
+    conf_enq(p->b, HcclSend(d, count, dt, (uint32_t)to, comm, p->ctx->stream), label);
 }
 
-static void do_recv(P *p, HcclDataType dt, uint64_t count, int from, uint64_t seed)
+static void recv_on(P *p, HcclComm comm, HcclDataType dt, uint64_t count, int from, uint64_t seed)
 {
     char label[128];
     snprintf(label, sizeof label, "Recv(%s, count=%llu, from=%d)", conf_dt_name(dt), (unsigned long long)count,
              from);
     unsigned char *d = recv_buf(p, seed, from, count * conf_dt_size(dt), label);
-    conf_enq(p->b, HcclRecv(d, count, dt, (uint32_t)from, p->ctx->comm, p->ctx->stream), label);
+    conf_enq(p->b, HcclRecv(d, count, dt, (uint32_t)from, comm, p->ctx->stream), label);
+}
+
+static void do_send(P *p, HcclDataType dt, uint64_t count, int to, uint64_t seed)
+{
+    send_on(p, p->ctx->comm, dt, count, to, seed);
+}
+
+static void do_recv(P *p, HcclDataType dt, uint64_t count, int from, uint64_t seed)
+{
+    recv_on(p, p->ctx->comm, dt, count, from, seed);
 }
 
 static void pairs(P *p)
@@ -245,6 +257,28 @@ static void groups(P *p)
     }
 out:
     conf_batch_run(p->b);
+}
+
+/* One group over both communicators on one stream, listed in the opposite order on
+ * odd ranks: a ring of 8 MiB per communicator (more than the transports buffer), so
+ * the batches must run in the same communicator order on every rank. */
+void conf_p2p_two_comms_group(conf_ctx *ctx)
+{
+    P p = {.ctx = ctx, .n = ctx->nranks, .r = ctx->rank};
+    if (p.n < 2) return;
+    const uint64_t count = 2u << 20; /* int32: 8 MiB */
+    p.b = conf_batch_new(ctx);
+    conf_step(ctx, "HcclGroupStart + Send/Recv rings on two communicators in rank-dependent order + HcclGroupEnd");
+    if (conf_ok(ctx, HcclGroupStart(), "HcclGroupStart")) {
+        for (int k = 0; k < 2; k++) {
+            int which = p.r % 2 ? 1 - k : k;
+            HcclComm c = which ? ctx->comm2 : ctx->comm;
+            send_on(&p, c, HCCL_DATA_TYPE_INT32, count, (p.r + 1) % p.n, 500 + (uint64_t)which);
+            recv_on(&p, c, HCCL_DATA_TYPE_INT32, count, (p.r + p.n - 1) % p.n, 500 + (uint64_t)which);
+        }
+        conf_ok(ctx, HcclGroupEnd(), "HcclGroupEnd");
+    }
+    conf_batch_run(p.b);
 }
 
 void conf_suite_p2p(conf_ctx *ctx)
