@@ -19,6 +19,11 @@ HcclResult hccl_api_redop(const char *fn, HcclDataType dt, HcclReduceOp op);
 HcclResult hccl_api_bytes(const char *fn, uint64_t count, size_t size, uint64_t mult, const char *what);
 HcclResult hccl_api_ptr(const char *fn, const void *p, uint64_t count, const char *what);
 HcclResult hccl_api_rank(const char *fn, uint32_t r, uint32_t nranks, const char *what);
+/* A batch's items addressed to this rank itself (checked items): the k-th self send
+ * with data goes to the k-th self receive with data (algo/p2p.c), which must be as
+ * many bytes; a send or receive left without a partner would fail the batch when it
+ * ran, so it is refused here. */
+HcclResult hccl_api_self_pairs(const char *fn, const HcclSendRecvItem *items, uint32_t n, uint32_t rank);
 
 /* Pending point-to-point operations inside HcclGroupStart/End (thread-local). */
 int hccl_api_group_active(void);

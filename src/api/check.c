@@ -52,6 +52,39 @@ HcclResult hccl_api_ptr(const char *fn, const void *p, uint64_t count, const cha
     return HCCL_SUCCESS;
 }
 
+static uint64_t item_bytes(const HcclSendRecvItem *it)
+{
+    return it->count * hccl_dtype_size(it->dataType);
+}
+
+/* The next item from i on that this rank sends to (dir HCCL_SEND) or receives from
+ * itself with data; n when none is left. */
+static uint32_t next_self(const HcclSendRecvItem *items, uint32_t n, uint32_t i, uint32_t rank, HcclSendRecvType dir)
+{
+    while (i < n && !(items[i].remoteRank == rank && items[i].sendRecvType == dir && item_bytes(&items[i]) > 0)) i++;
+    return i;
+}
+
+HcclResult hccl_api_self_pairs(const char *fn, const HcclSendRecvItem *items, uint32_t n, uint32_t rank)
+{
+    uint32_t s = next_self(items, n, 0, rank, HCCL_SEND), r = next_self(items, n, 0, rank, HCCL_RECV);
+    for (; s < n || r < n; s = next_self(items, n, s + 1, rank, HCCL_SEND), r = next_self(items, n, r + 1, rank, HCCL_RECV)) {
+        if (s < n && r < n && item_bytes(&items[s]) == item_bytes(&items[r])) continue;
+        if (s < n && r < n)
+            HCCL_WARN(COLL, "%s: item %u sends %llu bytes to rank %u itself, but its matching self receive, item %u, "
+                      "takes %llu bytes", fn, s, (unsigned long long)item_bytes(&items[s]), rank, r,
+                      (unsigned long long)item_bytes(&items[r]));
+        else if (s < n)
+            HCCL_WARN(COLL, "%s: item %u sends %llu bytes to rank %u itself, with no self receive to take them", fn,
+                      s, (unsigned long long)item_bytes(&items[s]), rank);
+        else
+            HCCL_WARN(COLL, "%s: item %u receives %llu bytes from rank %u itself, with no self send to give them",
+                      fn, r, (unsigned long long)item_bytes(&items[r]), rank);
+        return HCCL_E_PARA;
+    }
+    return HCCL_SUCCESS;
+}
+
 HcclResult hccl_api_rank(const char *fn, uint32_t r, uint32_t nranks, const char *what)
 {
     if (r >= nranks) {

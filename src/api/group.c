@@ -81,6 +81,8 @@ HcclResult HcclGroupEnd(void)
         if (!a || !items) {
             hccl_free(a);
             hccl_free(items);
+            a = NULL;
+            items = NULL;
             res = HCCL_E_MEMORY;
         }
         uint32_t k = 0;
@@ -90,7 +92,13 @@ HcclResult HcclGroupEnd(void)
             group_ops[j].comm = NULL;
             if (j != i) hccl_comm_release(c);
         }
-        if (a && items) {
+        HcclResult self = a && items ? hccl_api_self_pairs("HcclGroupEnd", items, n, c->rank) : HCCL_SUCCESS;
+        if (self != HCCL_SUCCESS) {
+            hccl_free(a);
+            hccl_free(items);
+            hccl_comm_release(c);
+            if (res == HCCL_SUCCESS) res = self;
+        } else if (a && items) {
             a->type = HCCL_OP_BATCH_SEND_RECV;
             a->dtype = HCCL_DATA_TYPE_INT8;
             a->items = items;

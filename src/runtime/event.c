@@ -193,6 +193,8 @@ aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event)
     pthread_mutex_unlock(&e->mu);
     if (__atomic_load_n(&e->completed, __ATOMIC_ACQUIRE) >= target) {
         event_put(e); /* already complete (or never recorded): nothing to wait for */
+        if (!hccl_rt_stream_live(stream))
+            return hccl_rt_error(ACL_ERROR_RT_INVALID_HANDLE, "aclrtStreamWaitEvent: %p is not a live stream", stream);
         return ACL_SUCCESS;
     }
     marker *m = hccl_malloc(sizeof *m);

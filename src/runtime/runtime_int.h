@@ -56,6 +56,9 @@ int hccl_rt_spin_until_ge(const uint64_t *word, uint64_t target);
  * On an error return fn was not queued and arg is still the caller's.
  */
 aclError hccl_rt_stream_enqueue(aclrtStream stream, aclrtHostTask fn, void *arg, const char *api);
+/* Whether stream is a live stream or NULL (the default stream); a check only, for
+ * calls that may have nothing to enqueue. */
+int hccl_rt_stream_live(aclrtStream stream);
 /* Where a task was queued: the stream, its id (never reused) and the task's seq. */
 typedef struct hccl_rt_stream_pos {
     aclrtStream stream; /* NULL: nowhere (the NULL stream ran it at once) */

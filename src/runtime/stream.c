@@ -430,6 +430,15 @@ static rt_stream *stream_get(aclrtStream handle)
 /* From users == 0 on, s may be freed (util/refs.h). */
 static void stream_put(rt_stream *s) { hccl_ref_put(&users_drain, &s->users); }
 
+int hccl_rt_stream_live(aclrtStream stream)
+{
+    if (!stream) return 1;
+    pthread_mutex_lock(&reg_mu);
+    int live = hccl_rt_map_get(&reg, (uintptr_t)stream, NULL);
+    pthread_mutex_unlock(&reg_mu);
+    return live;
+}
+
 static void stream_free(rt_stream *s)
 {
     while (s->spare) {

@@ -8,7 +8,8 @@
  *     HcclCommInitAll with 0 devices or NULL arrays; NULL/destroyed handles.
  *   per rank (1 and 2 ranks as threads): NULL buffers with non-zero counts, unknown
  *     dtypes (13, 99, 255) and reduce ops (7, 255), roots and peers out of range,
- *     counts whose byte size overflows, NULL count arrays, bad BatchSendRecv items,
+ *     counts whose byte size overflows, NULL count arrays, bad BatchSendRecv items
+ *     (self sends and receives without a partner of their size, also from a group),
  *     NULL communicator, NULL out-pointers; afterwards the communicator and stream
  *     must still work (a rejected call queues nothing). Also per rank: count 0 is not
  *     bad input but nothing to do: on rank 0 alone, each fixed-count operation with
@@ -179,6 +180,18 @@ static void rank_bad(conf_ctx *ctx)
         it.dataType = I32;
         it.buf = NULL;
         BAD(ctx, PTR, HcclBatchSendRecv(&it, 1, comm, st));
+        /* items to this rank itself: a send with no receive, a receive with no send,
+         * a pair of different sizes (refused at the call: nothing queued) */
+        uint32_t me = (uint32_t)ctx->rank;
+        HcclSendRecvItem self[2] = {{HCCL_SEND, s, 4, I32, me}, {HCCL_RECV, r, 2, I32, me}};
+        BAD(ctx, PARA, HcclBatchSendRecv(&self[0], 1, comm, st));
+        BAD(ctx, PARA, HcclBatchSendRecv(&self[1], 1, comm, st));
+        BAD(ctx, PARA, HcclBatchSendRecv(self, 2, comm, st));
+        conf_step(ctx, "bad input: an unmatched self send inside a group");
+        if (conf_ok(ctx, HcclGroupStart(), "HcclGroupStart")) {
+            conf_ok(ctx, HcclSend(s, 4, I32, me, comm, st), "HcclSend to itself inside a group");
+            BAD(ctx, PARA, HcclGroupEnd());
+        }
     }
     /* NULL communicator and NULL out-pointers */
     BAD(ctx, PTR, HcclAllReduce(s, r, 4, I32, SUM, NULL, st));

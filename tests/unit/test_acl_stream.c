@@ -226,6 +226,8 @@ static void test_events(void)
     TT_ASSERT_EQ(aclrtRecordEvent(&junk, a), ACL_ERROR_RT_INVALID_HANDLE);
     TT_ASSERT_EQ(aclrtRecordEvent(ev, &junk), ACL_ERROR_RT_INVALID_HANDLE);
     TT_ASSERT_EQ(aclrtStreamWaitEvent(a, NULL), ACL_ERROR_RT_INVALID_HANDLE);
+    /* a bad stream, even when the event's record is complete (nothing to wait for) */
+    TT_ASSERT_EQ(aclrtStreamWaitEvent(&junk, ev), ACL_ERROR_RT_INVALID_HANDLE);
     TT_ASSERT_EQ(aclrtSynchronizeEvent(&junk), ACL_ERROR_RT_INVALID_HANDLE);
     TT_ASSERT_EQ(aclrtQueryEventStatus(&junk, &st), ACL_ERROR_RT_INVALID_HANDLE);
     TT_ASSERT_EQ(aclrtQueryEventStatus(ev, NULL), ACL_ERROR_INVALID_PARAM);
