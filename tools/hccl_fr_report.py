@@ -28,6 +28,41 @@ import sys
 STATES_ACTIVE = ("running", "done", "failed")
 
 
+def _is_int(v):
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _is_num(v):
+    return v is None or (isinstance(v, (int, float)) and not isinstance(v, bool))
+
+
+def malformed(d):
+    """Why a parsed dump cannot be trusted (a field of the wrong type or out of range),
+    or None."""
+    if not isinstance(d["comm"], str):
+        return "comm is not a string"
+    if not _is_int(d["rank"]) or d["rank"] < 0:
+        return "rank is not a rank number"
+    n = d.get("nranks", d["rank"] + 1)
+    if not _is_int(n) or not 0 <= d["rank"] < n:
+        return "nranks is not a number above rank"
+    for k in ("dumped_us", "last_completed_seq"):
+        if not _is_num(d.get(k)):
+            return "%s is not a number" % k
+    if not isinstance(d["ops"], list):
+        return "ops is not a list"
+    for i, op in enumerate(d["ops"]):
+        if not isinstance(op, dict):
+            return "ops[%d] is not an object" % i
+        for k in ("seq", "enqueue_us", "start_us", "end_us"):
+            if not _is_num(op.get(k)):
+                return "ops[%d].%s is not a number" % (i, k)
+        for k in ("state", "call", "op", "error"):
+            if op.get(k) is not None and not isinstance(op.get(k), str):
+                return "ops[%d].%s is not a string" % (i, k)
+    return None
+
+
 def load_dumps(paths):
     """Returns (dumps, problems): the parsed dump objects and text about unreadable files."""
     files, problems = [], []
@@ -50,6 +85,10 @@ def load_dumps(paths):
             continue
         if not isinstance(d, dict) or "ops" not in d or "rank" not in d or "comm" not in d:
             continue  # some other JSON file in the directory
+        why = malformed(d)
+        if why:
+            problems.append("%s: not a usable flight-recorder dump (%s)" % (f, why))
+            continue
         d["_file"] = f
         dumps.append(d)
     return dumps, problems

@@ -517,7 +517,12 @@ HcclResult hccl_boot_mesh(int listen_fd, hccl_boot_stash *stash, const hccl_boot
         nsock[p] = m;
         for (unsigned k = 0; k < m; k++) {
             int *fd = &fds[p * HCCL_BOOT_MAX_SOCKS + k];
-            CHECK_GOTO(hccl_socket_connect(&table[p].addr, deadline, fd), res, fail);
+            res = hccl_socket_connect(&table[p].addr, deadline, fd);
+            if (res != HCCL_SUCCESS) {
+                HCCL_WARN(BOOT, "rank %u: cannot connect to rank %u at %s within HCCL_CONNECT_TIMEOUT (it exited, or "
+                          "never opened its listener)", rank, p, hccl_addr_str(&table[p].addr));
+                goto fail;
+            }
             conn_open o = {OPEN_MAGIC, KIND_DATA, ident->secret, ident->id, rank, p, (uint16_t)k, (uint16_t)m, 0};
             CHECK_GOTO(hccl_socket_send_all(*fd, &o, sizeof o, deadline), res, fail);
         }
@@ -542,7 +547,9 @@ HcclResult hccl_boot_mesh(int listen_fd, hccl_boot_stash *stash, const hccl_boot
             for (uint32_t p = rank + 1; p < nranks && off + 16 < sizeof missing; p++)
                 if (!nsock[p] || got[p] < nsock[p])
                     off += (size_t)snprintf(missing + off, sizeof missing - off, "%s%u", off ? ", " : "", p);
-            HCCL_WARN(BOOT, "rank %u: ranks %s did not connect within HCCL_CONNECT_TIMEOUT", rank, missing);
+            HCCL_WARN(BOOT, "rank %u: ranks %s did not connect within HCCL_CONNECT_TIMEOUT (each rank connects "
+                      "to the lower ranks in order: one of them may be waiting for a lower rank that failed)", rank,
+                      missing);
             hccl_free(got);
             res = a;
             goto fail;

@@ -351,6 +351,19 @@ static void usable_cpus(uint64_t *words)
     for (long i = 0; i < (k > 0 ? k : 1) && i < SETUP_CPU_WORDS * 64; i++) words[i / 64] |= 1ull << (i % 64);
 }
 
+/* A setup step failed here: abort the peers' connections with the reason. */
+static void abort_setup(hccl_comm *c)
+{
+    char why[1200];
+    const char *e = hccl_net_error(c->net), *inner = e ? strstr(e, " aborted: communicator setup failed") : NULL;
+    if (inner && !strncmp(e, "rank ", 5)) /* a peer's abort: pass its reason on as it came */
+        snprintf(why, sizeof why, "%s", inner + strlen(" aborted: "));
+    else
+        snprintf(why, sizeof why, "communicator setup failed on rank %u: %s", c->rank,
+                 e && e[0] ? e : "see that rank's log");
+    hccl_net_abort(c->net, why);
+}
+
 /* Run one reference operation of the setup (sequence number 0, not recorded). */
 static HcclResult setup_op(hccl_comm *c, const hccl_op_args *a)
 {
@@ -565,8 +578,9 @@ static HcclResult setup(hccl_comm *c)
     if (res_setup == HCCL_SUCCESS) res_setup = setup_shm(c);
     if (res_setup == HCCL_SUCCESS) res_setup = setup_slots(c);
     if (res_setup != HCCL_SUCCESS) {
-        /* Tell the peers, so they fail now rather than at their own timeout. */
-        hccl_net_abort(c->net, "communicator setup failed on a peer");
+        /* Tell the peers, with the reason (which names the rank that failed first), so
+         * they fail now rather than at their own timeout. */
+        abort_setup(c);
         return res_setup;
     }
     if (!c->name[0]) {
@@ -578,7 +592,7 @@ static HcclResult setup(hccl_comm *c)
     if (res_reg != HCCL_SUCCESS) {
         HCCL_WARN(INIT, "comm %s rank %u: cannot register the communicator (%s)", c->name, c->rank,
                   res_reg == HCCL_E_MEMORY ? "out of memory" : "65,536 communicators are live in this process");
-        hccl_net_abort(c->net, "communicator setup failed on a peer");
+        abort_setup(c);
         return res_reg;
     }
     HCCL_INFO(INIT, "comm %s: rank %u of %u ready (device %d)", c->name, c->rank, c->nranks, c->device);

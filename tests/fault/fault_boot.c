@@ -28,6 +28,13 @@
  * whitelist HCCL_WHITELIST_DISABLE=0 with a file that lists 198.18.0.1 and an invalid
  *           entry (loopback is always admitted): a 3-rank job works; the invalid entry
  *           is reported.
+ * nranks    3 ranks, rank 1 says nRanks = 4: every rank fails at once with HCCL_E_PARA
+ *           and the root's reason.
+ * setup_death 4 ranks; rank 2 is killed inside HcclCommInitRootInfo once the ranks are
+ *           connected (at the setup's first sched_getaffinity, which this program
+ *           interposes): ranks 0, 1 and 3 fail within a few seconds, each with a WARN
+ *           line naming rank 2 (its neighbours directly, the others through the
+ *           reason the aborting peers pass on).
  * frdump    HcclCommDumpFlightRecorder on request, to a path and to
  *           HCCL_FLIGHT_RECORDER_DIR (path NULL), after three operations; the files hold
  *           this rank, three "done" operations; an unwritable path and a NULL
@@ -37,6 +44,9 @@
 
 #include <arpa/inet.h>
 #include <dirent.h>
+#include <dlfcn.h>
+#include <sched.h>
+#include <signal.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -577,6 +587,53 @@ int scen_nranks(int argc, char **argv)
                fault_output_has(r, "WARN", "rank 1 was started with nranks=4 but the group has nranks=3", NULL) ||
                    fault_output_has(r, "WARN", "was started with nranks=3 but the group has nranks=4", NULL),
                "rank %d printed no WARN line with the root's reason", r);
+    return 0;
+}
+
+/* ---- a rank that dies inside communicator setup ---------------------------------------------- */
+
+/* The library calls sched_getaffinity in its setup, after the ranks have connected;
+ * this program's definition comes first, so the chosen rank dies right there. */
+static volatile int g_die_in_setup;
+
+__attribute__((visibility("default"))) int sched_getaffinity(pid_t pid, size_t size, cpu_set_t *set)
+{
+    if (g_die_in_setup) raise(SIGKILL);
+    static int (*real)(pid_t, size_t, cpu_set_t *);
+    if (!real) real = (int (*)(pid_t, size_t, cpu_set_t *))dlsym(RTLD_NEXT, "sched_getaffinity");
+    return real ? real(pid, size, set) : -1;
+}
+
+static void setup_death_body(fault_ctx *c)
+{
+    if (c->rank == 2) g_die_in_setup = 1;
+    fault_step(c, "HcclCommInitRootInfo(4, root, %d)%s", c->rank, c->rank == 2 ? " (dies inside)" : "");
+    double t0 = fault_now();
+    HcclComm comm = NULL;
+    HcclResult rc = HcclCommInitRootInfo(4, &g_sh->root, (uint32_t)c->rank, &comm);
+    double dt = fault_now() - t0;
+    fprintf(stderr, "FAULT-TEST INFO: init returned %d after %.2f s\n", (int)rc, dt);
+    FCHECK(c, rc != HCCL_SUCCESS, "HcclCommInitRootInfo succeeded although rank 2 died inside it");
+    FCHECK(c, dt < 5.0, "HcclCommInitRootInfo took %.2f s to fail after rank 2 died", dt);
+    if (rc == HCCL_SUCCESS) HcclCommDestroy(comm);
+}
+
+int scen_setup_death(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    setenv("HCCL_CONNECT_TIMEOUT", "20", 1);
+    if (HcclGetRootInfo(&g_sh->root) != HCCL_SUCCESS) {
+        fault_fail(NULL, "HcclGetRootInfo failed");
+        return 0;
+    }
+    fault_job job = {.name = "setup_death", .nranks = 4, .init = INIT_NONE, .body = setup_death_body,
+                     .killed_mask = 1u << 2, .watchdog_s = 30}; /* rank 2 kills itself */
+    fault_run(&job);
+    for (int r = 0; r < 4; r++)
+        if (r != 2)
+            FCHECK(NULL, fault_output_has(r, "WARN", "comm setup on rank", "connection to rank 2 lost", NULL),
+                   "rank %d printed no WARN line naming rank 2 as the rank whose connection was lost", r);
     return 0;
 }
 

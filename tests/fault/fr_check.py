@@ -180,6 +180,21 @@ def main():
             fh.write('{"version":1,"comm":"x","ops":[')
         rc, out = run([py, tool, d2])
         check(rc == 0 and "broken.json" in out, "a truncated dump next to good ones: exit %d, no warning naming it" % rc)
+        os.unlink(os.path.join(d2, "broken.json"))
+        # well-formed JSON with fields of the wrong type: reported, not a traceback
+        for k, text in enumerate(['{"version":1,"comm":"c","rank":0,"nranks":2,"ops":null}',
+                                  '{"version":1,"comm":"c","rank":"0","nranks":2,"ops":[]}',
+                                  '{"version":1,"comm":"c","rank":0,"nranks":2,"ops":[1]}',
+                                  '{"version":1,"comm":null,"rank":0,"nranks":2,"ops":[]}',
+                                  '{"version":1,"comm":"c","rank":5,"nranks":2,"ops":[]}',
+                                  '{"version":1,"comm":"c","rank":0,"nranks":2,"ops":[{"seq":1,"start_us":"x"}]}']):
+            name = os.path.join(d2, "odd%d.json" % k)
+            with open(name, "w") as fh:
+                fh.write(text)
+            rc, out = run([py, tool, "--chrome-trace", os.path.join(work, "odd.trace"), d2])
+            check(rc == 0 and "odd%d.json: not a usable flight-recorder dump" % k in out and "Traceback" not in out,
+                  "a dump with a field of the wrong type (%s): exit %d\n%s" % (text, rc, out[-2000:]))
+            os.unlink(name)
     finally:
         if not FAILS:
             shutil.rmtree(work, ignore_errors=True)
