@@ -63,7 +63,7 @@ uint64_t hccl_boot_connect_timeout_ns(void)
 {
     int64_t s = hccl_param_connect_timeout();
     if (s <= 0) s = 120;
-    return (uint64_t)s * 1000000000ull;
+    return hccl_timeout_ns(s);
 }
 
 void hccl_boot_stash_init(hccl_boot_stash *s)

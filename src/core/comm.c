@@ -140,7 +140,7 @@ HcclResult hccl_comm_cfg_resolve(const HcclCommConfig *config, hccl_comm_cfg *ou
 {
     memset(out, 0, sizeof *out);
     int64_t t = hccl_param_exec_timeout();
-    out->exec_timeout_ns = t > 0 ? (uint64_t)t * 1000000000ull : 0;
+    out->exec_timeout_ns = hccl_timeout_ns(t);
     int64_t b = hccl_param_buffsize();
     out->buffsize_mb = b > 0 ? (uint32_t)b : HCCL_COMM_DEFAULT_BUFFSIZE;
     const char *det = hccl_param_read_str("HCCL_DETERMINISTIC", "false");
@@ -186,7 +186,7 @@ HcclResult hccl_comm_cfg_resolve(const HcclCommConfig *config, hccl_comm_cfg *ou
             HCCL_WARN(INIT, "HcclCommConfig.hcclExecTimeOut must be >= 0 seconds, not %d", config->hcclExecTimeOut);
             return HCCL_E_PARA;
         }
-        out->exec_timeout_ns = (uint64_t)config->hcclExecTimeOut * 1000000000ull;
+        out->exec_timeout_ns = hccl_timeout_ns(config->hcclExecTimeOut);
     }
 #undef COVERS
     return HCCL_SUCCESS;

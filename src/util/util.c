@@ -19,6 +19,12 @@ static inline uint64_t clock_ns(clockid_t id)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+uint64_t hccl_timeout_ns(int64_t s)
+{
+    if (s <= 0) return 0;
+    return (uint64_t)(s > HCCL_TIMEOUT_MAX_S ? HCCL_TIMEOUT_MAX_S : s) * 1000000000ull;
+}
+
 uint64_t hccl_now_ns(void) { return clock_ns(CLOCK_MONOTONIC); }
 
 #ifndef CLOCK_MONOTONIC_COARSE

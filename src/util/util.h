@@ -10,6 +10,10 @@
 
 /* Monotonic clock in nanoseconds. */
 uint64_t hccl_now_ns(void);
+/* A timeout in seconds as nanoseconds, at most 10^9 s (31 years: "forever"), so that
+ * now + timeout cannot wrap; 0 for s <= 0. */
+#define HCCL_TIMEOUT_MAX_S 1000000000ll
+uint64_t hccl_timeout_ns(int64_t s);
 /* The same clock as of the last timer tick (a few ms behind; a quarter of the cost),
  * for idle times measured in tens of milliseconds. Compare only with itself. */
 uint64_t hccl_coarse_ns(void);

@@ -8,6 +8,7 @@
 #include "util/util.h"
 #include "tinytest.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -68,5 +69,12 @@ int main(void)
     uint64_t a = hccl_now_ns(), t = hccl_ticks(), b = hccl_now_ns();
     TT_ASSERT(a <= t && t <= b); /* the clock itself */
     checks();
+    /* timeouts in seconds: "forever" values must not wrap a deadline */
+    TT_ASSERT(hccl_timeout_ns(0) == 0 && hccl_timeout_ns(-5) == 0);
+    TT_ASSERT(hccl_timeout_ns(3) == 3000000000ull);
+    TT_ASSERT(hccl_timeout_ns(INT64_MAX) == (uint64_t)HCCL_TIMEOUT_MAX_S * 1000000000ull);
+    TT_ASSERT(hccl_timeout_ns(18446744074ll) == (uint64_t)HCCL_TIMEOUT_MAX_S * 1000000000ull);
+    uint64_t now = hccl_now_ns();
+    TT_ASSERT(now + hccl_timeout_ns(INT64_MAX) > now);
     return tt_report("test_ticks");
 }
