@@ -112,11 +112,13 @@ HcclResult hccl_comm_run(hccl_comm *c, const hccl_op_args *args, uint64_t fr_id)
     hccl_fingerprint_of(args, c->nranks, &fp);
     fp.seq = fp.p2p ? 0 : ++c->coll_seq;
     uint64_t t0 = hccl_ticks();
-    hccl_net_begin_op(c->net, &fp, c->cfg.exec_timeout_ns);
     hccl_algo_ctx ctx = {c->rank, c->nranks, hccl_net_base(c->net), c->scratch, HCCL_ALGO_SCRATCH_BYTES,
                          c->direct, hccl_algo_env_reference(args->type), c->host_of, c->nhosts,
                          c->direct_local, c->crowded};
     hccl_algo_id algo = hccl_algo_select(&ctx, args);
+    /* The peers check it: ranks whose settings choose another algorithm fail at once. */
+    if (!fp.p2p) fp.algo = (uint8_t)(algo + 1);
+    hccl_net_begin_op(c->net, &fp, c->cfg.exec_timeout_ns);
     fr_id = hccl_flight_start(&c->flight, fr_id, args, &fp, algo, t0);
     if (!(c->algo_logged[args->type] & (1u << algo))) { /* name each choice once */
         c->algo_logged[args->type] |= 1u << algo;

@@ -30,6 +30,7 @@
 #define STATUS_GRACE_NS 1000000000ull
 #define FLAG_P2P 1u
 #define FLAG_STATUS_REPLY 2u /* an idle rank's answer to a STATUS (never answered itself) */
+#define FLAG_ALGO_SHIFT 4u   /* bits 4-7: the fingerprint's algorithm */
 #define ABORT_TEXT_MAX 1024u
 #define STATUS_VERSION 2u
 #define STATUS_BODY_MAX 64u /* a longer STATUS payload is refused: the stream is not trusted */
@@ -258,7 +259,7 @@ static void fp_to_hdr(const hccl_fingerprint *fp, uint32_t seq, uint64_t len, ms
     memset(h, 0, sizeof *h);
     h->seq = seq;
     h->op = (uint8_t)fp->op;
-    h->flags = fp->p2p ? FLAG_P2P : 0;
+    h->flags = (uint8_t)((fp->p2p ? FLAG_P2P : 0) | (fp->algo & 0xfu) << FLAG_ALGO_SHIFT);
     h->dtype = (uint8_t)fp->dtype;
     h->redop = (uint8_t)fp->redop;
     h->root = fp->root;
@@ -272,6 +273,7 @@ static void hdr_to_fp(const msg_hdr *h, hccl_fingerprint *fp)
     memset(fp, 0, sizeof *fp);
     fp->op = h->op;
     fp->p2p = (h->flags & FLAG_P2P) != 0;
+    fp->algo = (uint8_t)(h->flags >> FLAG_ALGO_SHIFT);
     fp->seq = h->seq;
     fp->dtype = h->dtype;
     fp->redop = h->redop;
@@ -467,6 +469,18 @@ static HcclResult mismatch(hccl_netimpl *n, hccl_xfer *x, xstate *s)
                     "differ between ranks)",
                     s->want.seq, mine, n->rank, (unsigned long long)s->want.len, x->peer,
                     (unsigned long long)s->hdr.len);
+    if (!n->fp.p2p && !f.p2p && f.algo != n->fp.algo && f.algo && n->fp.algo) {
+        hccl_fingerprint g = f;
+        g.algo = n->fp.algo;
+        g.seq = n->fp.seq;
+        if (memcmp(&g, &n->fp, sizeof g) == 0) /* the same call, another algorithm */
+            return fail(n, HCCL_E_PARA,
+                        "configuration mismatch at op #%u %s: rank %u runs it with the %s algorithm, rank %u with "
+                        "%s (HCCL_ALGO, HCCL_REFERENCE_ALGOS or another setting that chooses algorithms differs "
+                        "between ranks; it must be the same on every rank)",
+                        s->want.seq, mine, n->rank, hccl_algo_id_name((hccl_algo_id)(n->fp.algo - 1), n->fp.op),
+                        x->peer, hccl_algo_id_name((hccl_algo_id)(f.algo - 1), f.op));
+    }
     return fail(n, HCCL_E_PARA, "operation mismatch at op #%u: rank %u called %s, rank %u called %s", s->want.seq,
                 n->rank, n->fp.p2p ? "a point-to-point transfer" : mine, x->peer, theirs);
 }

@@ -5,6 +5,8 @@
  *
  *   +---------+----+-------+-------+-------+---------+------------+-----------+-----------+---------+
  *   | seq u32 | op | flags | dtype | redop | root u32| digest u32 | count u64 | length u64| payload |
+ *
+ * flags: bit 0 point-to-point, bit 1 a STATUS answer, bits 4-7 the algorithm (+1).
  *   +---------+----+-------+-------+-------+---------+------------+-----------+-----------+---------+
  *
  * Collectives number their messages with the communicator's collective sequence
@@ -56,7 +58,9 @@ typedef struct hccl_fingerprint {
                         recvCounts, ReduceScatterV's sendCounts, AlltoAllVC's matrix); 0 */
     uint64_t count; /* UINT64_MAX when counts may differ between ranks (AlltoAllV,
                        point-to-point); the sum of the shared array for those above */
-    uint64_t zero;  /* 0: the tag's size */
+    uint8_t algo;   /* the algorithm the operation runs (hccl_algo_id + 1; 0: not said),
+                       chosen alike on every rank unless their HCCL_ALGO differ */
+    uint8_t zero[7]; /* 0: the tag's size */
 } hccl_fingerprint;
 
 /* Describe args, an operation of a communicator of nranks, as its fingerprint (seq

@@ -132,6 +132,7 @@ int scen_port(int argc, char **argv);
 int scen_ranktable(int argc, char **argv);
 int scen_nranks(int argc, char **argv);
 int scen_setup_death(int argc, char **argv);
+int scen_algo(int argc, char **argv);
 int scen_whitelist(int argc, char **argv);
 int scen_frdump(int argc, char **argv);
 int scen_late(int argc, char **argv);

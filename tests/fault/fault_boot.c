@@ -35,6 +35,9 @@
  *           interposes): ranks 0, 1 and 3 fail within a few seconds, each with a WARN
  *           line naming rank 2 (its neighbours directly, the others through the
  *           reason the aborting peers pass on).
+ * algo      4 ranks, rank 3 alone sets HCCL_REFERENCE_ALGOS=1 (before its init), so it
+ *           chooses other algorithms: an AllReduce (2 and 300000 elements) fails on
+ *           every rank within 5 s, each naming a configuration mismatch.
  * frdump    HcclCommDumpFlightRecorder on request, to a path and to
  *           HCCL_FLIGHT_RECORDER_DIR (path NULL), after three operations; the files hold
  *           this rank, three "done" operations; an unwritable path and a NULL
@@ -634,6 +637,50 @@ int scen_setup_death(int argc, char **argv)
         if (r != 2)
             FCHECK(NULL, fault_output_has(r, "WARN", "comm setup on rank", "connection to rank 2 lost", NULL),
                    "rank %d printed no WARN line naming rank 2 as the rank whose connection was lost", r);
+    return 0;
+}
+
+/* ---- ranks whose settings choose different algorithms --------------------------------------- */
+
+static void algo_body(fault_ctx *c)
+{
+    if (c->rank == 3) setenv("HCCL_REFERENCE_ALGOS", "1", 1);
+    uint64_t count = *(const uint64_t *)c->arg;
+    HcclResult rc = HcclCommInitRootInfo(4, &g_sh->root, (uint32_t)c->rank, &c->comm);
+    if (rc != HCCL_SUCCESS) {
+        fault_fail(c, "HcclCommInitRootInfo returned %d", (int)rc);
+        c->comm = NULL;
+        return;
+    }
+    fault_bufs b;
+    if (fault_bufs_alloc(c, &b, count * 4, count * 4) != 0) return;
+    fault_step(c, "AllReduce of %llu elements%s", (unsigned long long)count,
+               c->rank == 3 ? " with HCCL_REFERENCE_ALGOS=1" : "");
+    double t0 = fault_now();
+    FCHECK(c, fault_allreduce_check(c, &b, count, 1.0f) != 0, "an AllReduce succeeded although rank 3 chose "
+           "other algorithms");
+    FCHECK(c, fault_now() - t0 < 5.0, "the AllReduce took %.2f s to fail", fault_now() - t0);
+    fault_bufs_free(&b);
+}
+
+int scen_algo(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    static const uint64_t counts[] = {2, 300000};
+    setenv("HCCL_EXEC_TIMEOUT", "15", 1);
+    for (size_t k = 0; k < 2; k++) {
+        if (HcclGetRootInfo(&g_sh->root) != HCCL_SUCCESS) {
+            fault_fail(NULL, "HcclGetRootInfo failed");
+            return 0;
+        }
+        fault_job job = {.name = k ? "algo_large" : "algo_small", .nranks = 4, .init = INIT_NONE,
+                         .body = algo_body, .arg = (void *)&counts[k], .watchdog_s = 30};
+        fault_run(&job);
+        for (int r = 0; r < 4; r++)
+            FCHECK(NULL, fault_output_has(r, "WARN", "configuration mismatch at op #1", "HCCL_REFERENCE_ALGOS", NULL),
+                   "%s: rank %d printed no WARN line naming the configuration mismatch", job.name, r);
+    }
     return 0;
 }
 
