@@ -280,21 +280,6 @@ hccl_algo_id hccl_algo_select(const hccl_algo_ctx *ctx, const hccl_op_args *a)
     }
 }
 
-const char *hccl_algo_id_name(hccl_algo_id id, hccl_op_type type)
-{
-    switch (id) {
-    case HCCL_ALGO_ONESHOT: return "oneshot";
-    case HCCL_ALGO_DIRECT: return "direct";
-    case HCCL_ALGO_HIER: return "hierarchical";
-    case HCCL_ALGO_HD: return "halving-doubling";
-    case HCCL_ALGO_BRUCK: return "bruck";
-    case HCCL_ALGO_CHAIN: return "pipelined chain";
-    case HCCL_ALGO_RD: return "recursive doubling";
-    case HCCL_ALGO_SLOT: return "slots";
-    default: return hccl_algo_name(type);
-    }
-}
-
 static int needs_agreement(const hccl_algo_ctx *ctx, hccl_op_type t);
 
 HcclResult hccl_algo_run(hccl_algo_ctx *ctx, const hccl_op_args *args)
