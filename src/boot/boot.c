@@ -210,6 +210,26 @@ static HcclResult accept_open(int lfd, accept_q *q, uint64_t deadline, int *fd, 
     }
 }
 
+/* The caller is done with the listener, but connections it accepted may still be
+ * presenting themselves: a sub-communicator's hello that came in just before the
+ * last rank this serve waited for. Closing them would fail that rank ("connection
+ * lost"), so they get a moment to finish their opening (a rank sends it as soon as
+ * it has connected; a silent stray is not waited for longer) and a hello of this job
+ * goes to the stash, where the serve it is for finds it; the rest are closed. */
+#define SETTLE_NS 200000000ull
+static void q_settle(accept_q *q, hccl_boot_stash *stash, uint64_t secret)
+{
+    uint64_t deadline = hccl_now_ns() + SETTLE_NS;
+    while (q->n > 0) {
+        int fd;
+        conn_open o;
+        hccl_boot_peer p;
+        if (accept_open(-1, q, deadline, &fd, &o, &p) != HCCL_SUCCESS) break;
+        if (o.kind != KIND_HELLO || o.secret != secret || !stash_put(stash, fd, &o, &p)) close(fd);
+    }
+    q_free(q);
+}
+
 static void send_reply(int fd, uint32_t status, uint32_t nranks, const char *msg, const hccl_boot_peer *table)
 {
     boot_reply r;
@@ -248,7 +268,7 @@ HcclResult hccl_boot_serve(int listen_fd, hccl_boot_stash *stash, const hccl_boo
     accept_q *q = hccl_calloc(1, sizeof *q);
     if (!q) return HCCL_E_MEMORY;
     HcclResult res = serve_q(listen_fd, q, stash, ident, nranks, self, timeout_ns, table);
-    q_free(q);
+    q_settle(q, stash, ident->secret);
     hccl_free(q);
     return res;
 }
@@ -575,7 +595,7 @@ HcclResult hccl_boot_mesh(int listen_fd, hccl_boot_stash *stash, const hccl_boot
         if (++got[o.a] == o.sock_cnt) need--;
     }
     hccl_free(got);
-    q_free(q);
+    q_settle(q, stash, ident->secret);
     hccl_free(q);
     return HCCL_SUCCESS;
 fail:
