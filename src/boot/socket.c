@@ -65,7 +65,11 @@ socklen_t hccl_addr_len(const hccl_addr *a)
 static int family_param(void)
 {
     const char *f = hccl_param_read_str("HCCL_SOCKET_FAMILY", "AF_INET");
-    return (strcmp(f, "AF_INET6") == 0 || strcmp(f, "inet6") == 0) ? AF_INET6 : AF_INET;
+    if (strcmp(f, "AF_INET6") == 0 || strcmp(f, "inet6") == 0) return AF_INET6;
+    static int warned;
+    if (strcmp(f, "AF_INET") != 0 && strcmp(f, "inet") != 0 && !__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED))
+        HCCL_WARN(BOOT, "HCCL_SOCKET_FAMILY=%s is neither AF_INET nor AF_INET6: using AF_INET", f);
+    return AF_INET;
 }
 
 HcclResult hccl_addr_parse(const char *host, uint16_t port, hccl_addr *out)

@@ -3,7 +3,8 @@
 # (-b 8 -e 64K) and checks the exit status and the nccl-tests table: one header,
 # one row per size with 13 columns (size = count * 4, #wrong 0), the footer lines.
 # Then every other benchmark once with 2 ranks over a few sizes, and the crowded-host
-# agreement with 2 ranks bound one per CPU and with 2 ranks on one CPU.
+# agreement with 2 ranks bound one per CPU and with 2 ranks on one CPU; and an
+# unknown HCCL_SOCKET_FAMILY.
 set -u
 BIN=${1:?usage: test_perf_run.sh BINDIR}
 HCCLRUN="$BIN/hcclrun"
@@ -61,6 +62,14 @@ HCCL_DEBUG=INFO HCCL_DEBUG_SUBSYS=INIT timeout 120 taskset -c "$first" "$HCCLRUN
     > "$T/out" 2> "$T/err"
 [ "$(grep -c 'more ranks than CPUs on a host' "$T/err")" = 2 ] && pass "2 ranks on one CPU: crowded" ||
     { fail "2 ranks on one CPU: crowded"; cat "$T/err"; }
+
+# An HCCL_SOCKET_FAMILY the library does not know is reported, and the job still runs
+# (over AF_INET).
+HCCL_SOCKET_FAMILY=garbage timeout 120 "$HCCLRUN" -n 2 all_reduce_perf -b 8 -e 8 -w 1 -n 2 > "$T/out" 2> "$T/err"
+rc=$?
+[ $rc = 0 ] && grep -q 'HCCL_SOCKET_FAMILY=garbage is neither AF_INET nor AF_INET6' "$T/err" &&
+    pass "unknown HCCL_SOCKET_FAMILY: a WARN, then AF_INET" ||
+    { fail "unknown HCCL_SOCKET_FAMILY: exit $rc"; cat "$T/err"; }
 
 echo "$fails failure(s)"
 [ $fails = 0 ]
