@@ -100,12 +100,6 @@ void hccl_boot_stash_free(hccl_boot_stash *s)
     pthread_mutex_destroy(&s->lock);
 }
 
-static uint64_t fnv1a(const void *p, size_t n, uint64_t h)
-{
-    const unsigned char *c = p;
-    for (size_t i = 0; i < n; i++) h = (h ^ c[i]) * 1099511628211ull;
-    return h;
-}
 
 void hccl_boot_peer_self(hccl_boot_peer *p, const hccl_addr *addr, uint32_t rank)
 {
@@ -127,7 +121,7 @@ uint64_t hccl_boot_host_hash(void)
         host[sizeof host - 1] = 0;
         hid = host;
     }
-    return fnv1a(hid, strlen(hid), 14695981039346656037ull);
+    return hccl_fnv1a(hid, strlen(hid), HCCL_FNV_SEED);
 }
 
 /* Connections accepted but not yet identified. They are read together, so a silent

@@ -31,6 +31,7 @@
 #include <string.h>
 
 #include "util/log.h"
+#include "util/util.h"
 
 typedef const char *(*getenv_t)(const char *name);
 
@@ -117,16 +118,6 @@ static HcclResult get_uint(getenv_t fn, const char *name, uint64_t max, uint64_t
     return HCCL_SUCCESS;
 }
 
-static uint64_t fnv1a(uint64_t h, const void *data, size_t n)
-{
-    const unsigned char *p = data;
-    for (size_t i = 0; i < n; i++) {
-        h ^= p[i];
-        h *= 0x100000001b3ull;
-    }
-    return h;
-}
-#define FNV_OFFSET 0xcbf29ce484222325ull
 
 static int hexval(char ch)
 {
@@ -158,23 +149,23 @@ static uint64_t secret_from_text(const char *s)
     if (strlen(s) == 16 && parse_hex(s, &v) == 0) return v; /* hcclrun's "%016llx" */
     if (parse_dec(s, UINT64_MAX, &v) == 0) return v;
     if (parse_hex(s, &v) == 0) return v;
-    return fnv1a(FNV_OFFSET, s, strlen(s));
+    return hccl_fnv1a(s, strlen(s), HCCL_FNV_SEED);
 }
 
 static uint64_t derived_secret(getenv_t fn, const hccl_launch_env *out)
 {
-    uint64_t h = FNV_OFFSET;
+    uint64_t h = HCCL_FNV_SEED;
     char port[8];
     for (size_t i = 0; i < sizeof job_id_vars / sizeof job_id_vars[0]; i++) {
         const char *v = env(fn, job_id_vars[i]);
         if (!v) continue;
-        h = fnv1a(h, job_id_vars[i], strlen(job_id_vars[i]));
-        h = fnv1a(h, "=", 1);
-        h = fnv1a(h, v, strlen(v) + 1); /* with its NUL, so values cannot run together */
+        h = hccl_fnv1a(job_id_vars[i], strlen(job_id_vars[i]), h);
+        h = hccl_fnv1a("=", 1, h);
+        h = hccl_fnv1a(v, strlen(v) + 1, h); /* with its NUL, so values cannot run together */
     }
-    h = fnv1a(h, out->root_addr, strlen(out->root_addr) + 1);
+    h = hccl_fnv1a(out->root_addr, strlen(out->root_addr) + 1, h);
     snprintf(port, sizeof port, "%u", (unsigned)out->root_port);
-    return fnv1a(h, port, strlen(port));
+    return hccl_fnv1a(port, strlen(port), h);
 }
 
 static HcclResult read_root(getenv_t fn, hccl_launch_env *out, char *err, size_t errlen)

@@ -124,13 +124,6 @@ static int reg_remove(HcclComm handle)
     return e != NULL;
 }
 
-static uint64_t fnv1a(const void *p, size_t n, uint64_t h)
-{
-    const unsigned char *c = p;
-    for (size_t i = 0; i < n; i++) h = (h ^ c[i]) * 1099511628211ull;
-    return h;
-}
-#define FNV_SEED 14695981039346656037ull
 
 /* ---- configuration ---------------------------------------------------------- */
 
@@ -683,7 +676,7 @@ HcclResult hccl_comm_init_env(const HcclCommConfig *config, hccl_comm **out)
     CHECK(hccl_comm_cfg_resolve(config, &cfg));
     hccl_addr root;
     CHECK(hccl_addr_parse(env.root_addr, env.root_port, &root));
-    hccl_boot_ident ident = {env.secret, fnv1a("world", 5, env.secret ^ FNV_SEED)};
+    hccl_boot_ident ident = {env.secret, hccl_fnv1a("world", 5, env.secret ^ HCCL_FNV_SEED)};
     /* A host name that resolves to loopback here (Debian maps the own host name to
      * 127.0.1.1) may name a real interface for the other hosts. */
     unsigned char lit[sizeof(struct in6_addr)];
@@ -738,9 +731,9 @@ HcclResult hccl_comm_init_ranktable(const char *path, uint32_t rank, const HcclC
     }
     /* Everyone knows everyone's address from the file: no root needed. The job
      * identity is a hash of the table (plus HCCL_JOB_SECRET when set). */
-    uint64_t h = FNV_SEED;
+    uint64_t h = HCCL_FNV_SEED;
     const char *js = getenv("HCCL_JOB_SECRET");
-    if (js) h = fnv1a(js, strlen(js), h);
+    if (js) h = hccl_fnv1a(js, strlen(js), h);
     int64_t base = hccl_param_read_int("HCCL_IF_BASE_PORT", 60000);
     uint32_t first_of_server = 0;
     for (uint32_t r = 0; r < rt.nranks; r++) {
@@ -751,13 +744,13 @@ HcclResult hccl_comm_init_ranktable(const char *path, uint32_t rank, const HcclC
         CHECK_GOTO(hccl_addr_parse(ip, port, &c->peers[r].addr), res, done);
         snprintf(c->peers[r].host, sizeof c->peers[r].host, "%.63s", e->server_id);
         c->peers[r].rank = r;
-        c->peers[r].host_hash = fnv1a(e->server_id, strlen(e->server_id), FNV_SEED);
-        h = fnv1a(ip, strlen(ip), h);
-        h = fnv1a(&port, sizeof port, h);
-        h = fnv1a(&e->rank_id, sizeof e->rank_id, h);
+        c->peers[r].host_hash = hccl_fnv1a(e->server_id, strlen(e->server_id), HCCL_FNV_SEED);
+        h = hccl_fnv1a(ip, strlen(ip), h);
+        h = hccl_fnv1a(&port, sizeof port, h);
+        h = hccl_fnv1a(&e->rank_id, sizeof e->rank_id, h);
     }
     c->ident.secret = h;
-    c->ident.id = fnv1a("ranktable", 9, h);
+    c->ident.id = hccl_fnv1a("ranktable", 9, h);
     {
         hccl_addr a = c->peers[rank].addr;
         res = hccl_socket_listen(&a, 0, &c->listen_fd);
@@ -789,8 +782,8 @@ HcclResult hccl_comm_split(hccl_comm *parent, uint32_t nranks, const uint32_t *r
     hccl_comm *c = comm_alloc(sub_rank, nranks, &cfg);
     if (!c) return HCCL_E_MEMORY;
     c->ident.secret = parent->ident.secret;
-    c->ident.id = fnv1a(&sub_id, sizeof sub_id, parent->ident.id ^ FNV_SEED);
-    c->ident.id = fnv1a(rank_ids, sizeof *rank_ids * nranks, c->ident.id);
+    c->ident.id = hccl_fnv1a(&sub_id, sizeof sub_id, parent->ident.id ^ HCCL_FNV_SEED);
+    c->ident.id = hccl_fnv1a(rank_ids, sizeof *rank_ids * nranks, c->ident.id);
     CHECK_GOTO(open_listener(c, &parent->peers[parent->rank].addr, 0), res, fail);
     hccl_boot_peer self = c->peers[sub_rank];
     uint64_t timeout = hccl_boot_connect_timeout_ns();

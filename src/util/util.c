@@ -25,6 +25,13 @@ uint64_t hccl_timeout_ns(int64_t s)
     return (uint64_t)(s > HCCL_TIMEOUT_MAX_S ? HCCL_TIMEOUT_MAX_S : s) * 1000000000ull;
 }
 
+uint64_t hccl_fnv1a(const void *p, size_t n, uint64_t h)
+{
+    const unsigned char *c = p;
+    for (size_t i = 0; i < n; i++) h = (h ^ c[i]) * 1099511628211ull;
+    return h;
+}
+
 uint64_t hccl_now_ns(void) { return clock_ns(CLOCK_MONOTONIC); }
 
 #ifndef CLOCK_MONOTONIC_COARSE

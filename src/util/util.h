@@ -14,6 +14,10 @@ uint64_t hccl_now_ns(void);
  * now + timeout cannot wrap; 0 for s <= 0. */
 #define HCCL_TIMEOUT_MAX_S 1000000000ll
 uint64_t hccl_timeout_ns(int64_t s);
+/* 64-bit FNV-1a of n bytes, continuing from h (HCCL_FNV_SEED to start): the
+ * identities of jobs, communicators and hosts. */
+#define HCCL_FNV_SEED 14695981039346656037ull
+uint64_t hccl_fnv1a(const void *p, size_t n, uint64_t h);
 /* The same clock as of the last timer tick (a few ms behind; a quarter of the cost),
  * for idle times measured in tens of milliseconds. Compare only with itself. */
 uint64_t hccl_coarse_ns(void);
