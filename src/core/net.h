@@ -5,9 +5,9 @@
  *
  *   +---------+----+-------+-------+-------+---------+------------+-----------+-----------+---------+
  *   | seq u32 | op | flags | dtype | redop | root u32| digest u32 | count u64 | length u64| payload |
+ *   +---------+----+-------+-------+-------+---------+------------+-----------+-----------+---------+
  *
  * flags: bit 0 point-to-point, bit 1 a STATUS answer, bits 4-7 the algorithm (+1).
- *   +---------+----+-------+-------+-------+---------+------------+-----------+-----------+---------+
  *
  * Collectives number their messages with the communicator's collective sequence
  * number (the same on every rank for matching calls) and carry the operation's

@@ -433,10 +433,9 @@ static void stream_put(rt_stream *s) { hccl_ref_put(&users_drain, &s->users); }
 int hccl_rt_stream_live(aclrtStream stream)
 {
     if (!stream) return 1;
-    pthread_mutex_lock(&reg_mu);
-    int live = hccl_rt_map_get(&reg, (uintptr_t)stream, NULL);
-    pthread_mutex_unlock(&reg_mu);
-    return live;
+    rt_stream *s = stream_get(stream);
+    if (s) stream_put(s);
+    return s != NULL;
 }
 
 static void stream_free(rt_stream *s)
