@@ -549,17 +549,18 @@ def new_group(ranks, group=None):
     if c.rank not in ranks:
         return None
     parent = _global_ranks(c)
+    members = [parent[r] if parent else r for r in ranks]  # global ranks
     try:
         sub = c.create_sub(ranks, (seq << 8) | 0x5C)
     except HcclError as e:
-        others = [parent[r] if parent else r for r in ranks if r != c.rank]
+        me = members[ranks.index(c.rank)]
         msg = ("hccl new_group(%s) failed on rank %d: %s (%s): a member did not call new_group with the same "
                "ranks, as its call number %d on this parent group, within HCCL_CONNECT_TIMEOUT=%s s (the "
                "library's WARN line on stderr names it, numbered within the new group)"
-               % (ranks, parent[c.rank] if parent else c.rank, _hccl.error_string(e.code), e.code_name, seq,
+               % (ranks, me, _hccl.error_string(e.code), e.code_name, seq,
                   os.environ.get("HCCL_CONNECT_TIMEOUT", "120")))
-        raise HcclError(msg, e.code, "new_group", parent[c.rank] if parent else c.rank, others) from None
-    sub.global_ranks = [parent[r] if parent else r for r in ranks]
+        raise HcclError(msg, e.code, "new_group", me, [g for g in members if g != me]) from None
+    sub.global_ranks = members
     if getattr(c, "exec_timeout", None) is not None:
         sub.exec_timeout = c.exec_timeout
     return sub
