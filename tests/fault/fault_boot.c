@@ -553,6 +553,28 @@ int scen_ranktable(int argc, char **argv)
 
 /* ---- ranks that disagree about nRanks ------------------------------------------------------------ */
 
+/* For scenarios whose ranks make their own communicator (INIT_NONE): the root info
+ * the parent makes, as fault_run does for INIT_ROOTINFO; 0 on success. */
+static int parent_root_info(void)
+{
+    if (HcclGetRootInfo(&g_sh->root) == HCCL_SUCCESS) return 0;
+    fault_fail(NULL, "HcclGetRootInfo failed");
+    return -1;
+}
+
+/* HcclCommInitRootInfo(n, parent's root, rank) where it is expected to fail: reports
+ * the result and the time it took (*dt), and destroys a communicator it made. */
+static HcclResult init_expecting_failure(fault_ctx *c, uint32_t n, double *dt)
+{
+    double t0 = fault_now();
+    HcclComm comm = NULL;
+    HcclResult rc = HcclCommInitRootInfo(n, &g_sh->root, (uint32_t)c->rank, &comm);
+    *dt = fault_now() - t0;
+    fprintf(stderr, "FAULT-TEST INFO: init returned %d after %.2f s\n", (int)rc, *dt);
+    if (rc == HCCL_SUCCESS) HcclCommDestroy(comm);
+    return rc;
+}
+
 /* 3 ranks of one root info; rank 1 says nRanks = 4. The root refuses the group (whose
  * size the first rank to arrive gave it: either rank 1 or another is named), and
  * every rank, whether it came before rank 1 or after, must fail at once with
@@ -562,15 +584,11 @@ static void nranks_body(fault_ctx *c)
     uint32_t n = c->rank == 1 ? 4u : 3u;
     if (c->rank == 2) usleep(300000); /* after rank 1: the root has refused the group by then */
     fault_step(c, "HcclCommInitRootInfo(%u, root, %d)", n, c->rank);
-    double t0 = fault_now();
-    HcclComm comm = NULL;
-    HcclResult rc = HcclCommInitRootInfo(n, &g_sh->root, (uint32_t)c->rank, &comm);
-    double dt = fault_now() - t0;
-    fprintf(stderr, "FAULT-TEST INFO: init returned %d after %.2f s\n", (int)rc, dt);
+    double dt;
+    HcclResult rc = init_expecting_failure(c, n, &dt);
     FCHECK(c, rc == HCCL_E_PARA, "HcclCommInitRootInfo(%u) returned %d (%s), not HCCL_E_PARA", n, (int)rc,
            HcclGetErrorString(rc));
     FCHECK(c, dt < 3.0, "HcclCommInitRootInfo took %.2f s to fail (HCCL_CONNECT_TIMEOUT=5)", dt);
-    if (rc == HCCL_SUCCESS) HcclCommDestroy(comm);
 }
 
 int scen_nranks(int argc, char **argv)
@@ -578,11 +596,7 @@ int scen_nranks(int argc, char **argv)
     (void)argc;
     (void)argv;
     setenv("HCCL_CONNECT_TIMEOUT", "5", 1);
-    /* The body inits; the root info is the parent's, as fault_run makes it. */
-    if (HcclGetRootInfo(&g_sh->root) != HCCL_SUCCESS) {
-        fault_fail(NULL, "HcclGetRootInfo failed");
-        return 0;
-    }
+    if (parent_root_info() != 0) return 0;
     fault_job job = {.name = "nranks", .nranks = 3, .init = INIT_NONE, .body = nranks_body, .watchdog_s = 30};
     fault_run(&job);
     for (int r = 0; r < 3; r++)
@@ -611,14 +625,10 @@ static void setup_death_body(fault_ctx *c)
 {
     if (c->rank == 2) g_die_in_setup = 1;
     fault_step(c, "HcclCommInitRootInfo(4, root, %d)%s", c->rank, c->rank == 2 ? " (dies inside)" : "");
-    double t0 = fault_now();
-    HcclComm comm = NULL;
-    HcclResult rc = HcclCommInitRootInfo(4, &g_sh->root, (uint32_t)c->rank, &comm);
-    double dt = fault_now() - t0;
-    fprintf(stderr, "FAULT-TEST INFO: init returned %d after %.2f s\n", (int)rc, dt);
+    double dt;
+    HcclResult rc = init_expecting_failure(c, 4, &dt);
     FCHECK(c, rc != HCCL_SUCCESS, "HcclCommInitRootInfo succeeded although rank 2 died inside it");
     FCHECK(c, dt < 5.0, "HcclCommInitRootInfo took %.2f s to fail after rank 2 died", dt);
-    if (rc == HCCL_SUCCESS) HcclCommDestroy(comm);
 }
 
 int scen_setup_death(int argc, char **argv)
@@ -626,10 +636,7 @@ int scen_setup_death(int argc, char **argv)
     (void)argc;
     (void)argv;
     setenv("HCCL_CONNECT_TIMEOUT", "20", 1);
-    if (HcclGetRootInfo(&g_sh->root) != HCCL_SUCCESS) {
-        fault_fail(NULL, "HcclGetRootInfo failed");
-        return 0;
-    }
+    if (parent_root_info() != 0) return 0;
     fault_job job = {.name = "setup_death", .nranks = 4, .init = INIT_NONE, .body = setup_death_body,
                      .killed_mask = 1u << 2, .watchdog_s = 30}; /* rank 2 kills itself */
     fault_run(&job);
@@ -670,10 +677,7 @@ int scen_algo(int argc, char **argv)
     static const uint64_t counts[] = {2, 300000};
     setenv("HCCL_EXEC_TIMEOUT", "15", 1);
     for (size_t k = 0; k < 2; k++) {
-        if (HcclGetRootInfo(&g_sh->root) != HCCL_SUCCESS) {
-            fault_fail(NULL, "HcclGetRootInfo failed");
-            return 0;
-        }
+        if (parent_root_info() != 0) return 0;
         fault_job job = {.name = k ? "algo_large" : "algo_small", .nranks = 4, .init = INIT_NONE,
                          .body = algo_body, .arg = (void *)&counts[k], .watchdog_s = 30};
         fault_run(&job);

@@ -22,24 +22,20 @@ def test_library_error_timeout():
     assert "waiting for rank 1" in r.out and "HCCL_E_TIMEOUT" in r.out, r
 
 
-def test_library_error_timeout_names_the_missing_rank_not_the_neighbour():
-    r = launch.run(3, launch.worker("errors.py"), "timeout3", env={"HCCL_REFERENCE_ALGOS": "1"}, timeout=60)
-    assert r.out.count("checks passed") == 3, r
+# Rank scripts whose every rank checks what it sees and reports "checks passed":
+# (id, ranks, script, mode, environment).
+RANK_CHECKED = [
+    ("timeout_names_the_missing_rank_not_the_neighbour", 3, "errors.py", "timeout3", {"HCCL_REFERENCE_ALGOS": "1"}),
+    ("deadlocked_receives_name_the_other_rank", 2, "errors.py", "deadlock", None),
+    ("nested_groups_then_a_world_group", 3, "groups.py", "nested", None),
+    ("new_group_with_a_member_missing", 3, "groups.py", "missing", {"HCCL_CONNECT_TIMEOUT": "3"}),
+]
 
 
-def test_nested_groups_then_a_world_group():
-    r = launch.run(3, launch.worker("groups.py"), "nested", timeout=60)
-    assert r.out.count("checks passed") == 3, r
-
-
-def test_new_group_with_a_member_missing():
-    r = launch.run(3, launch.worker("groups.py"), "missing", env={"HCCL_CONNECT_TIMEOUT": "3"}, timeout=60)
-    assert r.out.count("checks passed") == 3, r
-
-
-def test_library_error_deadlocked_receives_name_the_other_rank():
-    r = launch.run(2, launch.worker("errors.py"), "deadlock", timeout=60)
-    assert r.out.count("checks passed") == 2, r
+@pytest.mark.parametrize("nranks,script,mode,env", [c[1:] for c in RANK_CHECKED], ids=[c[0] for c in RANK_CHECKED])
+def test_every_rank_checks(nranks, script, mode, env):
+    r = launch.run(nranks, launch.worker(script), mode, env=env, timeout=60)
+    assert r.out.count("checks passed") == nranks, r
 
 
 def _free_port_pair():
