@@ -57,13 +57,11 @@ struct stash_entry {
     hccl_boot_peer peer;
 };
 
-HCCL_PARAM_INT(connect_timeout, "HCCL_CONNECT_TIMEOUT", 120)
+HCCL_PARAM_INT_IN(connect_timeout, "HCCL_CONNECT_TIMEOUT", 120, 1, INT64_MAX, HCCL_PARAM_DEFAULT)
 
 uint64_t hccl_boot_connect_timeout_ns(void)
 {
-    int64_t s = hccl_param_connect_timeout();
-    if (s <= 0) s = 120;
-    return hccl_timeout_ns(s);
+    return hccl_timeout_ns(hccl_param_connect_timeout());
 }
 
 void hccl_boot_stash_init(hccl_boot_stash *s)

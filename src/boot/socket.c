@@ -220,7 +220,7 @@ HcclResult hccl_socket_listen(hccl_addr *addr, int use_base_port, int *fd_out)
         HCCL_WARN(BOOT, "socket(): %s", strerror(errno));
         return HCCL_E_SYSCALL;
     }
-    int64_t base = use_base_port ? hccl_param_read_int("HCCL_IF_BASE_PORT", -1) : -1;
+    int64_t base = use_base_port ? hccl_param_read_int_in("HCCL_IF_BASE_PORT", -1, 1, 65535, HCCL_PARAM_DEFAULT) : -1;
     int bound = 0, err = 0;
     if (hccl_addr_port(addr) != 0) {
         int one = 1;

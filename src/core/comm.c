@@ -29,8 +29,8 @@
 
 #define COMM_MAGIC 0x48434f4d4d5f4f4bull /* "HCOMM_OK" */
 
-HCCL_PARAM_INT(exec_timeout, "HCCL_EXEC_TIMEOUT", 1836)
-HCCL_PARAM_INT(buffsize, "HCCL_BUFFSIZE", HCCL_COMM_DEFAULT_BUFFSIZE)
+HCCL_PARAM_INT_IN(exec_timeout, "HCCL_EXEC_TIMEOUT", 1836, 0, INT64_MAX, HCCL_PARAM_DEFAULT)
+HCCL_PARAM_INT_IN(buffsize, "HCCL_BUFFSIZE", HCCL_COMM_DEFAULT_BUFFSIZE, 1, UINT32_MAX, HCCL_PARAM_DEFAULT)
 
 /* The live communicators, every operation looks its handle up: a dense array of
  * entries (the communicator and copies of its size and rank) in chunks that are never
@@ -134,8 +134,7 @@ HcclResult hccl_comm_cfg_resolve(const HcclCommConfig *config, hccl_comm_cfg *ou
     memset(out, 0, sizeof *out);
     int64_t t = hccl_param_exec_timeout();
     out->exec_timeout_ns = hccl_timeout_ns(t);
-    int64_t b = hccl_param_buffsize();
-    out->buffsize_mb = b > 0 ? (uint32_t)b : HCCL_COMM_DEFAULT_BUFFSIZE;
+    out->buffsize_mb = (uint32_t)hccl_param_buffsize();
     const char *det = hccl_param_read_str("HCCL_DETERMINISTIC", "false");
     out->deterministic = strcmp(det, "true") == 0 || strcmp(det, "TRUE") == 0 || strcmp(det, "1") == 0 ||
                          __atomic_load_n(&deterministic_global, __ATOMIC_RELAXED);
@@ -517,7 +516,7 @@ static HcclResult setup_slots(hccl_comm *c)
 
 /* Sockets per pair of ranks whose data crosses TCP (several can carry more than one
  * when a single stream is limited by its window or by one flow's path). */
-HCCL_PARAM_INT(socket_nconn, "HCCL_SOCKET_NCONN", 1)
+HCCL_PARAM_INT_IN(socket_nconn, "HCCL_SOCKET_NCONN", 1, 1, HCCL_BOOT_MAX_SOCKS, HCCL_PARAM_CLAMP)
 _Static_assert(HCCL_BOOT_MAX_SOCKS == HCCL_TCP_MAX_SOCKS, "one limit");
 
 /* Connect the mesh, build the network and register. c->listen_fd, ident and peers set. */
@@ -532,8 +531,7 @@ static HcclResult setup(hccl_comm *c)
         return HCCL_E_MEMORY;
     }
     /* Pairs on one host move data over shared memory and keep one socket. */
-    int64_t nconn = hccl_param_socket_nconn();
-    unsigned many = nconn < 1 ? 1u : nconn > (int64_t)HCCL_BOOT_MAX_SOCKS ? HCCL_BOOT_MAX_SOCKS : (unsigned)nconn;
+    unsigned many = (unsigned)hccl_param_socket_nconn();
     for (uint32_t p = 0; p < c->nranks; p++)
         want[p] = hccl_param_shm_disable() || c->peers[p].host_hash != c->peers[c->rank].host_hash ? many : 1;
     res = hccl_boot_mesh(c->listen_fd, &c->stash, &c->ident, c->rank, c->nranks, c->peers,
@@ -734,11 +732,17 @@ HcclResult hccl_comm_init_ranktable(const char *path, uint32_t rank, const HcclC
     uint64_t h = HCCL_FNV_SEED;
     const char *js = getenv("HCCL_JOB_SECRET");
     if (js) h = hccl_fnv1a(js, strlen(js), h);
-    int64_t base = hccl_param_read_int("HCCL_IF_BASE_PORT", 60000);
+    int64_t base = hccl_param_read_int_in("HCCL_IF_BASE_PORT", 60000, 1, 65535, HCCL_PARAM_DEFAULT);
     uint32_t first_of_server = 0;
     for (uint32_t r = 0; r < rt.nranks; r++) {
         hccl_rt_rank *e = &rt.ranks[r];
         if (r == 0 || rt.ranks[r - 1].server_index != e->server_index) first_of_server = r;
+        if (!e->device_port && base + (r - first_of_server) > 65535) {
+            HCCL_WARN(INIT, "rank table %s: rank %u has no device_port and HCCL_IF_BASE_PORT %lld + %u is past port "
+                      "65535", path, r, (long long)base, r - first_of_server);
+            res = HCCL_E_PARA;
+            goto done;
+        }
         uint16_t port = e->device_port ? e->device_port : (uint16_t)(base + (r - first_of_server));
         const char *ip = e->device_ip[0] ? e->device_ip : e->host_ip;
         CHECK_GOTO(hccl_addr_parse(ip, port, &c->peers[r].addr), res, done);

@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-HCCL_PARAM_INT(fr_size, "HCCL_FLIGHT_RECORDER_SIZE", 128)
+HCCL_PARAM_INT_IN(fr_size, "HCCL_FLIGHT_RECORDER_SIZE", 128, 0, 65536, HCCL_PARAM_CLAMP)
 
 static uint64_t wall_us(const hccl_flight *f, uint64_t mono_ns)
 {
@@ -31,8 +31,7 @@ void hccl_flight_init(hccl_flight *f, uint32_t nranks)
 {
     memset(f, 0, sizeof *f);
     f->nranks = nranks;
-    int64_t n = hccl_param_fr_size();
-    uint32_t want = n < 0 ? 0 : n > 65536 ? 65536 : (uint32_t)n;
+    uint32_t want = (uint32_t)hccl_param_fr_size();
     f->cap = 1;
     while (f->cap < want) f->cap <<= 1; /* a power of two: a slot is id & (cap - 1) */
     if (!want) f->cap = 0;

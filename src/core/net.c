@@ -153,7 +153,7 @@ struct hccl_netimpl {
     struct hccl_netimpl *resp_next;
 };
 
-HCCL_PARAM_INT(net_spin_us, "HCCL_NET_SPIN_US", 50)
+HCCL_PARAM_INT_IN(net_spin_us, "HCCL_NET_SPIN_US", 50, 0, 1000000, HCCL_PARAM_CLAMP)
 
 /* A sched_yield that returns later than this ran another thread meanwhile (a yield
  * with nothing else to run is a system call of well under a microsecond). */

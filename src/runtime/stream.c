@@ -78,8 +78,8 @@
 #include <stdio.h>
 #include <time.h>
 
-HCCL_PARAM_INT(rt_spin_us_env, "ACL_HOST_SPIN_US", 30)
-HCCL_PARAM_INT(rt_defer_us_env, "ACL_STREAM_DEFER_US", 500)
+HCCL_PARAM_INT_IN(rt_spin_us_env, "ACL_HOST_SPIN_US", 30, 0, 1000000, HCCL_PARAM_CLAMP)
+HCCL_PARAM_INT_IN(rt_defer_us_env, "ACL_STREAM_DEFER_US", 500, 0, 1000000, HCCL_PARAM_CLAMP)
 
 enum {
     DEFER_VOTES = 2,    /* prompt synchronizes in a row before a stream defers */
@@ -155,19 +155,9 @@ static int runs_here(const rt_stream *s)
     return 0;
 }
 
-int64_t hccl_rt_spin_us(void)
-{
-    int64_t v = hccl_param_rt_spin_us_env();
-    if (v < 0) return 0;
-    return v > 1000000 ? 1000000 : v;
-}
+int64_t hccl_rt_spin_us(void) { return hccl_param_rt_spin_us_env(); }
 
-static uint64_t defer_ns(void)
-{
-    int64_t v = hccl_param_rt_defer_us_env();
-    if (v <= 0) return 0;
-    return (uint64_t)(v > 1000000 ? 1000000 : v) * 1000u;
-}
+static uint64_t defer_ns(void) { return (uint64_t)hccl_param_rt_defer_us_env() * 1000u; }
 
 int hccl_rt_spin_until_ge(const uint64_t *word, uint64_t target)
 {

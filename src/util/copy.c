@@ -50,7 +50,7 @@ size_t hccl_cache_private_bytes(void)
 #endif
 }
 
-HCCL_PARAM_INT(copy_nt_bytes, "HCCL_COPY_NT_BYTES", -1)
+HCCL_PARAM_INT_IN(copy_nt_bytes, "HCCL_COPY_NT_BYTES", -1, -1, INT64_MAX, HCCL_PARAM_CLAMP)
 
 int hccl_copy_nt_rule(int64_t nt_bytes, size_t cache, size_t private_cache, uint64_t all, uint64_t mine)
 {

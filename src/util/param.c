@@ -23,6 +23,18 @@ int64_t hccl_param_read_int(const char *env, int64_t dflt)
     return v;
 }
 
+int64_t hccl_param_read_int_in(const char *env, int64_t dflt, int64_t lo, int64_t hi, hccl_param_outside outside)
+{
+    const char *s = getenv(env);
+    if (!s || !*s) return dflt; /* unset: the default, even one outside (a "none" value) */
+    int64_t v = hccl_param_read_int(env, dflt);
+    if (v >= lo && v <= hi) return v;
+    int64_t use = outside == HCCL_PARAM_DEFAULT ? dflt : v < lo ? lo : hi;
+    HCCL_WARN(INIT, "%s=%lld is outside %lld..%lld; using %lld", env, (long long)v, (long long)lo, (long long)hi,
+              (long long)use);
+    return use;
+}
+
 const char *hccl_param_read_str(const char *env, const char *dflt)
 {
     const char *s = getenv(env);

@@ -24,7 +24,8 @@
  *           with a WARN naming the port; ranks 1, 2 fail within 8 s, naming the root
  *           address; nobody hangs, nothing leaks.
  * ranktable HcclCommInitClusterInfo with broken rank tables: each returns HCCL_E_PARA
- *           within 1 s, and the WARN line names the offending field.
+ *           within 1 s, and the WARN line names the offending field (or, for a table
+ *           without device_port and HCCL_IF_BASE_PORT=65535, rank 1's port).
  * whitelist HCCL_WHITELIST_DISABLE=0 with a file that lists 198.18.0.1 and an invalid
  *           entry (loopback is always admitted): a 3-rank job works; the invalid entry
  *           is reported.
@@ -457,6 +458,7 @@ typedef struct {
     const char *needle2; /* and this (or NULL) */
     uint32_t rank;
     HcclResult want;
+    const char *base_port; /* HCCL_IF_BASE_PORT for this case, or NULL */
 } rt_case;
 
 #define DEV(id, port, rank) "{\"device_id\":\"" id "\",\"device_ip\":\"127.0.0.1\",\"device_port\":\"" port "\",\"rank_id\":\"" rank "\"}"
@@ -465,37 +467,40 @@ typedef struct {
 
 static const rt_case rt_cases[] = {
     {"truncated JSON", "{\"status\":\"completed\",\"version\":\"1.0\",\"server_list\":[", "not valid JSON", NULL, 0,
-     HCCL_E_PARA},
-    {"JSON syntax error", "{\"status\":\"completed\",,}", "not valid JSON", "line 1", 0, HCCL_E_PARA},
-    {"top level not an object", "[1,2,3]", "top level", NULL, 0, HCCL_E_PARA},
+     HCCL_E_PARA, NULL},
+    {"JSON syntax error", "{\"status\":\"completed\",,}", "not valid JSON", "line 1", 0, HCCL_E_PARA, NULL},
+    {"top level not an object", "[1,2,3]", "top level", NULL, 0, HCCL_E_PARA, NULL},
     {"status not completed", "{\"status\":\"initializing\",\"version\":\"1.0\",\"server_count\":\"1\",\"server_list\":["
-     SERVER(DEV("0", "30001", "0")) "]}", "status", NULL, 0, HCCL_E_PARA},
-    {"unsupported version", TABLE("9.9", "1", SERVER(DEV("0", "30001", "0"))), "version", "9.9", 0, HCCL_E_PARA},
+     SERVER(DEV("0", "30001", "0")) "]}", "status", NULL, 0, HCCL_E_PARA, NULL},
+    {"unsupported version", TABLE("9.9", "1", SERVER(DEV("0", "30001", "0"))), "version", "9.9", 0, HCCL_E_PARA, NULL},
     {"server_list missing", "{\"status\":\"completed\",\"version\":\"1.0\",\"server_count\":\"1\"}", "server_list",
-     "missing", 0, HCCL_E_PARA},
+     "missing", 0, HCCL_E_PARA, NULL},
     {"server_count disagrees", TABLE("1.0", "3", SERVER(DEV("0", "30001", "0"))), "server_count", NULL, 0,
-     HCCL_E_PARA},
+     HCCL_E_PARA, NULL},
     {"device_port not a number", TABLE("1.0", "1", SERVER(DEV("0", "http", "0") "," DEV("1", "30002", "1"))),
-     "server_list[0].device[0].device_port", NULL, 0, HCCL_E_PARA},
+     "server_list[0].device[0].device_port", NULL, 0, HCCL_E_PARA, NULL},
     {"device_port out of range", TABLE("1.0", "1", SERVER(DEV("0", "30001", "0") "," DEV("1", "70000", "1"))),
-     "server_list[0].device[1].device_port", NULL, 0, HCCL_E_PARA},
+     "server_list[0].device[1].device_port", NULL, 0, HCCL_E_PARA, NULL},
     {"device_ip not an address", TABLE("1.0", "1", SERVER("{\"device_id\":\"0\",\"device_ip\":\"300.1.2.3\",\"device_port\":\"30001\",\"rank_id\":\"0\"}")),
-     "server_list[0].device[0].device_ip", NULL, 0, HCCL_E_PARA},
+     "server_list[0].device[0].device_ip", NULL, 0, HCCL_E_PARA, NULL},
     {"duplicate rank_id", TABLE("1.0", "1", SERVER(DEV("0", "30001", "0") "," DEV("1", "30002", "0"))), "rank_id",
-     "duplicate", 0, HCCL_E_PARA},
+     "duplicate", 0, HCCL_E_PARA, NULL},
     {"rank_id out of range", TABLE("1.0", "1", SERVER(DEV("0", "30001", "0") "," DEV("1", "30002", "5"))),
-     "server_list[0].device[1].rank_id", NULL, 0, HCCL_E_PARA},
+     "server_list[0].device[1].rank_id", NULL, 0, HCCL_E_PARA, NULL},
     {"rank_id not a string", TABLE("1.0", "1", SERVER("{\"device_id\":\"0\",\"device_ip\":\"127.0.0.1\",\"device_port\":\"30001\",\"rank_id\":0}")),
-     "rank_id", "expected a string", 0, HCCL_E_PARA},
+     "rank_id", "expected a string", 0, HCCL_E_PARA, NULL},
     {"empty device list", TABLE("1.0", "1", "{\"server_id\":\"node_0\",\"host_ip\":\"127.0.0.1\",\"device\":[]}"),
-     "server_list[0].device", "empty", 0, HCCL_E_PARA},
+     "server_list[0].device", "empty", 0, HCCL_E_PARA, NULL},
     {"host_ip not an address", TABLE("1.0", "1", "{\"server_id\":\"node_0\",\"host_ip\":\"localhost:1\",\"device\":[{\"device_id\":\"0\",\"rank_id\":\"0\"}]}"),
-     "server_list[0].host_ip", NULL, 0, HCCL_E_PARA},
+     "server_list[0].host_ip", NULL, 0, HCCL_E_PARA, NULL},
     {"v1.2 without super_pod_list", TABLE("1.2", "1", SERVER(DEV("0", "30001", "0"))), "super_pod_list", NULL, 0,
-     HCCL_E_PARA},
+     HCCL_E_PARA, NULL},
     {"rank beyond the table", TABLE("1.0", "1", SERVER(DEV("0", "30001", "0") "," DEV("1", "30002", "1"))),
-     "out of range", "2 ranks", 5, HCCL_E_PARA},
-    {"file missing", NULL, "no_such_ranktable.json", NULL, 0, HCCL_E_OPEN_FILE_FAILURE},
+     "out of range", "2 ranks", 5, HCCL_E_PARA, NULL},
+    {"file missing", NULL, "no_such_ranktable.json", NULL, 0, HCCL_E_OPEN_FILE_FAILURE, NULL},
+    {"port past 65535", TABLE("1.0", "1", SERVER("{\"device_id\":\"0\",\"device_ip\":\"127.0.0.1\",\"rank_id\":\"0\"},"
+                                                   "{\"device_id\":\"1\",\"device_ip\":\"127.0.0.1\",\"rank_id\":\"1\"}")),
+     "rank 1 has no device_port", "65535", 1, HCCL_E_PARA, "65535"},
 };
 
 static void rt_body(fault_ctx *c)
@@ -516,6 +521,7 @@ static void rt_body(fault_ctx *c)
             snprintf(path, sizeof path, "%s/no_such_ranktable.json", g_sh->dir);
         }
         fault_step(c, "rank table case: %s", rc->what);
+        if (rc->base_port) setenv("HCCL_IF_BASE_PORT", rc->base_port, 1);
         char *before = fault_rank_output(0);
         size_t at = strlen(before);
         free(before);
@@ -523,6 +529,7 @@ static void rt_body(fault_ctx *c)
         double t0 = fault_now();
         HcclResult r = HcclCommInitClusterInfo(path, rc->rank, &comm);
         double dt = fault_now() - t0;
+        if (rc->base_port) unsetenv("HCCL_IF_BASE_PORT");
         if (r == HCCL_SUCCESS) {
             fault_fail(c, "%s: HcclCommInitClusterInfo succeeded", rc->what);
             HcclCommDestroy(comm);

@@ -3,8 +3,8 @@
 # (-b 8 -e 64K) and checks the exit status and the nccl-tests table: one header,
 # one row per size with 13 columns (size = count * 4, #wrong 0), the footer lines.
 # Then every other benchmark once with 2 ranks over a few sizes, and the crowded-host
-# agreement with 2 ranks bound one per CPU and with 2 ranks on one CPU; and an
-# unknown HCCL_SOCKET_FAMILY.
+# agreement with 2 ranks bound one per CPU and with 2 ranks on one CPU; an unknown
+# HCCL_SOCKET_FAMILY, and numbers outside their variables' ranges.
 set -u
 BIN=${1:?usage: test_perf_run.sh BINDIR}
 HCCLRUN="$BIN/hcclrun"
@@ -70,6 +70,21 @@ rc=$?
 [ $rc = 0 ] && grep -q 'HCCL_SOCKET_FAMILY=garbage is neither AF_INET nor AF_INET6' "$T/err" &&
     pass "unknown HCCL_SOCKET_FAMILY: a WARN, then AF_INET" ||
     { fail "unknown HCCL_SOCKET_FAMILY: exit $rc"; cat "$T/err"; }
+
+# Numbers outside a variable's range are reported with what is used instead, and the
+# job runs with that (a negative spin used to mean "poll forever").
+HCCL_SHM_DISABLE=1 HCCL_NET_SPIN_US=-1 HCCL_SOCKET_NCONN=99 HCCL_EXEC_TIMEOUT=-5 HCCL_FLIGHT_RECORDER_SIZE=1000000 \
+    timeout 120 "$HCCLRUN" -n 2 all_reduce_perf -b 8 -e 1M -f 32 -w 1 -n 2 -c 1 > "$T/out" 2> "$T/err"
+rc=$?
+ok=1
+for w in 'HCCL_NET_SPIN_US=-1 is outside 0..1000000; using 0' 'HCCL_SOCKET_NCONN=99 is outside 1..8; using 8' \
+    'HCCL_EXEC_TIMEOUT=-5 is outside 0..9223372036854775807; using 1836' \
+    'HCCL_FLIGHT_RECORDER_SIZE=1000000 is outside 0..65536; using 65536'; do
+    grep -qF "$w" "$T/err" || { ok=0; echo "missing: $w"; }
+done
+[ $rc = 0 ] && [ $ok = 1 ] && awk '/^ +[0-9]/ {n++; if ($9 != 0 || $13 != 0) bad++} END {exit !(n == 4 && !bad)}' "$T/out" &&
+    pass "out-of-range numbers: WARNs, then the range's bound or the default" ||
+    { fail "out-of-range numbers: exit $rc"; cat "$T/err" "$T/out"; }
 
 echo "$fails failure(s)"
 [ $fails = 0 ]

@@ -138,7 +138,7 @@
 #define LAZY_MAX ((uint64_t)16 << 10) /* transfers up to this size publish lazily */
 #define REWIND_AT ((uint64_t)64 << 10) /* small sends from this ring offset on may rewind */
 
-HCCL_PARAM_INT(shm_ring_bytes, "HCCL_SHM_RING_BYTES", 1 << 20)
+HCCL_PARAM_INT_IN(shm_ring_bytes, "HCCL_SHM_RING_BYTES", 1 << 20, HCCL_SHM_RING_MIN, HCCL_SHM_RING_MAX, HCCL_PARAM_CLAMP)
 
 _Static_assert(ATOMIC_LLONG_LOCK_FREE == 2 && ATOMIC_INT_LOCK_FREE == 2,
                "the shared segment needs address-free (lock-free) atomics");
@@ -644,10 +644,7 @@ uint64_t hccl_shm_tx_pos(const hccl_conn *c) { return ((const shm_conn *)c)->tx_
 
 static size_t ring_size(size_t req)
 {
-    if (req == 0) {
-        int64_t v = hccl_param_shm_ring_bytes();
-        req = v > 0 ? (size_t)v : HCCL_SHM_RING_MIN;
-    }
+    if (req == 0) req = (size_t)hccl_param_shm_ring_bytes();
     if (req < HCCL_SHM_RING_MIN) req = HCCL_SHM_RING_MIN;
     if (req > HCCL_SHM_RING_MAX) req = HCCL_SHM_RING_MAX;
     size_t p = HCCL_SHM_RING_MIN;
