@@ -547,7 +547,8 @@ static HcclResult setup(hccl_comm *c)
         int *pf = fds + p * HCCL_BOOT_MAX_SOCKS;
         if (!nsock[p]) continue;
         if (nsock[p] > 1) HCCL_INFO(INIT, "comm rank %u: %u sockets to rank %u", c->rank, nsock[p], p);
-        if (res == HCCL_SUCCESS) res = hccl_tcp_conn_create(pf, nsock[p], p, &c->conns[p]);
+        if (res == HCCL_SUCCESS) res = hccl_tcp_conn_create(pf, nsock[p], p, hccl_tcp_give_up_ms(c->cfg.exec_timeout_ns),
+                                                             &c->conns[p]);
         if (res != HCCL_SUCCESS || !c->conns[p])
             for (unsigned k = 0; k < nsock[p]; k++) close(pf[k]);
     }

@@ -1151,6 +1151,22 @@ static HcclResult slot_evidence(hccl_netimpl *n, hccl_xfer *x, int cnt)
     return HCCL_SUCCESS;
 }
 
+/* Why a connection failed, from the errno of its failed send or receive. */
+static const char *lost_why(int err)
+{
+    switch (err) {
+    case ETIMEDOUT:
+        return "its host acknowledged nothing for longer than the connection's give-up time, HCCL_EXEC_TIMEOUT + "
+               "10 s: the network is down or the host is gone";
+    case EHOSTUNREACH:
+    case ENETUNREACH:
+    case ENETDOWN:
+        return "no route to its host: the network is down";
+    default:
+        return "the peer exited, was killed, or aborted";
+    }
+}
+
 static HcclResult net_exchange(hccl_net *base, hccl_xfer *x, int cnt)
 {
     hccl_netimpl *n = (hccl_netimpl *)base;
@@ -1217,11 +1233,9 @@ static HcclResult net_exchange_run(hccl_netimpl *n, hccl_xfer *x, int cnt)
                 /* An aborting peer sent its reason before it shut the connection. */
                 if (read_abort(n, x[i].peer, sending && !receiving_from(n, x, cnt, x[i].peer)) == HCCL_E_REMOTE)
                     return HCCL_E_REMOTE;
-                return fail(n, r,
-                            "connection to rank %u lost during %s #%u (%s failed: the peer exited, was killed, or "
-                            "aborted)",
-                            x[i].peer, n->fp.p2p ? "point-to-point transfer" : hccl_op_name(n->fp.op), n->fp.seq,
-                            sending ? "send" : "receive");
+                return fail(n, r, "connection to rank %u lost during %s #%u (%s failed: %s)", x[i].peer,
+                            n->fp.p2p ? "point-to-point transfer" : hccl_op_name(n->fp.op), n->fp.seq,
+                            sending ? "send" : "receive", lost_why(c->os_error));
             }
             if (moved == 0) {
                 if ((int64_t)x[i].peer == n->aborted_peer) return peer_aborted_before(n);

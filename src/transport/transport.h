@@ -55,13 +55,23 @@ typedef struct hccl_transport {
 struct hccl_conn {
     const hccl_transport *ops;
     unsigned peer;
+    int os_error; /* errno of the send or receive that failed, 0 if none (TCP) */
 };
 
 /* TCP: wraps nfds (1..HCCL_TCP_MAX_SOCKS) connected sockets to one peer, in the
  * same order on both sides (takes ownership); the stream is striped over them in
- * fixed chunks. */
+ * fixed chunks. give_up_ms: how long the kernel keeps a connection whose peer's
+ * host answers nothing (unacknowledged data, unanswered keepalive probes) before it
+ * fails it with ETIMEDOUT; 0 = the kernel's defaults (no keepalive, about 15
+ * minutes of retransmissions). */
 #define HCCL_TCP_MAX_SOCKS 8u
-HcclResult hccl_tcp_conn_create(const int *fds, unsigned nfds, unsigned peer, hccl_conn **out);
+HcclResult hccl_tcp_conn_create(const int *fds, unsigned nfds, unsigned peer, unsigned give_up_ms,
+                                hccl_conn **out);
+/* The give-up time of a communicator's TCP connections for an operation timeout
+ * (HCCL_EXEC_TIMEOUT; 0 = never): the timeout plus 10 s, so that a silent peer is
+ * reported by the operation's timeout, which names it, before the kernel drops the
+ * connection; a network outage shorter than the timeout is ridden out. */
+unsigned hccl_tcp_give_up_ms(uint64_t exec_timeout_ns);
 /* The (first) socket of a TCP connection (e.g. to negotiate a shared-memory
  * connection, or to watch for the peer's exit). */
 int hccl_tcp_conn_fd(hccl_conn *c);

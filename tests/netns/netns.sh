@@ -26,7 +26,7 @@
 set -u
 
 SCENARIOS="ranktable_v10_2x2 ranktable_v12_3x1 rootinfo_ifname_2x2 rootinfo_ifip_3x1 hcclrun_2x2 hostname_2x2
-mpirun_2x2 ipv6_2x2 linkdown_2x2 nconn_2x2"
+mpirun_2x2 ipv6_2x2 linkdown_2x2 linkflap_2x2 nconn_2x2"
 TOOLS="measure_nconn" # not tests: measurements (see sc_measure_nconn)
 SCENARIO=${1:-}
 if [ "$SCENARIO" = list ]; then
@@ -518,6 +518,40 @@ sc_linkdown_2x2() {
             echo "netns: rank $r: ${line#*] }"
             echo "$line" | grep -q 'DESTROY_RETURNED 0 ' || fail "rank $r: HcclCommDestroy failed: $line"
         fi
+    done
+    [ $FAILED = 1 ] && show_logs
+}
+
+# A link that goes down for 8 s and comes back, well inside HCCL_EXEC_TIMEOUT (40 s):
+# the job rides it out (the connections' give-up time is the timeout + 10 s; it was a
+# fixed 10 s, which ended every job whose network paused for that long), and the
+# AllReduce loop goes on after it.
+sc_linkflap_2x2() {
+    local exec_to=40 down_s=8
+    setup_hosts 2
+    reset_procs
+    export HCCL_SOCKET_IFNAME='=eth0' HCCL_EXEC_TIMEOUT=$exec_to
+    launch_ranks 2 2 --init rootinfo --root "$TMP/root.bin" --suite loop --loop-max 36 --loop-ok
+    local t0=$SECONDS
+    while [ "$(cat "$TMP"/rank*.out 2>/dev/null | grep -c LOOPING)" != 4 ]; do
+        if ((SECONDS - t0 > 40)); then
+            fail "the ranks did not all reach their AllReduce loop within 40 s"
+            show_logs
+            return
+        fi
+        sleep 0.1
+    done
+    ip -n "$PFX-h2" link set eth0 down
+    echo "netns: host2's eth0 down for $down_s s with the 4 ranks looping on AllReduce (HCCL_EXEC_TIMEOUT=$exec_to)"
+    sleep $down_s
+    ip -n "$PFX-h2" link set eth0 up
+    wait_all 90
+    unset HCCL_SOCKET_IFNAME HCCL_EXEC_TIMEOUT
+    expect_rcs 0
+    for r in 0 1 2 3; do
+        local line
+        line=$(grep -m1 'LOOP_DONE' "$TMP/rank$r.out")
+        [ -n "$line" ] && echo "netns: rank $r: ${line#*] }" || fail "rank $r: the loop did not run to its end"
     done
     [ $FAILED = 1 ] && show_logs
 }

@@ -28,7 +28,10 @@
  *   <epoch seconds>" with the error, then destroys the communicator and prints
  *   "DESTROY_RETURNED <rc> after <s> s". Exit 10 for that outcome; 1 when the loop ran
  *   --loop-max seconds (default 60) without a failure. After 20 good iterations it
- *   prints "LOOPING", so the harness knows every rank is in the loop.
+ *   prints "LOOPING", so the harness knows every rank is in the loop. With --loop-ok
+ *   (netns.sh takes a link down and up again) the other way round: a failure exits 1,
+ *   and a loop that runs --loop-max seconds prints "LOOP_DONE <iterations>" and exits
+ *   0 once HcclCommDestroy succeeds.
  *
  * Exit: 0 pass, 1 failures, 2 usage, 3 watchdog (--timeout, default 150 s), 10 loop
  * failed as expected.
@@ -170,14 +173,14 @@ int conf_run_ranks_custom(const conf_opts *o, conf_mode mode, int nranks, int nc
 
 typedef struct {
     const char *init, *table, *table2, *root, *shared, *suite;
-    int rank, nranks, comms, timeout_s, verbose, loop_max;
+    int rank, nranks, comms, timeout_s, verbose, loop_max, loop_ok;
 } opts;
 
 static void usage(void)
 {
     fprintf(stderr, "usage: netns_rank --init ranktable|rootinfo|env [--table T] [--table2 T2] [--root FILE]\n"
                     "       [--rank R] [--nranks N] --shared FILE [--suite ops|LIST|loop] [--comms 1|2]\n"
-                    "       [--timeout S] [--loop-max S] [-v]\n"
+                    "       [--timeout S] [--loop-max S] [--loop-ok] [-v]\n"
                     "suites (comma list): coll, p2p, multicomm, queries, subcomm; ops = coll,p2p,multicomm\n");
     exit(2);
 }
@@ -244,14 +247,15 @@ static int read_roots(const char *path, HcclRootInfo *roots, int n, double wait_
 
 /* ---- the loop for link-failure tests ------------------------------------------ */
 
-static int run_loop(conf_ctx *ctx, int loop_max)
+static int run_loop(conf_ctx *ctx, int loop_max, int loop_ok)
 {
     const uint64_t count = 64 * 1024;
     float *h = malloc(count * sizeof *h);
-    void *s = NULL, *d = NULL;
+    void *s = NULL, *d = NULL, *flag = NULL;
     if (!h) abort();
     if (!conf_acl_ok(ctx, aclrtMalloc(&s, count * 4, ACL_MEM_MALLOC_HUGE_FIRST), "aclrtMalloc") ||
-        !conf_acl_ok(ctx, aclrtMalloc(&d, count * 4, ACL_MEM_MALLOC_HUGE_FIRST), "aclrtMalloc"))
+        !conf_acl_ok(ctx, aclrtMalloc(&d, count * 4, ACL_MEM_MALLOC_HUGE_FIRST), "aclrtMalloc") ||
+        !conf_acl_ok(ctx, aclrtMalloc(&flag, 4, ACL_MEM_MALLOC_HUGE_FIRST), "aclrtMalloc"))
         return 1;
     for (uint64_t i = 0; i < count; i++) h[i] = (float)(ctx->rank + 1);
     aclrtMemcpy(s, count * 4, h, count * 4, ACL_MEMCPY_HOST_TO_DEVICE);
@@ -271,7 +275,8 @@ static int run_loop(conf_ctx *ctx, int loop_max)
                     "aclrtSynchronizeStream %d, HcclGetCommAsyncError %d (%s)\n",
                     g_host, ctx->rank, wall_now(), it, (int)rc, (int)ae, (int)async, HcclGetErrorString(async));
             fflush(stderr);
-            result = 10;
+            if (loop_ok) conf_fail(ctx, "the AllReduce loop failed (%d) after %ld iterations", (int)rc, it);
+            else result = 10;
             break;
         }
         if (it < 3) {
@@ -285,22 +290,43 @@ static int run_loop(conf_ctx *ctx, int loop_max)
             fprintf(stderr, "[netns host %s rank %d] LOOPING (20 AllReduces done)\n", g_host, ctx->rank);
             fflush(stderr);
         }
-        if (conf_now() - t0 > loop_max) {
-            conf_fail(ctx, "the AllReduce loop ran %d s (%ld iterations) without a failure", loop_max, it);
+        int up = conf_now() - t0 > loop_max;
+        if (loop_ok && it % 64 == 0) { /* the ranks stop together: up on any rank */
+            int32_t mine = up;
+            aclrtMemcpy(flag, 4, &mine, 4, ACL_MEMCPY_HOST_TO_DEVICE);
+            rc = HcclAllReduce(flag, flag, 1, HCCL_DATA_TYPE_INT32, HCCL_REDUCE_MAX, ctx->comm, ctx->stream);
+            if (rc != HCCL_SUCCESS || aclrtSynchronizeStream(ctx->stream) != ACL_SUCCESS) {
+                conf_fail(ctx, "the loop's stop AllReduce failed after %ld iterations", it);
+                break;
+            }
+            aclrtMemcpy(&mine, 4, flag, 4, ACL_MEMCPY_DEVICE_TO_HOST);
+            up = mine != 0;
+        } else if (loop_ok) {
+            up = 0;
+        }
+        if (up) {
+            if (loop_ok) {
+                fprintf(stderr, "[netns host %s rank %d] LOOP_DONE %ld\n", g_host, ctx->rank, it);
+                fflush(stderr);
+                result = 0;
+            } else {
+                conf_fail(ctx, "the AllReduce loop ran %d s (%ld iterations) without a failure", loop_max, it);
+            }
             break;
         }
     }
     aclrtFree(s);
     aclrtFree(d);
+    aclrtFree(flag);
     free(h);
     double td = conf_now();
-    conf_step(ctx, "loop: HcclCommDestroy after the failure");
+    conf_step(ctx, "loop: HcclCommDestroy");
     HcclResult rc = HcclCommDestroy(ctx->comm);
     ctx->comm = NULL;
     fprintf(stderr, "[netns host %s rank %d] DESTROY_RETURNED %d after %.3f s\n", g_host, ctx->rank, (int)rc,
             conf_now() - td);
     fflush(stderr);
-    return result;
+    return rc == HCCL_SUCCESS || result == 10 ? result : 1;
 }
 
 /* ---- main --------------------------------------------------------------------- */
@@ -322,8 +348,8 @@ int main(int argc, char **argv)
     opts o = {.suite = "ops", .rank = -1, .nranks = -1, .comms = 0, .timeout_s = 150, .loop_max = 60};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "-v")) {
-            o.verbose = 1;
+        if (!strcmp(a, "-v") || !strcmp(a, "--loop-ok")) {
+            *(a[1] == 'v' ? &o.verbose : &o.loop_ok) = 1;
             continue;
         }
         if (!v) usage();
@@ -446,7 +472,7 @@ int main(int argc, char **argv)
     int result = 0;
     if (c.fails == 0) {
         if (loop) {
-            result = run_loop(&c, o.loop_max);
+            result = run_loop(&c, o.loop_max, o.loop_ok);
         } else {
             if (has_suite(o.suite, "coll")) conf_suite_coll(&c);
             if (has_suite(o.suite, "p2p")) conf_suite_p2p(&c);

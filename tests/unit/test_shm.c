@@ -172,7 +172,7 @@ static hccl_conn *open_conn(int rank, int fd, size_t ring, int tcp, int *fails)
 {
     hccl_conn *c = NULL;
     int tfd = tcp ? dup(fd) : -1;
-    HcclResult r = tcp ? hccl_tcp_conn_create(&tfd, 1, (unsigned)(1 - rank), &c)
+    HcclResult r = tcp ? hccl_tcp_conn_create(&tfd, 1, (unsigned)(1 - rank), 0, &c)
                        : hccl_shm_conn_create_sized(fd, (unsigned)rank, (unsigned)(1 - rank), hccl_now_ns() + 10 * NS,
                                                     ring, &c);
     if (r != HCCL_SUCCESS) {

@@ -9,6 +9,8 @@
 #include "transport/transport.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/tcp.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
@@ -143,8 +145,23 @@ static void stream_test(unsigned n, int slow)
     int a[8], b[8];
     TT_ASSERT(make_pairs(n, a, b) == 0);
     side s = {NULL, 0, 0}, r = {NULL, 0, slow};
-    TT_ASSERT_EQ(hccl_tcp_conn_create(a, n, 1, &s.c), HCCL_SUCCESS);
-    TT_ASSERT_EQ(hccl_tcp_conn_create(b, n, 0, &r.c), HCCL_SUCCESS);
+    TT_ASSERT_EQ(hccl_tcp_conn_create(a, n, 1, 20000, &s.c), HCCL_SUCCESS);
+    TT_ASSERT_EQ(hccl_tcp_conn_create(b, n, 0, 0, &r.c), HCCL_SUCCESS);
+    /* The give-up time is the sockets' TCP_USER_TIMEOUT, with keepalive; 0 leaves
+     * the kernel's defaults. */
+    for (unsigned j = 0; j < n; j++) {
+        unsigned ut = 1;
+        int ka = -1;
+        socklen_t l = sizeof ut;
+        getsockopt(a[j], IPPROTO_TCP, TCP_USER_TIMEOUT, &ut, &l);
+        TT_ASSERT_EQ(ut, 20000u);
+        l = sizeof ka;
+        getsockopt(a[j], SOL_SOCKET, SO_KEEPALIVE, &ka, &l);
+        TT_ASSERT_EQ(ka, 1);
+        l = sizeof ut;
+        getsockopt(b[j], IPPROTO_TCP, TCP_USER_TIMEOUT, &ut, &l);
+        TT_ASSERT_EQ(ut, 0u);
+    }
     pthread_t ts, tr;
     pthread_create(&ts, NULL, sender, &s);
     pthread_create(&tr, NULL, receiver, &r);
@@ -163,12 +180,13 @@ static void closed_test(unsigned n)
     int a[8], b[8];
     TT_ASSERT(make_pairs(n, a, b) == 0);
     hccl_conn *ca = NULL, *cb = NULL;
-    TT_ASSERT_EQ(hccl_tcp_conn_create(a, n, 1, &ca), HCCL_SUCCESS);
-    TT_ASSERT_EQ(hccl_tcp_conn_create(b, n, 0, &cb), HCCL_SUCCESS);
+    TT_ASSERT_EQ(hccl_tcp_conn_create(a, n, 1, 0, &ca), HCCL_SUCCESS);
+    TT_ASSERT_EQ(hccl_tcp_conn_create(b, n, 0, 0, &cb), HCCL_SUCCESS);
     ca->ops->close(ca);
     unsigned char buf[1 << 20];
     struct iovec iov = {buf, sizeof buf};
     TT_ASSERT_EQ(move_all(cb, 0, &iov, 1), -1);
+    TT_ASSERT_EQ(cb->os_error, ECONNRESET); /* what the failure message is chosen by */
     cb->ops->close(cb);
 }
 
@@ -176,8 +194,13 @@ int main(void)
 {
     int bad[1] = {-1};
     hccl_conn *c = NULL;
-    TT_ASSERT_EQ(hccl_tcp_conn_create(bad, 0, 1, &c), HCCL_E_PARA);
-    TT_ASSERT_EQ(hccl_tcp_conn_create(bad, 9, 1, &c), HCCL_E_PARA);
+    TT_ASSERT_EQ(hccl_tcp_conn_create(bad, 0, 1, 0, &c), HCCL_E_PARA);
+    TT_ASSERT_EQ(hccl_tcp_conn_create(bad, 9, 1, 0, &c), HCCL_E_PARA);
+    /* Give-up times: the operation timeout + 10 s; never for "never"; at most 2^32-1 ms. */
+    TT_ASSERT_EQ(hccl_tcp_give_up_ms(0), 0u);
+    TT_ASSERT_EQ(hccl_tcp_give_up_ms(5000000000ull), 15000u);
+    TT_ASSERT_EQ(hccl_tcp_give_up_ms(1836000000000ull), 1846000u);
+    TT_ASSERT_EQ(hccl_tcp_give_up_ms(UINT64_MAX), UINT32_MAX);
     for (unsigned n = 1; n <= 8; n++) {
         if (n > 3 && n != 8) continue;
         stream_test(n, 0);

@@ -81,6 +81,7 @@ static HcclResult tcp_io(hccl_conn *c, int sending, const struct iovec *iov, int
         ssize_t n = sock_io(t->fds[0], sending, (struct iovec *)iov, iovcnt);
         if (n > 0) *moved = (size_t)n;
         if (n >= 0 || errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return HCCL_SUCCESS;
+        c->os_error = errno;
         HCCL_INFO(NET, "%s rank %u: %s", sending ? "send to" : "receive from", c->peer,
                   errno == ECONNRESET && !sending ? "connection closed" : strerror(errno));
         return HCCL_E_TCP_TRANSFER;
@@ -100,6 +101,7 @@ static HcclResult tcp_io(hccl_conn *c, int sending, const struct iovec *iov, int
             ssize_t n = sock_io(t->fds[j], sending, part, np);
             if (n < 0) {
                 if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) break;
+                c->os_error = errno;
                 HCCL_INFO(NET, "%s rank %u (socket %u): %s", sending ? "send to" : "receive from", c->peer, j,
                           errno == ECONNRESET && !sending ? "connection closed" : strerror(errno));
                 return HCCL_E_TCP_TRANSFER;
@@ -180,7 +182,15 @@ const hccl_transport hccl_tcp_transport = {
     .stalled = tcp_stalled,
 };
 
-HcclResult hccl_tcp_conn_create(const int *fds, unsigned nfds, unsigned peer, hccl_conn **out)
+unsigned hccl_tcp_give_up_ms(uint64_t exec_timeout_ns)
+{
+    if (!exec_timeout_ns) return 0;
+    uint64_t ms = exec_timeout_ns / 1000000u + 10000u;
+    return ms > UINT32_MAX ? UINT32_MAX : (unsigned)ms;
+}
+
+HcclResult hccl_tcp_conn_create(const int *fds, unsigned nfds, unsigned peer, unsigned give_up_ms,
+                                hccl_conn **out)
 {
     if (nfds < 1 || nfds > HCCL_TCP_MAX_SOCKS) return HCCL_E_PARA;
     tcp_conn *t = hccl_calloc(1, sizeof *t);
@@ -191,14 +201,17 @@ HcclResult hccl_tcp_conn_create(const int *fds, unsigned nfds, unsigned peer, hc
     for (unsigned j = 0; j < nfds; j++) {
         int fd = t->fds[j] = fds[j];
         hccl_socket_set_nonblock(fd, 1);
-        /* A peer whose host vanished (no FIN, no RST) is noticed within seconds. */
-        int one = 1, idle = 2, intvl = 1, cnt = 3;
-        unsigned user_timeout_ms = 10000;
-        setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one);
-        setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
-        setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof intvl);
-        setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof cnt);
-        setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_timeout_ms, sizeof user_timeout_ms);
+        if (give_up_ms) {
+            /* A peer whose host vanished (no FIN, no RST) is given up after give_up_ms,
+             * idle or not: keepalive probes every second after 2 s of silence, and
+             * TCP_USER_TIMEOUT (which then also bounds the probes) for the rest. */
+            int one = 1, idle = 2, intvl = 1, cnt = 127;
+            setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one);
+            setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
+            setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof intvl);
+            setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof cnt);
+            setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &give_up_ms, sizeof give_up_ms);
+        }
         int sz = 4 << 20;
         setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof sz);
         setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof sz);
