@@ -1,8 +1,14 @@
 /*
  * group.c - HcclGroupStart / HcclGroupEnd: point-to-point calls made inside a group
  * are collected (per thread) and issued at the outermost HcclGroupEnd as one
- * BatchSendRecv per (communicator, stream), so any order of sends and receives
- * inside a group completes without deadlock, as with NCCL groups. The batches of
+ * BatchSendRecv per communicator, so any order of sends and receives inside a group
+ * completes without deadlock, as with NCCL groups. Calls of one communicator on
+ * several streams join them, as NCCL's do: the batch runs on the first stream named
+ * after the work queued before it on the others (their events), and the others'
+ * later work waits for the batch; with the NULL stream among them, the others are
+ * synchronized and the batch runs before HcclGroupEnd returns. (Two batches, one per
+ * stream, would each wait for the other's half under the communicator's one
+ * operation at a time.) The batches of
  * several communicators go out in the order of the communicators' identities (the
  * same on every rank), not in the order of the calls: on one in-order stream, rank
  * 0's A-then-B against rank 1's B-then-A would wait for each other. Collectives
@@ -60,6 +66,31 @@ static int by_comm(const void *x, const void *y)
     return a->seq < b->seq ? -1 : a->seq > b->seq;
 }
 
+/* Streams[0] (the batch's) after the work queued on streams[1..n-1]: their events
+ * (after = 0); or those after the batch (after = 1). Streams[0] NULL: synchronize the
+ * others first, nothing after. */
+static HcclResult join(aclrtStream *streams, uint32_t n, int after)
+{
+    if (n < 2 || (after && !streams[0])) return HCCL_SUCCESS;
+    aclrtEvent ev = NULL;
+    if (streams[0] && aclrtCreateEvent(&ev) != ACL_SUCCESS) return HCCL_E_RUNTIME;
+    aclError e = ACL_SUCCESS;
+    for (uint32_t k = 1; k < n && e == ACL_SUCCESS; k++) {
+        if (!streams[0]) {
+            e = aclrtSynchronizeStream(streams[k]);
+            continue;
+        }
+        aclrtStream from = after ? streams[0] : streams[k], to = after ? streams[k] : streams[0];
+        e = aclrtRecordEvent(ev, from);
+        if (e == ACL_SUCCESS) e = aclrtStreamWaitEvent(to, ev);
+    }
+    if (ev) aclrtDestroyEvent(ev); /* pending records and waits keep it */
+    if (e == ACL_SUCCESS) return HCCL_SUCCESS;
+    HCCL_WARN(COLL, "HcclGroupEnd: cannot join the streams of a communicator's calls (aclError %d: not a live "
+              "stream?)", (int)e);
+    return e == ACL_ERROR_RT_INVALID_HANDLE || e == ACL_ERROR_INVALID_PARAM ? HCCL_E_PARA : HCCL_E_RUNTIME;
+}
+
 HcclResult HcclGroupEnd(void)
 {
     if (group_depth == 0) {
@@ -72,27 +103,40 @@ HcclResult HcclGroupEnd(void)
     for (uint32_t i = 0; i < group_n; i++) {
         if (!group_ops[i].comm) continue;
         hccl_comm *c = group_ops[i].comm;
-        aclrtStream s = group_ops[i].stream;
         uint32_t n = 0;
         for (uint32_t j = i; j < group_n; j++)
-            if (group_ops[j].comm == c && group_ops[j].stream == s) n++;
+            if (group_ops[j].comm == c) n++;
         hccl_op_args *a = hccl_calloc(1, sizeof *a);
         HcclSendRecvItem *items = hccl_malloc(sizeof *items * n);
-        if (!a || !items) {
+        aclrtStream *streams = hccl_malloc(sizeof *streams * n); /* [0]: the batch's */
+        if (!a || !items || !streams) {
             hccl_free(a);
             hccl_free(items);
+            hccl_free(streams);
             a = NULL;
             items = NULL;
+            streams = NULL;
             res = HCCL_E_MEMORY;
         }
-        uint32_t k = 0;
+        uint32_t k = 0, ns = 0;
         for (uint32_t j = i; j < group_n; j++) {
-            if (group_ops[j].comm != c || group_ops[j].stream != s) continue;
-            if (items) items[k++] = group_ops[j].item;
+            if (group_ops[j].comm != c) continue;
+            if (items) {
+                items[k++] = group_ops[j].item;
+                aclrtStream s = group_ops[j].stream;
+                uint32_t q = 0;
+                while (q < ns && streams[q] != s) q++;
+                if (q == ns) streams[ns++] = s;
+                if (!s && q) { /* the NULL stream first: the batch runs there */
+                    streams[q] = streams[0];
+                    streams[0] = NULL;
+                }
+            }
             group_ops[j].comm = NULL;
             if (j != i) hccl_comm_release(c);
         }
         HcclResult self = a && items ? hccl_api_self_pairs("HcclGroupEnd", items, n, c->rank) : HCCL_SUCCESS;
+        if (self == HCCL_SUCCESS && a && items) self = join(streams, ns, 0);
         if (self != HCCL_SUCCESS) {
             hccl_free(a);
             hccl_free(items);
@@ -103,11 +147,13 @@ HcclResult HcclGroupEnd(void)
             a->dtype = HCCL_DATA_TYPE_INT8;
             a->items = items;
             a->nitems = n;
-            HcclResult r = hccl_comm_enqueue(c, a, s); /* takes our reference to c */
+            HcclResult r = hccl_comm_enqueue(c, a, streams[0]); /* takes our reference to c */
+            if (r == HCCL_SUCCESS) r = join(streams, ns, 1);
             if (r != HCCL_SUCCESS && res == HCCL_SUCCESS) res = r;
         } else {
             hccl_comm_release(c);
         }
+        hccl_free(streams);
     }
     group_n = 0;
     hccl_free(group_ops);

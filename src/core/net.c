@@ -222,7 +222,11 @@ void hccl_fingerprint_of(const hccl_op_args *a, uint32_t nranks, hccl_fingerprin
     case HCCL_OP_RECV:
     case HCCL_OP_BATCH_SEND_RECV:
         fp->p2p = 1;
-        fp->op = HCCL_OP_BATCH_SEND_RECV; /* all point-to-point calls match each other */
+        /* All point-to-point calls match each other, as NCCL's and MPI's do: a Send
+         * with a Recv or with a BatchSendRecv item, and whatever the dtypes; only the
+         * byte sizes must agree (each message's length). */
+        fp->op = HCCL_OP_BATCH_SEND_RECV;
+        fp->dtype = (uint8_t)HCCL_DATA_TYPE_RESERVED;
         fp->count = UINT64_MAX;
         break;
     default:

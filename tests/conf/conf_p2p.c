@@ -11,7 +11,10 @@
  *   groups: HcclGroupStart/End around AllReduces, and around a Send/Recv ring in which
  *           every rank sends first (the group must not run them one by one); and (from
  *           the multicomm suite) a group over two communicators, listed in another
- *           order on odd ranks.
+ *           order on odd ranks; a group whose sends are on one stream (or the NULL
+ *           stream) and whose receives are on another, 4 MiB each.
+ *   mixed:  a Send received by a BatchSendRecv item and a BatchSendRecv send item
+ *           received by a Recv, with other dtypes on each side (bytes match).
  *   barrier: each rank bumps a counter in shared memory, then HcclBarrier; after the
  *           synchronisation every rank must see all n increments (the last rank is late).
  */
@@ -60,21 +63,31 @@ static unsigned char *recv_buf(P *p, uint64_t seed, int from, size_t len, const 
     return d;
 }
 
-static void send_on(P *p, HcclComm comm, HcclDataType dt, uint64_t count, int to, uint64_t seed)
+static void send_s(P *p, HcclComm comm, aclrtStream s, HcclDataType dt, uint64_t count, int to, uint64_t seed)
 {
     char label[128];
     unsigned char *d = send_buf(p, seed, to, count * conf_dt_size(dt));
     snprintf(label, sizeof label, "Send(%s, count=%llu, to=%d)", conf_dt_name(dt), (unsigned long long)count, to);
-    conf_enq(p->b, HcclSend(d, count, dt, (uint32_t)to, comm, p->ctx->stream), label);
+    conf_enq(p->b, HcclSend(d, count, dt, (uint32_t)to, comm, s), label);
 }
 
-static void recv_on(P *p, HcclComm comm, HcclDataType dt, uint64_t count, int from, uint64_t seed)
+static void recv_s(P *p, HcclComm comm, aclrtStream s, HcclDataType dt, uint64_t count, int from, uint64_t seed)
 {
     char label[128];
     snprintf(label, sizeof label, "Recv(%s, count=%llu, from=%d)", conf_dt_name(dt), (unsigned long long)count,
              from);
     unsigned char *d = recv_buf(p, seed, from, count * conf_dt_size(dt), label);
-    conf_enq(p->b, HcclRecv(d, count, dt, (uint32_t)from, comm, p->ctx->stream), label);
+    conf_enq(p->b, HcclRecv(d, count, dt, (uint32_t)from, comm, s), label);
+}
+
+static void send_on(P *p, HcclComm comm, HcclDataType dt, uint64_t count, int to, uint64_t seed)
+{
+    send_s(p, comm, p->ctx->stream, dt, count, to, seed);
+}
+
+static void recv_on(P *p, HcclComm comm, HcclDataType dt, uint64_t count, int from, uint64_t seed)
+{
+    recv_s(p, comm, p->ctx->stream, dt, count, from, seed);
 }
 
 static void do_send(P *p, HcclDataType dt, uint64_t count, int to, uint64_t seed)
@@ -255,7 +268,53 @@ static void groups(P *p)
         do_recv(p, HCCL_DATA_TYPE_INT32, 1000, (p->r + n - 1) % n, 400);
         conf_ok(ctx, HcclGroupEnd(), "HcclGroupEnd");
     }
+    conf_batch_run(p->b);
+    p->b = NULL;
+    /* A group's sends on one stream and receives on another (or on the NULL stream),
+     * 4 MiB each (more than the transports buffer): one batch joining the streams, not
+     * one per stream, each of which would wait for the other's half. */
+    aclrtStream s2 = NULL;
+    if (n > 1 && conf_acl_ok(ctx, aclrtCreateStream(&s2), "aclrtCreateStream")) {
+        for (int null_send = 0; null_send < 2; null_send++) {
+            conf_step(ctx, "HcclGroupStart + Send on %s, Recv on a second stream (4 MiB ring) + HcclGroupEnd",
+                      null_send ? "the NULL stream" : "the stream");
+            p->b = conf_batch_new(ctx);
+            if (conf_ok(ctx, HcclGroupStart(), "HcclGroupStart")) {
+                send_s(p, ctx->comm, null_send ? NULL : ctx->stream, HCCL_DATA_TYPE_INT32, 1u << 20, (p->r + 1) % n,
+                       410 + (uint64_t)null_send);
+                recv_s(p, ctx->comm, s2, HCCL_DATA_TYPE_INT32, 1u << 20, (p->r + n - 1) % n,
+                       410 + (uint64_t)null_send);
+                conf_ok(ctx, HcclGroupEnd(), "HcclGroupEnd");
+            }
+            conf_sync(ctx, s2, "the second stream");
+            conf_batch_run(p->b);
+        }
+        aclrtDestroyStream(s2);
+    }
+    return;
 out:
+    conf_batch_run(p->b);
+}
+
+/* Point-to-point calls of different kinds match each other by bytes, as NCCL's do:
+ * a Send with a BatchSendRecv receive item, a BatchSendRecv send item with a Recv,
+ * with other dtypes on each side (24 bytes each way between rank 2k and 2k+1). */
+static void mixed_kinds(P *p)
+{
+    int partner = p->r ^ 1;
+    if (partner >= p->n) return;
+    p->b = conf_batch_new(p->ctx);
+    if (p->r < partner) {
+        send_on(p, p->ctx->comm, HCCL_DATA_TYPE_FP32, 6, partner, 420);
+        recv_on(p, p->ctx->comm, HCCL_DATA_TYPE_FP16, 12, partner, 421);
+    } else {
+        HcclSendRecvItem it = {HCCL_RECV, recv_buf(p, 420, partner, 24, "BatchSendRecv recv item (INT32 x 6) of a Send"),
+                               6, HCCL_DATA_TYPE_INT32, (uint32_t)partner};
+        batch_items(p, &it, 1, "recv of a Send");
+        it = (HcclSendRecvItem){HCCL_SEND, send_buf(p, 421, partner, 24), 24, HCCL_DATA_TYPE_UINT8,
+                                (uint32_t)partner};
+        batch_items(p, &it, 1, "send to a Recv");
+    }
     conf_batch_run(p->b);
 }
 
@@ -291,4 +350,5 @@ void conf_suite_p2p(conf_ctx *ctx)
     pairs(&p);
     ring(&p);
     batch_sendrecv(&p);
+    mixed_kinds(&p);
 }
