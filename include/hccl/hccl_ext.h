@@ -44,6 +44,16 @@ extern HcclResult HcclCommInitFromEnv(const HcclCommConfig *config, HcclComm *co
  */
 extern HcclResult HcclCommDumpFlightRecorder(HcclComm comm, const char *path);
 
+#define HCCL_EXT_LAST_ERROR_MESSAGE 1
+
+/*
+ * The text of the calling thread's most recent warning from this library (what
+ * HCCL_DEBUG=WARN prints, without the line's prefix), whether it was printed or not:
+ * after a failed call on this thread, its reason, e.g. which ranks never arrived at a
+ * communicator's creation. "" if none; valid until the thread's next warning.
+ */
+extern const char *HcclGetLastErrorMessage(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -287,6 +287,8 @@ HcclResult HcclCommResume(HcclComm comm)
     return HCCL_SUCCESS;
 }
 
+const char *HcclGetLastErrorMessage(void) { return hccl_log_last_warn(); }
+
 HcclResult HcclCommDumpFlightRecorder(HcclComm comm, const char *path)
 {
     hccl_comm *c;

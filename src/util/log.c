@@ -231,14 +231,26 @@ void hccl_log_set_rank(uint32_t rank)
     pthread_mutex_unlock(&log_lock);
 }
 
+/* The calling thread's last WARN message, printed or not (HcclGetLastErrorMessage). */
+static __thread char last_warn[1024];
+
+const char *hccl_log_last_warn(void) { return last_warn; }
+
 void hccl_log(hccl_log_level level, unsigned subsys, const char *file, int line, const char *fmt, ...)
 {
-    if (!hccl_log_enabled(level, subsys)) return;
+    int on = hccl_log_enabled(level, subsys);
+    if (!on && level != HCCL_LOG_WARN) return;
     char msg[2048], text[2400];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    if (level == HCCL_LOG_WARN) { /* truncated to the buffer */
+        size_t l = strnlen(msg, sizeof last_warn - 1);
+        memcpy(last_warn, msg, l);
+        last_warn[l] = 0;
+    }
+    if (!on) return;
     format_line(text, sizeof text, level, subsys, file, line, msg);
     pthread_mutex_lock(&log_lock);
     if (log_forked) after_fork();

@@ -32,6 +32,9 @@ int hccl_log_enabled(hccl_log_level level, unsigned subsys);
 /* The rank for %r in HCCL_DEBUG_FILE: the first call wins (called as each communicator
  * is allocated, so it is the rank of the process's first one). */
 void hccl_log_set_rank(uint32_t rank);
+/* The calling thread's most recent WARN message (without the line's prefix), whether
+ * HCCL_DEBUG printed it or not; "" if none. */
+const char *hccl_log_last_warn(void);
 
 #define HCCL_WARN(sub, ...) hccl_log(HCCL_LOG_WARN, HCCL_SUBSYS_##sub, __FILE__, __LINE__, __VA_ARGS__)
 /* The most detailed level that may print (HCCL_LOG_TRACE until the settings are

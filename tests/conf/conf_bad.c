@@ -141,6 +141,9 @@ static void rank_bad(conf_ctx *ctx)
     /* unknown dtype / op */
     BAD(ctx, PARA, HcclAllReduce(s, r, 4, (HcclDataType)13, SUM, comm, st));
     BAD(ctx, PARA, HcclAllReduce(s, r, 4, (HcclDataType)99, SUM, comm, st));
+    /* the reason of the last failure on this thread */
+    if (!strstr(HcclGetLastErrorMessage(), "HcclAllReduce") || !strstr(HcclGetLastErrorMessage(), "99"))
+        conf_fail(ctx, "HcclGetLastErrorMessage() after a bad dtype: \"%s\"", HcclGetLastErrorMessage());
     BAD(ctx, PARA, HcclAllReduce(s, r, 4, HCCL_DATA_TYPE_RESERVED, SUM, comm, st));
     BAD(ctx, PARA, HcclAllReduce(s, r, 4, I32, (HcclReduceOp)7, comm, st));
     BAD(ctx, PARA, HcclAllReduce(s, r, 4, I32, HCCL_REDUCE_RESERVED, comm, st));
