@@ -164,15 +164,25 @@ def _missing_ranks(lib):
     return sorted(out)
 
 
+def _ranks_in(text):
+    """"1, 3-5" -> [1, 3, 4, 5]."""
+    out = set()
+    for part in re.findall(r"\d+(?:-\d+)?", text):
+        lo, _, hi = part.partition("-")
+        out.update(range(int(lo), int(hi or lo) + 1))
+    return sorted(out)
+
+
 def _make_error(code, opname, comm, peer, detail):
     """Called by the C extension to build the exception of a failed call."""
     name = _CODE_NAMES.get(code, "HcclResult %d" % code)
     text = _hccl.error_string(code)
-    if comm is None:
+    if comm is None:  # creating a communicator: detail is the library's reason
         msg = "hccl %s failed: %s (%s)" % (opname, text, name)
         if detail:
             msg += ": " + detail
-        return HcclError(msg, code, opname)
+        m = re.search(r"ranks that never arrived: ([\d, -]+)", detail or "")
+        return HcclError(msg, code, opname, None, _ranks_in(m.group(1)) if m else None)
     ranks = _global_ranks(comm)
     g = (lambda r: ranks[r] if ranks is not None and 0 <= r < len(ranks) else r)
     me, n = comm.rank, comm.size
@@ -291,27 +301,6 @@ def _op_code(op):
     return code
 
 
-def _divide(t, n):
-    """In-place t /= n in t's dtype (floor division for integers)."""
-    if _is_torch(t):
-        if t.dtype == _torch_bool():
-            raise TypeError("hccl: ReduceOp.AVG is not defined for bool tensors")
-        t = t.detach()  # same storage; parameters that require grad may be reduced in place
-        if t.is_floating_point():
-            t.div_(n)
-        else:
-            t.div_(n, rounding_mode="floor")
-        return
-    import numpy as np
-    a = t if isinstance(t, np.ndarray) else np.asarray(t)
-    if a.dtype == np.bool_:
-        raise TypeError("hccl: ReduceOp.AVG is not defined for bool arrays")
-    if a.dtype.kind == "f":
-        np.divide(a, a.dtype.type(n), out=a)
-    else:
-        np.floor_divide(a, a.dtype.type(n), out=a)
-
-
 def _torch_bool():
     import torch
     return torch.bool
@@ -336,6 +325,11 @@ class Work:
     wait(timeout=None) blocks with the GIL released until the operation finished and
     returns True; it raises HcclError if the operation failed, or if ``timeout``
     (seconds or a timedelta) passes first. is_completed() and exception() poll.
+
+    The list forms (all_gather, gather, all_to_all into lists of tensors) fill their
+    lists from a flat buffer once the operation is done: in wait(), in an
+    is_completed() that finds it done, or when the Work is dropped (which waits, as a
+    dropped handle does). ReduceOp.AVG divides inside the operation itself.
     """
 
     __slots__ = ("_h", "_post", "_outputs", "_finished", "_error", "__weakref__")
@@ -374,7 +368,23 @@ class Work:
         return True
 
     def is_completed(self):
-        return self._finished or self._h is None or self._h.is_completed()
+        if self._finished or self._h is None:
+            return True
+        if not self._h.is_completed():
+            return False
+        if self._post is not None:
+            try:
+                self.wait()
+            except Exception:  # noqa: BLE001 - exception() reports it
+                pass
+        return True
+
+    def __del__(self):
+        if self._post is not None and not self._finished:
+            try:
+                self.wait()
+            except Exception:  # noqa: BLE001 - nobody is left to tell
+                pass
 
     def is_success(self):
         return self.is_completed() and self.exception() is None
@@ -670,8 +680,6 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
     code = op if type(op) is ReduceOp else _op_code(op)
     if code == 4:
         _check_avg_dtype(tensor)
-        h = c.all_reduce(tensor, tensor, 0, async_op)
-        return _finish(h, async_op, lambda: _divide(tensor, c.size), [tensor])
     h = c.all_reduce(tensor, tensor, code, async_op)
     return Work(h, None, [tensor]) if async_op else None
 
@@ -691,15 +699,11 @@ def reduce(tensor, dst=0, op=ReduceOp.SUM, group=None, async_op=False):
         return None
     root = _rank(tr, dst, "dst")
     code = _op_code(op)
-    post = None
     if code == 4:
         _check_avg_dtype(tensor)
-        code = 0
-        if root == c.rank:
-            post = (lambda: _divide(tensor, c.size))
     out = tensor if root == c.rank else None
     h = c.reduce(tensor, out, code, root, async_op)
-    return _finish(h, async_op, post, [tensor])
+    return Work(h, None, [tensor]) if async_op else None
 
 
 def all_gather(tensor_list, tensor, group=None, async_op=False):
@@ -733,13 +737,10 @@ def reduce_scatter(output, input, op=ReduceOp.SUM, group=None, async_op=False):
         flat = _flat_empty(output, _numel(output) * c.size)
         _flatten_into(flat, input)
         input = flat
-    post = None
     if code == 4:
         _check_avg_dtype(output)
-        code = 0
-        post = (lambda: _divide(output, c.size))
     h = c.reduce_scatter(input, output, code, async_op)
-    return _finish(h, async_op, post, [output])
+    return Work(h, None, [output]) if async_op else None
 
 
 def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=False):
@@ -877,13 +878,10 @@ def reduce_scatter_v(output, input, input_split_sizes, op=ReduceOp.SUM, group=No
     ri = _rows(input)
     sc = [int(s) * ri for s in input_split_sizes]
     code = _op_code(op)
-    post = None
     if code == 4:
         _check_avg_dtype(output)
-        code = 0
-        post = (lambda: _divide(output, c.size))
     h = c.reduce_scatter_v(input, sc, _offsets(sc), output, code, async_op)
-    return _finish(h, async_op, post, [output])
+    return Work(h, None, [output]) if async_op else None
 
 
 def barrier(group=None, async_op=False):

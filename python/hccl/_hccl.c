@@ -58,9 +58,112 @@ typedef struct opdesc {
     uint64_t *arr;
     HcclSendRecvItem *items;
     uint32_t nitems;
+    uint32_t avg_n; /* ReduceOp.AVG: divide the count elements at recv by this after the sum */
 } opdesc;
 
+static uint16_t f32_to_half(float f)
+{
+    union { float f; uint32_t u; } v = {f};
+    uint32_t x = v.u, sign = (x >> 16) & 0x8000u, e = (x >> 23) & 0xffu, m = x & 0x7fffffu;
+    if (e == 0xff) return (uint16_t)(sign | 0x7c00u | (m ? 0x200u : 0)); /* inf, nan */
+    int ex = (int)e - 127 + 15;
+    if (ex >= 31) return (uint16_t)(sign | 0x7c00u); /* overflow: inf */
+    if (ex <= 0) { /* subnormal or zero: round to nearest even at the shifted point */
+        if (ex < -10) return (uint16_t)sign;
+        m |= 0x800000u;
+        unsigned shift = (unsigned)(14 - ex);
+        uint32_t q = m >> shift, rem = m & ((1u << shift) - 1), half = 1u << (shift - 1);
+        if (rem > half || (rem == half && (q & 1))) q++;
+        return (uint16_t)(sign | q);
+    }
+    uint32_t q = ((uint32_t)ex << 10) | (m >> 13), rem = m & 0x1fffu;
+    if (rem > 0x1000u || (rem == 0x1000u && (q & 1))) q++; /* may carry into the exponent: right */
+    return (uint16_t)(sign | q);
+}
+
+static float half_to_f32(uint16_t h)
+{
+    uint32_t sign = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu, x;
+    if (e == 0x1f) x = sign | 0x7f800000u | (m << 13);
+    else if (e) x = sign | ((e + 112) << 23) | (m << 13);
+    else if (!m) x = sign;
+    else { /* subnormal */
+        e = 113;
+        while (!(m & 0x400u)) { m <<= 1; e--; }
+        x = sign | (e << 23) | ((m & 0x3ffu) << 13);
+    }
+    union { uint32_t u; float f; } v = {x};
+    return v.f;
+}
+
+static uint16_t f32_to_bf16(float f)
+{
+    union { float f; uint32_t u; } v = {f};
+    if ((v.u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((v.u >> 16) | 0x40u); /* nan stays nan */
+    return (uint16_t)((v.u + 0x7fffu + ((v.u >> 16) & 1u)) >> 16);
+}
+
+static float bf16_to_f32(uint16_t b)
+{
+    union { uint32_t u; float f; } v = {(uint32_t)b << 16};
+    return v.f;
+}
+
+#define FLOOR_DIV(T)                                                   \
+    do {                                                               \
+        T *p = buf;                                                    \
+        for (uint64_t i = 0; i < count; i++) {                         \
+            T q = (T)(p[i] / (T)n);                                    \
+            if (p[i] % (T)n != 0 && p[i] < 0) q--;                     \
+            p[i] = q;                                                  \
+        }                                                              \
+    } while (0)
+#define PLAIN_DIV(T)                                                   \
+    do {                                                               \
+        T *p = buf;                                                    \
+        for (uint64_t i = 0; i < count; i++) p[i] = (T)(p[i] / (T)n);  \
+    } while (0)
+
+/* buf[i] /= n in its dtype, as torch's div_ (floats: in float, then rounded to
+ * nearest even; integers: floor division). */
+static HcclResult avg_divide(void *buf, uint64_t count, HcclDataType dt, uint32_t n)
+{
+    switch (dt) {
+    case HCCL_DATA_TYPE_INT8: FLOOR_DIV(int8_t); break;
+    case HCCL_DATA_TYPE_INT16: FLOOR_DIV(int16_t); break;
+    case HCCL_DATA_TYPE_INT32: FLOOR_DIV(int32_t); break;
+    case HCCL_DATA_TYPE_INT64: FLOOR_DIV(int64_t); break;
+    case HCCL_DATA_TYPE_UINT8: PLAIN_DIV(uint8_t); break;
+    case HCCL_DATA_TYPE_UINT16: PLAIN_DIV(uint16_t); break;
+    case HCCL_DATA_TYPE_UINT32: PLAIN_DIV(uint32_t); break;
+    case HCCL_DATA_TYPE_UINT64: PLAIN_DIV(uint64_t); break;
+    case HCCL_DATA_TYPE_FP32: PLAIN_DIV(float); break;
+    case HCCL_DATA_TYPE_FP64: PLAIN_DIV(double); break;
+    case HCCL_DATA_TYPE_FP16: {
+        uint16_t *p = buf;
+        for (uint64_t i = 0; i < count; i++) p[i] = f32_to_half(half_to_f32(p[i]) / (float)n);
+        break;
+    }
+    case HCCL_DATA_TYPE_BFP16: {
+        uint16_t *p = buf;
+        for (uint64_t i = 0; i < count; i++) p[i] = f32_to_bf16(bf16_to_f32(p[i]) / (float)n);
+        break;
+    }
+    default: return HCCL_E_NOT_SUPPORT;
+    }
+    return HCCL_SUCCESS;
+}
+
+static HcclResult exec_op_(const opdesc *d, aclrtStream s);
+
 static HcclResult exec_op(const opdesc *d, aclrtStream s)
+{
+    HcclResult r = exec_op_(d, s);
+    if (r == HCCL_SUCCESS && d->avg_n) r = avg_divide(d->recv, d->count, d->dt, d->avg_n);
+    return r;
+}
+
+static HcclResult exec_op_(const opdesc *d, aclrtStream s)
 {
     const uint64_t *a = d->arr;
     uint32_t n = 0;
@@ -137,6 +240,13 @@ static PyObject *raise_hccl(HcclResult code, const char *opname, PyObject *comm,
     return NULL;
 }
 
+/* The library's reason for the calling thread's last failure, or NULL. */
+static const char *last_warning(void)
+{
+    const char *m = HcclGetLastErrorMessage();
+    return m && m[0] ? m : NULL;
+}
+
 static void state_put(op_state *st)
 {
     if (__atomic_sub_fetch(&st->refs, 1, __ATOMIC_ACQ_REL) == 0) {
@@ -162,7 +272,9 @@ static aclError task_fn(void *arg)
     return ACL_SUCCESS; /* the result travels in the state, not as the stream's error */
 }
 
-/* Waits (call without the GIL) up to timeout_s seconds (< 0: forever); 1 when done. */
+/* Waits (call without the GIL) up to timeout_s seconds (< 0: forever; at most
+ * HCCL_WAIT_MAX_S, a number of seconds a deadline can hold); 1 when done. */
+#define HCCL_WAIT_MAX_S 1e9
 static int state_wait(op_state *st, double timeout_s)
 {
     for (int i = 0; i < 2000; i++) { /* ~tens of us of polling before sleeping */
@@ -182,11 +294,9 @@ static int state_wait(op_state *st, double timeout_s)
     }
     pthread_mutex_lock(&st->mu);
     while (!st->done) {
-        if (timeout_s < 0) {
-            pthread_cond_wait(&st->cv, &st->mu);
-        } else if (pthread_cond_timedwait(&st->cv, &st->mu, &dl) == ETIMEDOUT) {
-            break;
-        }
+        int rc = timeout_s < 0 ? pthread_cond_wait(&st->cv, &st->mu) : pthread_cond_timedwait(&st->cv, &st->mu, &dl);
+        if (rc == ETIMEDOUT) break;
+        if (rc != 0) timeout_s = -1.0; /* a deadline the clock refuses: wait without one */
     }
     int done = st->done;
     pthread_mutex_unlock(&st->mu);
@@ -382,14 +492,26 @@ static int get_rank_arg(CommObject *c, PyObject *o, uint32_t *out, const char *w
     return 0;
 }
 
-/* op code 0..3; bool buffers reduce logically. */
-static int get_op(PyObject *o, int dtype, HcclReduceOp *out)
+/* op code 0..4 (4: AVG, a SUM whose result is divided by the group's size in the
+ * operation's task, so that it is done when the operation is: d->avg_n); bool
+ * buffers reduce logically. */
+static int get_op(PyObject *o, int dtype, CommObject *c, opdesc *d)
 {
+    HcclReduceOp *out = &d->op;
     long v = PyLong_AsLong(o);
     if (v == -1 && PyErr_Occurred()) return -1;
-    if (v < 0 || v > 3) {
-        PyErr_Format(PyExc_ValueError, "hccl: reduce op %ld is not SUM, PROD, MAX or MIN", v);
+    if (v < 0 || v > 4) {
+        PyErr_Format(PyExc_ValueError, "hccl: reduce op %ld is not SUM, PROD, MAX, MIN or AVG", v);
         return -1;
+    }
+    if (v == 4) {
+        HcclDataType w = pyhccl_wire_dtype(dtype);
+        if (dtype == PYHCCL_DT_BOOL || avg_divide(NULL, 0, w, 1) != HCCL_SUCCESS) {
+            PyErr_Format(PyExc_TypeError, "hccl: ReduceOp.AVG is not defined for %s", pyhccl_dtype_name(dtype));
+            return -1;
+        }
+        d->avg_n = c->size;
+        v = HCCL_REDUCE_SUM;
     }
     if (dtype == PYHCCL_DT_BOOL) v = (v == HCCL_REDUCE_SUM || v == HCCL_REDUCE_MAX) ? HCCL_REDUCE_MAX : HCCL_REDUCE_MIN;
     *out = (HcclReduceOp)v;
@@ -450,7 +572,7 @@ static PyObject *comm_all_reduce(CommObject *c, PyObject *const *args, Py_ssize_
                      (unsigned long long)b[1].count, (unsigned long long)b[0].count);
         goto bad;
     }
-    if (get_op(args[2], b[0].dtype, &d.op) < 0) goto bad;
+    if (get_op(args[2], b[0].dtype, c, &d) < 0) goto bad;
     d.send = SEND(b);
     d.recv = RECV(b);
     d.count = b[0].count;
@@ -500,7 +622,8 @@ static PyObject *comm_reduce(CommObject *c, PyObject *const *args, Py_ssize_t na
                      (unsigned long long)b[1].count, (unsigned long long)b[0].count);
         goto bad;
     }
-    if (get_op(args[2], b[0].dtype, &d.op) < 0) goto bad;
+    if (get_op(args[2], b[0].dtype, c, &d) < 0) goto bad;
+    if (d.root != c->rank) d.avg_n = 0; /* only the root has a result (recv is the input here) */
     d.send = SEND(b);
     d.recv = RECV(b);
     d.count = b[1].count;
@@ -547,7 +670,7 @@ static PyObject *comm_reduce_scatter(CommObject *c, PyObject *const *args, Py_ss
                      (unsigned long long)b[1].count, c->size, (unsigned long long)b[0].count);
         goto bad;
     }
-    if (get_op(args[2], b[0].dtype, &d.op) < 0) goto bad;
+    if (get_op(args[2], b[0].dtype, c, &d) < 0) goto bad;
     d.send = SEND(b);
     d.recv = RECV(b);
     d.count = b[0].count;
@@ -760,7 +883,7 @@ static PyObject *comm_reduce_scatter_v(CommObject *c, PyObject *const *args, Py_
                      "%llu elements", (unsigned long long)d.arr[c->rank], (unsigned long long)b[0].count);
         goto bad;
     }
-    if (get_op(args[4], b[0].dtype, &d.op) < 0) goto bad;
+    if (get_op(args[4], b[0].dtype, c, &d) < 0) goto bad;
     d.send = SEND(b);
     d.recv = RECV(b);
     d.count = b[0].count;
@@ -1033,7 +1156,11 @@ static PyObject *handle_wait(HandleObject *h, PyObject *args, PyObject *kw)
     if (to != Py_None) {
         t = PyFloat_AsDouble(to);
         if (t == -1.0 && PyErr_Occurred()) return NULL;
-        if (t < 0) t = -1.0;
+        if (t != t) {
+            PyErr_SetString(PyExc_ValueError, "wait(timeout): timeout is NaN; give seconds, or None to wait until done");
+            return NULL;
+        }
+        if (t < 0 || t > HCCL_WAIT_MAX_S) t = -1.0; /* forever (inf, or more than 31 years) */
     }
     op_state *st = h->st;
     int done = __atomic_load_n(&st->done, __ATOMIC_ACQUIRE);
@@ -1113,7 +1240,7 @@ static PyObject *mod_get_root_info(PyObject *self, PyObject *u)
     Py_BEGIN_ALLOW_THREADS
     r = HcclGetRootInfo(&ri);
     Py_END_ALLOW_THREADS
-    if (r != HCCL_SUCCESS) return raise_hccl(r, "get_root_info", NULL, -1, NULL);
+    if (r != HCCL_SUCCESS) return raise_hccl(r, "get_root_info", NULL, -1, last_warning());
     return PyBytes_FromStringAndSize(ri.internal, sizeof ri.internal);
 }
 
@@ -1149,7 +1276,7 @@ static PyObject *mod_comm_init_root_info(PyObject *self, PyObject *args, PyObjec
     Py_BEGIN_ALLOW_THREADS
     r = HcclCommInitRootInfoConfig(nranks, &info, rank, &cfg, &h);
     Py_END_ALLOW_THREADS
-    if (r != HCCL_SUCCESS) return raise_hccl(r, "comm_init_root_info", NULL, -1, NULL);
+    if (r != HCCL_SUCCESS) return raise_hccl(r, "comm_init_root_info", NULL, -1, last_warning());
     return (PyObject *)comm_new(h);
 }
 
@@ -1167,7 +1294,7 @@ static PyObject *mod_comm_init_from_env(PyObject *self, PyObject *args, PyObject
     Py_BEGIN_ALLOW_THREADS
     r = HcclCommInitFromEnv(&cfg, &h);
     Py_END_ALLOW_THREADS
-    if (r != HCCL_SUCCESS) return raise_hccl(r, "init", NULL, -1, NULL);
+    if (r != HCCL_SUCCESS) return raise_hccl(r, "init", NULL, -1, last_warning());
     return (PyObject *)comm_new(h);
 }
 
@@ -1196,7 +1323,7 @@ static PyObject *mod_comm_init_all(PyObject *self, PyObject *arg)
     free(dev);
     if (r != HCCL_SUCCESS) {
         free(hs);
-        return raise_hccl(r, "comm_init_all", NULL, -1, NULL);
+        return raise_hccl(r, "comm_init_all", NULL, -1, last_warning());
     }
     PyObject *list = PyList_New(n);
     for (long i = 0; list && i < n; i++) {

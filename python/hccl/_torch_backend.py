@@ -153,6 +153,16 @@ def _completion_loop(q):
         if item is None:
             return
         _complete(*item)
+        item = None  # the Work holds the communicator: not until the next one comes
+
+
+def _stop_completion(q, t):
+    """The group is gone (destroy_process_group): its completion thread ends."""
+    q.put(None)
+    try:
+        _completion_threads.remove((q, t))
+    except ValueError:
+        pass
 
 
 _C10D_FILE = getattr(sys.modules.get("torch.distributed.distributed_c10d"), "__file__", None)
@@ -222,6 +232,9 @@ def _opt(opts, attr, default):
     return getattr(opts, attr, default)
 
 
+_TIMEOUT_MAX_S = 10 ** 9  # the library's longest timeout (31 years)
+
+
 class ProcessGroupHCCL(_BasePG):
     """A torch.distributed process group over one HCCL communicator."""
 
@@ -238,7 +251,12 @@ class ProcessGroupHCCL(_BasePG):
         if comm is None:
             exec_timeout = -1
             if "HCCL_EXEC_TIMEOUT" not in os.environ and self._timeout_s:
-                exec_timeout = max(1, int(self._timeout_s + 0.999))
+                exec_timeout = min(max(1, int(self._timeout_s + 0.999)), _TIMEOUT_MAX_S)
+            if "HCCL_CONNECT_TIMEOUT" not in os.environ and self._timeout_s:
+                # The group's timeout also bounds the wait for the other ranks at
+                # creation, as with torch's own backends. The library reads the
+                # variable once: the first group's timeout holds for the process.
+                os.environ["HCCL_CONNECT_TIMEOUT"] = str(min(max(1, int(self._timeout_s + 0.999)), _TIMEOUT_MAX_S))
             _api._spin_defaults()
             key = "hccl_root_info"
             if rank == 0:
@@ -275,6 +293,7 @@ class ProcessGroupHCCL(_BasePG):
             t = threading.Thread(target=_completion_loop, args=(self._cq,), daemon=True, name="hccl-completion")
             t.start()
             _completion_threads.append((self._cq, t))
+            weakref.finalize(self, _stop_completion, self._cq, t)
         return self._cq
 
     def _work(self, work, outputs):

@@ -22,3 +22,13 @@ def test_work_errors_and_timeouts():
 def test_ddp_matches_gloo():
     r = launch.run(2, launch.worker("ddp_equiv.py"), timeout=180)
     assert r.out.count("checks passed") == 2, r
+
+
+def test_backend_edges():
+    r = launch.run(2, launch.worker("torch_edges.py"), "edges", timeout=120)
+    assert r.out.count("5 checks passed") == 2, r
+
+
+def test_missing_rank_at_init_is_named():
+    r = launch.run(3, launch.worker("torch_edges.py"), "noarrive", timeout=120, check=False)
+    assert "rank 0: init failed after" in r.out and r.out.count("1 checks passed") == 2, r

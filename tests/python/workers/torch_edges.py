@@ -1,0 +1,145 @@
+"""Rank script: torch.distributed over the hccl backend at its edges.
+
+mode "edges" (2 ranks):
+  - Work.wait(timeout) with inf or 1e300 waits for the operation (rank 1 comes 0.5 s
+    late) instead of hanging; NaN raises ValueError;
+  - ReduceOp.AVG with async_op=True is divided when is_completed() first says True,
+    and when the Work is dropped (read after a barrier), in float32, float16,
+    bfloat16 and int32 (floor division), for all_reduce and reduce_scatter_tensor;
+  - a list-form all_gather's list is filled once is_completed() says True;
+  - batch_isend_irecv on one rank matches plain send/recv on the other;
+  - groups that used get_future() leave no thread or communicator behind when
+    destroyed.
+mode "noarrive" (3 ranks, HCCL_CONNECT_TIMEOUT unset): rank 2 never creates the
+  group; rank 0's init fails within about the group's timeout (3 s) with an HcclError
+  whose peers include rank 2 and whose message names it.
+"""
+import gc
+import os
+import sys
+import threading
+import time
+from datetime import timedelta
+
+import common as C
+
+if sys.argv[1] == "noarrive":
+    os.environ.pop("HCCL_CONNECT_TIMEOUT", None)  # the group's timeout must bound the wait
+
+import hccl  # noqa: E402
+import torch  # noqa: E402
+import torch.distributed as dist  # noqa: E402
+
+
+def waits(r):
+    for arg in (float("inf"), 1e300):
+        t = torch.ones(2)
+        if r == 1:
+            time.sleep(0.5)
+        w = dist.all_reduce(t, async_op=True)
+        assert w.wait(arg if r == 0 else None) and t.tolist() == [2.0, 2.0], (arg, t)
+    w = dist.all_reduce(torch.ones(2), async_op=True)
+    try:
+        w.wait(float("nan"))
+        raise AssertionError("wait(nan) returned")
+    except ValueError as e:
+        assert "NaN" in str(e), e
+    w.wait()
+    C.ok("wait timeouts")
+
+
+def averages(r):
+    for dt, vals, want in ((torch.float32, [1, 2], 1.5), (torch.float16, [1, 2], 1.5),
+                           (torch.bfloat16, [1, 2], 1.5), (torch.int32, [-1, -2], -2)):
+        t = torch.full((5,), vals[r], dtype=dt)
+        w = dist.all_reduce(t, op=dist.ReduceOp.AVG, async_op=True)
+        while not w.is_completed():
+            time.sleep(0.001)
+        assert t.tolist() == [want] * 5, (dt, t)  # before any wait()
+        w.wait()
+        assert t.tolist() == [want] * 5, (dt, t)
+        t = torch.full((5,), vals[r], dtype=dt)
+        dist.all_reduce(t, op=dist.ReduceOp.AVG, async_op=True)  # dropped
+        gc.collect()
+        dist.barrier()
+        assert t.tolist() == [want] * 5, (dt, t)
+        out = torch.zeros(3, dtype=dt)
+        w = dist.reduce_scatter_tensor(out, torch.full((6,), vals[r], dtype=dt), op=dist.ReduceOp.AVG,
+                                       async_op=True)
+        while not w.is_completed():
+            time.sleep(0.001)
+        assert out.tolist() == [want] * 3, (dt, out)
+    C.ok("async AVG")
+    lst = [torch.zeros(3) for _ in range(2)]
+    w = dist.all_gather(lst, torch.full((3,), float(r + 1)), async_op=True)
+    while not w.is_completed():
+        time.sleep(0.001)
+    assert [x.tolist() for x in lst] == [[1.0] * 3, [2.0] * 3], lst
+    C.ok("async list all_gather")
+
+
+def p2p_kinds(r):
+    x, o = torch.arange(3.0) + 10, torch.zeros(3)
+    if r == 0:
+        for w in dist.batch_isend_irecv([dist.P2POp(dist.isend, x, 1)]):
+            w.wait()
+        dist.recv(o, 1)
+    else:
+        dist.recv(o, 0)
+        for w in dist.batch_isend_irecv([dist.P2POp(dist.isend, x, 0)]):
+            w.wait()
+    assert o.tolist() == [10.0, 11.0, 12.0], o
+    C.ok("batch vs plain p2p")
+
+
+def group_churn(r):
+    def threads():
+        return sum(1 for t in threading.enumerate() if t.name == "hccl-completion")
+    for _ in range(4):
+        g = dist.new_group([0, 1], backend="hccl")
+        t = torch.ones(2)
+        dist.all_reduce(t, group=g, async_op=True).get_future().wait()
+        assert t.tolist() == [2.0, 2.0], t
+        dist.destroy_process_group(g)
+        del g
+        gc.collect()
+    deadline = time.monotonic() + 5
+    while threads() > 0 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert threads() == 0, threading.enumerate()
+    C.ok("destroyed groups leave no threads")
+
+
+def noarrive(r):
+    if r == 2:
+        time.sleep(12)
+        print("rank 2: stayed away", flush=True)
+        return
+    t0 = time.monotonic()
+    try:
+        dist.init_process_group("hccl", timeout=timedelta(seconds=3))
+        raise AssertionError("init returned without rank 2")
+    except Exception as e:  # noqa: BLE001 - rank 1 may fail in torch's store first
+        dt = time.monotonic() - t0
+        assert dt < 20, dt
+        if r == 0:
+            assert isinstance(e, hccl.HcclError) and 2 in (e.peers or []) and "never arrived" in str(e), e
+            print("rank 0: init failed after %.1f s: %s" % (dt, e), flush=True)
+    C.ok("missing rank at init")
+    C.report(r)
+
+
+def main():
+    if sys.argv[1] == "noarrive":
+        return noarrive(int(os.environ["RANK"]))
+    dist.init_process_group("hccl", timeout=timedelta(seconds=30))
+    r = dist.get_rank()
+    waits(r)
+    averages(r)
+    p2p_kinds(r)
+    group_churn(r)
+    dist.destroy_process_group()
+    C.report(r)
+
+
+main()
