@@ -133,7 +133,10 @@ static HcclResult addr_from_ifname(const char *spec, int family, hccl_addr *out)
         break;
     }
     freeifaddrs(ifs);
-    if (res != HCCL_SUCCESS) HCCL_WARN(BOOT, "HCCL_SOCKET_IFNAME=%s matches no interface that is up", spec);
+    if (res != HCCL_SUCCESS)
+        HCCL_WARN(BOOT, "HCCL_SOCKET_IFNAME=%s matches no interface that is up with an %s address%s", spec,
+                  family == AF_INET6 ? "AF_INET6 (non-link-local)" : "AF_INET",
+                  family == AF_INET6 ? "" : " (IPv6 only: set HCCL_SOCKET_FAMILY=AF_INET6)");
     return res;
 }
 
