@@ -99,7 +99,7 @@ static float half_to_f32(uint16_t h)
 static uint16_t f32_to_bf16(float f)
 {
     union { float f; uint32_t u; } v = {f};
-    if ((v.u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((v.u >> 16) | 0x40u); /* nan stays nan */
+    if ((v.u & 0x7fffffffu) > 0x7f800000u) return 0x7fc0u; /* nan: torch's one bf16 nan */
     return (uint16_t)((v.u + 0x7fffu + ((v.u >> 16) & 1u)) >> 16);
 }
 

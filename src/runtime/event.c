@@ -2,16 +2,21 @@
  * event.c - events with CUDA semantics, built from stream tasks.
  *
  * An event counts its records: aclrtRecordEvent gives the new record the number
- * recorded+1 and enqueues a marker task on the stream; when the marker runs, the
- * event's completed number rises to that record (it only ever rises).
+ * recorded+1 and enqueues a marker task on the stream; when the marker runs, that
+ * record is done. Records on different streams can be done out of order, and a wait
+ * is for its own record, as in CUDA: `completed` is the watermark below which every
+ * record is done (it only ever rises), and records done above it are kept in a
+ * small list until the watermark passes them (record #1 on a busy stream, #2 on an
+ * idle one: #2 done does not release a wait for #1).
  *
  *   stream A: [slow task][record #1]             completed: 0 -> 1
  *   stream B:      [wait for #1][task after wait]  (the wait blocks B's worker)
  *
  * aclrtStreamWaitEvent(stream, ev) captures target = recorded at the time of the
  * call (the most recent record before the wait; none: nothing to wait for) and
- * enqueues a task that blocks until completed >= target. aclrtSynchronizeEvent waits
- * the same way in the caller; aclrtQueryEventStatus compares completed with recorded.
+ * enqueues a task that blocks until record target is done. aclrtSynchronizeEvent
+ * waits the same way in the caller; aclrtQueryEventStatus asks whether the latest
+ * record is done.
  *
  * The event remembers where its latest record's marker was queued. A waiter for that
  * record (aclrtSynchronizeEvent, or the wait task of another stream) first runs the
@@ -32,12 +37,15 @@
 #include "util/util.h"
 
 #include <pthread.h>
+#include <string.h>
 
 typedef struct rt_event {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     uint64_t recorded;  /* number of the last record (under mu) */
-    uint64_t completed; /* highest record whose marker ran (atomic reads) */
+    uint64_t completed; /* every record up to this one is done (atomic reads) */
+    uint64_t *above;    /* records above completed that are done (under mu) */
+    uint32_t nabove, capabove;
     int sleepers;
     int refs; /* atomic */
     uint64_t last_num;           /* the record whose marker position is known (under mu) */
@@ -57,6 +65,7 @@ static void event_put(rt_event *e)
     if (__atomic_sub_fetch(&e->refs, 1, __ATOMIC_ACQ_REL) == 0) {
         pthread_cond_destroy(&e->cv);
         pthread_mutex_destroy(&e->mu);
+        hccl_free(e->above);
         hccl_free(e);
     }
 }
@@ -73,10 +82,47 @@ static rt_event *event_get(aclrtEvent handle)
     return e;
 }
 
+/* Under mu: 1 when record seq is done. */
+static int record_done(const rt_event *e, uint64_t seq)
+{
+    if (e->completed >= seq) return 1;
+    for (uint32_t i = 0; i < e->nabove; i++)
+        if (e->above[i] == seq) return 1;
+    return 0;
+}
+
+/* Under mu: takes seq off the list of records done above the watermark; 1 if there. */
+static int take_above(rt_event *e, uint64_t seq)
+{
+    for (uint32_t i = 0; i < e->nabove; i++) {
+        if (e->above[i] == seq) {
+            e->above[i] = e->above[--e->nabove];
+            return 1;
+        }
+    }
+    return 0;
+}
+
 static void complete_record(rt_event *e, uint64_t seq)
 {
     pthread_mutex_lock(&e->mu);
-    if (seq > e->completed) __atomic_store_n(&e->completed, seq, __ATOMIC_RELEASE);
+    if (seq == e->completed + 1) {
+        while (take_above(e, seq + 1)) seq++; /* the watermark passes the ones done before */
+        __atomic_store_n(&e->completed, seq, __ATOMIC_RELEASE);
+    } else if (seq > e->completed) {
+        if (e->nabove == e->capabove) {
+            uint32_t cap = e->capabove ? e->capabove * 2 : 8;
+            uint64_t *a = hccl_malloc(sizeof *a * cap);
+            if (a) {
+                if (e->nabove) memcpy(a, e->above, sizeof *a * e->nabove);
+                hccl_free(e->above);
+                e->above = a;
+                e->capabove = cap;
+            }
+        }
+        if (e->nabove < e->capabove) e->above[e->nabove++] = seq;
+        else __atomic_store_n(&e->completed, seq, __ATOMIC_RELEASE); /* out of memory: the old, looser rule */
+    }
     if (e->sleepers) pthread_cond_broadcast(&e->cv);
     pthread_mutex_unlock(&e->mu);
 }
@@ -96,9 +142,12 @@ static void wait_record(rt_event *e, uint64_t target)
     hccl_rt_stream_pos pos;
     if (__atomic_load_n(&e->completed, __ATOMIC_ACQUIRE) >= target) return;
     if (record_pos(e, target, &pos)) hccl_rt_stream_help(&pos);
-    if (hccl_rt_spin_until_ge(&e->completed, target)) return;
     pthread_mutex_lock(&e->mu);
-    while (e->completed < target) {
+    int ooo = e->nabove > 0; /* records done out of order: the watermark may not reach target soon */
+    pthread_mutex_unlock(&e->mu);
+    if (!ooo && hccl_rt_spin_until_ge(&e->completed, target)) return;
+    pthread_mutex_lock(&e->mu);
+    while (!record_done(e, target)) {
         e->sleepers++;
         pthread_cond_wait(&e->cv, &e->mu);
         e->sleepers--;
@@ -190,8 +239,9 @@ aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event)
     if (!e) return hccl_rt_error(ACL_ERROR_RT_INVALID_HANDLE, "aclrtStreamWaitEvent: %p is not a live event", event);
     pthread_mutex_lock(&e->mu);
     uint64_t target = e->recorded;
+    int done = record_done(e, target);
     pthread_mutex_unlock(&e->mu);
-    if (__atomic_load_n(&e->completed, __ATOMIC_ACQUIRE) >= target) {
+    if (done) {
         event_put(e); /* already complete (or never recorded): nothing to wait for */
         if (!hccl_rt_stream_live(stream))
             return hccl_rt_error(ACL_ERROR_RT_INVALID_HANDLE, "aclrtStreamWaitEvent: %p is not a live stream", stream);
@@ -231,7 +281,7 @@ aclError aclrtQueryEventStatus(aclrtEvent event, aclrtEventRecordedStatus *statu
     if (!e) return hccl_rt_error(ACL_ERROR_RT_INVALID_HANDLE, "aclrtQueryEventStatus: %p is not a live event", event);
     pthread_mutex_lock(&e->mu);
     uint64_t recorded = e->recorded;
-    int done = e->completed >= recorded;
+    int done = record_done(e, recorded);
     pthread_mutex_unlock(&e->mu);
     hccl_rt_stream_pos pos;
     if (!done && record_pos(e, recorded, &pos)) hccl_rt_stream_kick(&pos); /* polling must advance */
@@ -263,6 +313,7 @@ static void reset_event(uintptr_t key, uint64_t val, void *ctx)
     pthread_cond_init(&e->cv, NULL);
     e->sleepers = 0;
     e->completed = e->recorded;
+    e->nabove = 0;
     e->last_pos.stream = NULL;
     e->refs = 1; /* markers of the parent's streams never run here */
 }

@@ -30,8 +30,11 @@ int64_t hccl_param_read_int_in(const char *env, int64_t dflt, int64_t lo, int64_
     int64_t v = hccl_param_read_int(env, dflt);
     if (v >= lo && v <= hi) return v;
     int64_t use = outside == HCCL_PARAM_DEFAULT ? dflt : v < lo ? lo : hi;
-    HCCL_WARN(INIT, "%s=%lld is outside %lld..%lld; using %lld", env, (long long)v, (long long)lo, (long long)hi,
-              (long long)use);
+    if (use < lo || use > hi) /* a default that means "not set" */
+        HCCL_WARN(INIT, "%s=%lld is outside %lld..%lld; ignored", env, (long long)v, (long long)lo, (long long)hi);
+    else
+        HCCL_WARN(INIT, "%s=%lld is outside %lld..%lld; using %lld", env, (long long)v, (long long)lo, (long long)hi,
+                  (long long)use);
     return use;
 }
 

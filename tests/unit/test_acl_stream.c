@@ -204,6 +204,28 @@ static void test_events(void)
     TT_ASSERT_EQ(aclrtSynchronizeEvent(ev), ACL_SUCCESS);
     TT_ASSERT_EQ(__atomic_load_n(&flag2, __ATOMIC_ACQUIRE), 1);
 
+    /* One event recorded on a busy stream, then on an idle one, a wait after each:
+     * the first wait is for the first record, which the second record's completing
+     * first must not release (records done out of order, as in CUDA). */
+    aclrtStream c = NULL;
+    int flag3 = 0;
+    ev_check chk3 = {&flag3, -1};
+    TT_ASSERT_EQ(aclrtCreateStream(&c), ACL_SUCCESS);
+    TT_ASSERT_EQ(aclrtLaunchHostTask(a, sleep_task, (void *)(intptr_t)200), ACL_SUCCESS);
+    TT_ASSERT_EQ(aclrtLaunchHostTask(a, set_flag, &flag3), ACL_SUCCESS);
+    TT_ASSERT_EQ(aclrtRecordEvent(ev, a), ACL_SUCCESS);
+    TT_ASSERT_EQ(aclrtStreamWaitEvent(b, ev), ACL_SUCCESS);
+    TT_ASSERT_EQ(aclrtRecordEvent(ev, c), ACL_SUCCESS);
+    TT_ASSERT_EQ(aclrtSynchronizeStream(c), ACL_SUCCESS); /* the second record is done */
+    TT_ASSERT_EQ(aclrtQueryEventStatus(ev, &st), ACL_SUCCESS);
+    TT_ASSERT_EQ(st, ACL_EVENT_RECORDED_STATUS_COMPLETE); /* the latest record */
+    TT_ASSERT_EQ(aclrtStreamWaitEvent(b, ev), ACL_SUCCESS);
+    TT_ASSERT_EQ(aclrtLaunchHostTask(b, check_flag, &chk3), ACL_SUCCESS);
+    TT_ASSERT_EQ(aclrtSynchronizeStream(b), ACL_SUCCESS);
+    TT_ASSERT_EQ(chk3.seen, 1);
+    TT_ASSERT_EQ(aclrtSynchronizeStream(a), ACL_SUCCESS);
+    TT_ASSERT_EQ(aclrtDestroyStream(c), ACL_SUCCESS);
+
     /* Destroying an event whose record is still queued is safe. */
     aclrtEvent ev2 = NULL;
     TT_ASSERT_EQ(aclrtCreateEvent(&ev2), ACL_SUCCESS);

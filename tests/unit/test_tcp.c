@@ -10,6 +10,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <limits.h>
 #include <netinet/tcp.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -196,11 +197,18 @@ int main(void)
     hccl_conn *c = NULL;
     TT_ASSERT_EQ(hccl_tcp_conn_create(bad, 0, 1, 0, &c), HCCL_E_PARA);
     TT_ASSERT_EQ(hccl_tcp_conn_create(bad, 9, 1, 0, &c), HCCL_E_PARA);
-    /* Give-up times: the operation timeout + 10 s; never for "never"; at most 2^32-1 ms. */
+    /* Give-up times: the operation timeout + 10 s; never for "never"; at most INT_MAX ms
+     * (what the kernel accepts). */
     TT_ASSERT_EQ(hccl_tcp_give_up_ms(0), 0u);
     TT_ASSERT_EQ(hccl_tcp_give_up_ms(5000000000ull), 15000u);
     TT_ASSERT_EQ(hccl_tcp_give_up_ms(1836000000000ull), 1846000u);
-    TT_ASSERT_EQ(hccl_tcp_give_up_ms(UINT64_MAX), UINT32_MAX);
+    TT_ASSERT_EQ(hccl_tcp_give_up_ms(UINT64_MAX), (unsigned)INT_MAX);
+    {
+        unsigned ut = hccl_tcp_give_up_ms(UINT64_MAX); /* the kernel takes the largest */
+        int s = socket(AF_INET, SOCK_STREAM, 0);
+        TT_ASSERT_EQ(setsockopt(s, IPPROTO_TCP, TCP_USER_TIMEOUT, &ut, sizeof ut), 0);
+        close(s);
+    }
     for (unsigned n = 1; n <= 8; n++) {
         if (n > 3 && n != 8) continue;
         stream_test(n, 0);

@@ -11,6 +11,7 @@
 #include "util/util.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <poll.h>
 #include <string.h>
@@ -186,7 +187,7 @@ unsigned hccl_tcp_give_up_ms(uint64_t exec_timeout_ns)
 {
     if (!exec_timeout_ns) return 0;
     uint64_t ms = exec_timeout_ns / 1000000u + 10000u;
-    return ms > UINT32_MAX ? UINT32_MAX : (unsigned)ms;
+    return ms > INT_MAX ? INT_MAX : (unsigned)ms; /* Linux refuses a TCP_USER_TIMEOUT above INT_MAX */
 }
 
 HcclResult hccl_tcp_conn_create(const int *fds, unsigned nfds, unsigned peer, unsigned give_up_ms,
