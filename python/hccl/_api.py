@@ -301,21 +301,6 @@ def _op_code(op):
     return code
 
 
-def _torch_bool():
-    import torch
-    return torch.bool
-
-
-def _check_avg_dtype(t):
-    if _is_torch(t):
-        if t.dtype == _torch_bool():
-            raise TypeError("hccl: ReduceOp.AVG is not defined for bool tensors")
-    else:
-        dt = getattr(t, "dtype", None)
-        if dt is not None and str(dt) == "bool":
-            raise TypeError("hccl: ReduceOp.AVG is not defined for bool arrays")
-
-
 # ---------------------------------------------------------------- Work
 
 
@@ -678,8 +663,6 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
         if c is None:
             return None
     code = op if type(op) is ReduceOp else _op_code(op)
-    if code == 4:
-        _check_avg_dtype(tensor)
     h = c.all_reduce(tensor, tensor, code, async_op)
     return Work(h, None, [tensor]) if async_op else None
 
@@ -699,8 +682,6 @@ def reduce(tensor, dst=0, op=ReduceOp.SUM, group=None, async_op=False):
         return None
     root = _rank(tr, dst, "dst")
     code = _op_code(op)
-    if code == 4:
-        _check_avg_dtype(tensor)
     out = tensor if root == c.rank else None
     h = c.reduce(tensor, out, code, root, async_op)
     return Work(h, None, [tensor]) if async_op else None
@@ -737,8 +718,6 @@ def reduce_scatter(output, input, op=ReduceOp.SUM, group=None, async_op=False):
         flat = _flat_empty(output, _numel(output) * c.size)
         _flatten_into(flat, input)
         input = flat
-    if code == 4:
-        _check_avg_dtype(output)
     h = c.reduce_scatter(input, output, code, async_op)
     return Work(h, None, [output]) if async_op else None
 
@@ -878,8 +857,6 @@ def reduce_scatter_v(output, input, input_split_sizes, op=ReduceOp.SUM, group=No
     ri = _rows(input)
     sc = [int(s) * ri for s in input_split_sizes]
     code = _op_code(op)
-    if code == 4:
-        _check_avg_dtype(output)
     h = c.reduce_scatter_v(input, sc, _offsets(sc), output, code, async_op)
     return Work(h, None, [output]) if async_op else None
 

@@ -326,10 +326,7 @@ class ProcessGroupHCCL(_BasePG):
         t = tensors[0] if type(tensors) is list and len(tensors) == 1 else _one(tensors, "allreduce")
         code = _op_from(loc, opts)
         if _caller_waits(loc):
-            if code == 4:
-                _api.all_reduce(t, 4, self.comm, False)
-            else:
-                self.comm.all_reduce(t, t, code, False)
+            self.comm.all_reduce(t, t, code, False)  # AVG (4) included: the extension divides
             return self._done
         return self._work(_api.all_reduce(t, code, self.comm, True), [t])
 
