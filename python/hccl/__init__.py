@@ -37,7 +37,12 @@ __version__ = "0.1.0"
 
 
 def _register_torch_backend():
-    """Registers the "hccl" backend with torch.distributed (idempotent)."""
+    """Registers the "hccl" backend with torch.distributed (idempotent). The module
+    registers itself when its import completes; one being imported right now (its
+    `import torch.distributed` ran this hook) is left to do so."""
+    half = _sys.modules.get(__name__ + "._torch_backend")
+    if half is not None and not hasattr(half, "register"):
+        return
     from . import _torch_backend
     _torch_backend.register()
 

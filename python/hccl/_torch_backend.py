@@ -529,3 +529,8 @@ def register():
 
 
 __all__ = ["ProcessGroupHCCL", "WorkHCCL", "register", "HcclError"]
+
+# Whoever imports this module registers the backend, also when its own `import
+# torch.distributed` above is what triggered hccl's import hook (the hook then found
+# this module half-loaded and left the registration to this line).
+register()

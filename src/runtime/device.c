@@ -23,6 +23,7 @@
 #include "runtime/runtime_int.h"
 
 #include "util/log.h"
+#include "util/param.h"
 #include "util/util.h"
 
 #include <errno.h>
@@ -86,17 +87,8 @@ uint32_t hccl_rt_device_count(void)
         }
         if (n > 0) return n > MAX_DEVICE_COUNT ? MAX_DEVICE_COUNT : n;
     }
-    const char *cnt = getenv("HCCL_HOST_DEVICE_COUNT");
-    if (cnt && *cnt) {
-        char *end = NULL;
-        errno = 0;
-        long v = strtol(cnt, &end, 10);
-        if (errno == 0 && end != cnt && *end == 0 && v > 0)
-            return v > (long)MAX_DEVICE_COUNT ? MAX_DEVICE_COUNT : (uint32_t)v;
-        HCCL_INFO(INIT, "HCCL_HOST_DEVICE_COUNT=\"%s\" is not a positive integer; using %u", cnt,
-                  DEFAULT_DEVICE_COUNT);
-    }
-    return DEFAULT_DEVICE_COUNT;
+    return (uint32_t)hccl_param_read_int_in("HCCL_HOST_DEVICE_COUNT", DEFAULT_DEVICE_COUNT, 1, MAX_DEVICE_COUNT,
+                                            HCCL_PARAM_CLAMP);
 }
 
 aclError aclrtGetDeviceCount(uint32_t *count)

@@ -14,7 +14,10 @@ int64_t hccl_param_read_int(const char *env, int64_t dflt)
     if (!s || !*s) return dflt;
     char *end = NULL;
     errno = 0;
-    long long v = strtoll(s, &end, 0);
+    /* decimal (a leading 0 is not octal), or hexadecimal with 0x */
+    const char *digits = s + (*s == '-' || *s == '+');
+    int hex = digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X');
+    long long v = strtoll(s, &end, hex ? 16 : 10);
     if (errno != 0 || end == s || *end != 0) {
         HCCL_WARN(INIT, "%s=\"%s\" is not an integer; using the default %lld", env, s, (long long)dflt);
         return dflt;

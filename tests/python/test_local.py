@@ -54,9 +54,11 @@ def test_import_does_not_import_torch():
 
 def test_backend_registered_whatever_the_import_order():
     for code in ("import hccl, torch.distributed as d; print(d.Backend('hccl'))",
-                 "import torch.distributed as d, hccl; print(d.Backend('hccl'))"):
+                 "import torch.distributed as d, hccl; print(d.Backend('hccl'))",
+                 # hccl.ProcessGroupHCCL first: its module's torch import runs the hook
+                 "import hccl; hccl.ProcessGroupHCCL; import torch.distributed as d; print(d.Backend('hccl'))"):
         r = launch.run_python(code)
-        assert r.rc == 0 and r.out.strip() == "hccl", r
+        assert r.rc == 0 and r.out.strip() == "hccl" and "could not register" not in r.err, r
 
 
 def test_error_class():

@@ -28,6 +28,8 @@ int main(void)
     TT_ASSERT_EQ(in("1", 7, 1, 9, HCCL_PARAM_CLAMP), 1);
     TT_ASSERT_EQ(in("9", 7, 1, 9, HCCL_PARAM_CLAMP), 9);
     TT_ASSERT_EQ(in("0x10", 7, 1, 99, HCCL_PARAM_CLAMP), 16);
+    TT_ASSERT_EQ(in("010", 7, 1, 99, HCCL_PARAM_CLAMP), 10); /* decimal, not octal */
+    TT_ASSERT_EQ(in("08", 7, 1, 99, HCCL_PARAM_CLAMP), 8);
     TT_ASSERT_EQ(in("-1", 7, 0, 1000000, HCCL_PARAM_CLAMP), 0);
     TT_ASSERT_EQ(in("99", 7, 1, 8, HCCL_PARAM_CLAMP), 8);
     TT_ASSERT_EQ(in("-5", 1836, 0, INT64_MAX, HCCL_PARAM_DEFAULT), 1836);
