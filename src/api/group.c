@@ -23,7 +23,9 @@
 #include <string.h>
 
 typedef struct pending {
-    hccl_comm *comm; /* holds a reference */
+    hccl_comm *comm; /* a handle while collected (no reference: destroying the
+                      * communicator meanwhile never waits for the group); at
+                      * HcclGroupEnd a reference, or NULL once destroyed */
     aclrtStream stream;
     HcclSendRecvItem item;
     uint32_t seq; /* call order */
@@ -46,7 +48,6 @@ HcclResult hccl_api_group_add(hccl_comm *c, aclrtStream stream, const HcclSendRe
         group_ops = p;
         group_cap = cap;
     }
-    hccl_comm_retain(c);
     group_ops[group_n] = (pending){c, stream, *item, group_n};
     group_n++;
     return HCCL_SUCCESS;
@@ -99,6 +100,23 @@ HcclResult HcclGroupEnd(void)
     }
     if (--group_depth > 0) return HCCL_SUCCESS;
     HcclResult res = HCCL_SUCCESS;
+    for (uint32_t i = 0; i < group_n; i++) { /* a reference per item, as a call takes */
+        hccl_comm *h = group_ops[i].comm;
+        group_ops[i].comm = NULL;
+        int known_dead = 0;
+        for (uint32_t j = 0; j < i && !known_dead; j++) known_dead = !group_ops[j].comm && group_ops[j].item.buf == h;
+        if (known_dead || hccl_comm_acquire("HcclGroupEnd", (HcclComm)h, &group_ops[i].comm) != HCCL_SUCCESS) {
+            if (!known_dead)
+                HCCL_WARN(COLL, "HcclGroupEnd: communicator %p was destroyed inside the group; its point-to-point "
+                          "calls are dropped", (void *)h);
+            group_ops[i].item.buf = h; /* remembers the dead handle for the items after it */
+            res = HCCL_E_PARA;
+        }
+    }
+    uint32_t live = 0;
+    for (uint32_t i = 0; i < group_n; i++)
+        if (group_ops[i].comm) group_ops[live++] = group_ops[i];
+    group_n = live;
     if (group_n > 1) qsort(group_ops, group_n, sizeof *group_ops, by_comm);
     for (uint32_t i = 0; i < group_n; i++) {
         if (!group_ops[i].comm) continue;

@@ -262,6 +262,25 @@ HcclResult hccl_comm_find_by_name(const char *name, hccl_comm **out)
     return HCCL_SUCCESS;
 }
 
+/* Handles are the communicators' addresses. A freed one is not given back to malloc
+ * at once but after QUARANTINE later frees, so that a stale handle (used after its
+ * HcclCommDestroy) finds no live communicator and fails, rather than reaching the
+ * next communicator malloc placed at the same address. */
+#define QUARANTINE 64
+static hccl_comm *quarantine[QUARANTINE];
+static unsigned quarantine_next;
+static pthread_mutex_t quarantine_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void comm_release_memory(hccl_comm *c)
+{
+    pthread_mutex_lock(&quarantine_lock);
+    hccl_comm *old = quarantine[quarantine_next];
+    quarantine[quarantine_next] = c;
+    quarantine_next = (quarantine_next + 1) % QUARANTINE;
+    pthread_mutex_unlock(&quarantine_lock);
+    hccl_free(old);
+}
+
 static void comm_free(hccl_comm *c)
 {
     hccl_net_stop_responder(c->net); /* before its connections close */
@@ -289,7 +308,7 @@ static void comm_free(hccl_comm *c)
     pthread_mutex_destroy(&c->exec_lock);
     pthread_mutex_destroy(&c->split_lock);
     c->magic = 0;
-    hccl_free(c);
+    comm_release_memory(c);
 }
 
 static hccl_comm *comm_alloc(uint32_t rank, uint32_t nranks, const hccl_comm_cfg *cfg)
@@ -298,6 +317,7 @@ static hccl_comm *comm_alloc(uint32_t rank, uint32_t nranks, const hccl_comm_cfg
     if (!c) return NULL;
     hccl_log_set_rank(rank); /* HCCL_DEBUG_FILE's %r: this process's first communicator */
     c->magic = COMM_MAGIC;
+    c->owner_pid = (int)getpid();
     c->rank = rank;
     c->nranks = nranks;
     c->cfg = *cfg;
@@ -827,6 +847,15 @@ HcclResult hccl_comm_destroy(HcclComm handle)
     if (!c) {
         HCCL_WARN(INIT, "HcclCommDestroy: %p is not a live communicator", handle);
         return HCCL_E_PARA;
+    }
+    if ((int)getpid() != c->owner_pid) {
+        /* A fork child's copy: the operations its parent had queued hold references
+         * that nothing here will ever drop (the child has no stream workers). Free
+         * the child's copies of the sockets and memory, and nothing of the parent's. */
+        HCCL_INFO(INIT, "comm %s: rank %u's copy destroyed in a forked child", c->name, c->rank);
+        __atomic_store_n(&c->aborting, 1, __ATOMIC_RELEASE);
+        comm_free(c);
+        return HCCL_SUCCESS;
     }
     /* Let queued operations finish for a moment; then make any that still wait on
      * peers give up, so destroy never hangs on a dead or frozen peer. */

@@ -61,6 +61,7 @@ typedef struct hccl_comm {
     int async_error; /* HcclResult, atomic */
     int suspended;   /* atomic */
     int aborting;    /* atomic: destroy is waiting; running operations give up */
+    int owner_pid;   /* the process that created it (a fork child's copy has no stream workers) */
     hccl_flight flight;
     uint32_t algo_logged[HCCL_OP_COUNT]; /* bit per algorithm already named at INFO */
 } hccl_comm;

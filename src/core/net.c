@@ -1245,7 +1245,7 @@ static HcclResult net_exchange_run(hccl_netimpl *n, hccl_xfer *x, int cnt)
                 if ((int64_t)x[i].peer == n->aborted_peer) return peer_aborted_before(n);
                 if (n->dead[x[i].peer])
                     return fail(n, HCCL_E_TCP_TRANSFER,
-                                "rank %u exited or closed its connection during %s #%u (its process is gone)",
+                                "rank %u exited, or destroyed its communicator, during %s #%u (its connection closed)",
                                 x[i].peer, n->fp.p2p ? "point-to-point transfer" : hccl_op_name(n->fp.op),
                                 n->fp.seq);
                 continue;
@@ -1367,7 +1367,7 @@ static HcclResult slot_check_live(hccl_netimpl *n, const unsigned char *got)
         if ((int64_t)p == n->aborted_peer) return peer_aborted_before(n);
         if (n->dead[p])
             return fail(n, HCCL_E_TCP_TRANSFER,
-                        "rank %u exited or closed its connection during %s #%u (its process is gone)", p,
+                        "rank %u exited, or destroyed its communicator, during %s #%u (its connection closed)", p,
                         hccl_op_name(n->fp.op), n->fp.seq);
     }
     return HCCL_SUCCESS;

@@ -11,7 +11,12 @@
  * subcomm: HcclCommConfigInit defaults; HcclCreateSubCommConfig for even and odd ranks
  *   (the odd group's root late), for all ranks in reverse order (with a configured
  *   name) and for each rank alone; collectives on the sub-communicators interleaved
- *   with the parent's.
+ *   with the parent's. Then lifecycle edges on an all-ranks sub-communicator: destroyed
+ *   inside an open group holding its Send/Recv (destroy returns within 2 s and
+ *   HcclGroupEnd fails with HCCL_E_PARA instead of destroy waiting forever); its stale
+ *   handle refused even after another sub-communicator was created; and (processes
+ *   only) a fork child destroying its copy of one with an operation queued returns
+ *   within 10 s while the parent's operation completes.
  * config: HcclCommInitRootInfoConfig with a configured name and a 1 MB buffer (a 6 MiB
  *   AllReduce must still be right), then with an older, shorter config struct (size
  *   and version of a version-1 caller, garbage after it); one rank arrives late.
@@ -21,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 /* AllReduce(SUM) of one int32 per rank, then AllGather of it; checks both. */
@@ -268,6 +274,64 @@ static HcclComm make_sub(conf_ctx *ctx, uint32_t cnt, uint32_t *ids, uint64_t id
     return sub;
 }
 
+static aclError sleep_300ms(void *arg)
+{
+    (void)arg;
+    usleep(300 * 1000);
+    return ACL_SUCCESS;
+}
+
+static void lifecycle(conf_ctx *ctx)
+{
+    int n = ctx->nranks, r = ctx->rank;
+    uint32_t all[CONF_MAX_RANKS];
+    for (int i = 0; i < n; i++) all[i] = (uint32_t)i;
+    if (n < 2) return;
+    HcclComm a = make_sub(ctx, (uint32_t)n, all, 200, (uint32_t)r, NULL, "lifecycle A");
+    if (!a) return;
+    void *buf = NULL;
+    if (!conf_acl_ok(ctx, aclrtMalloc(&buf, 64, ACL_MEM_MALLOC_HUGE_FIRST), "aclrtMalloc")) return;
+    conf_step(ctx, "HcclCommDestroy inside an open group holding the communicator's Send/Recv");
+    if (conf_ok(ctx, HcclGroupStart(), "HcclGroupStart")) {
+        conf_ok(ctx, HcclSend(buf, 4, HCCL_DATA_TYPE_INT32, (uint32_t)((r + 1) % n), a, ctx->stream), "HcclSend");
+        conf_ok(ctx, HcclRecv((char *)buf + 32, 4, HCCL_DATA_TYPE_INT32, (uint32_t)((r + n - 1) % n), a, ctx->stream),
+                "HcclRecv");
+        double t0 = conf_now();
+        conf_ok(ctx, HcclCommDestroy(a), "HcclCommDestroy(A) inside the group");
+        if (conf_now() - t0 > 2.0) conf_fail(ctx, "HcclCommDestroy inside a group took %.1f s", conf_now() - t0);
+        HcclResult g = HcclGroupEnd();
+        if (g != HCCL_E_PARA) conf_fail(ctx, "HcclGroupEnd after its communicator's destroy returned %d", (int)g);
+    }
+    HcclComm b = make_sub(ctx, (uint32_t)n, all, 201, (uint32_t)r, NULL, "lifecycle B");
+    uint32_t v = 0;
+    HcclResult st = HcclGetRankSize(a, &v);
+    if (st != HCCL_E_PARA) conf_fail(ctx, "HcclGetRankSize on a destroyed handle returned %d", (int)st);
+    if (b) {
+        int32_t me = 10 * r + 1, vals[CONF_MAX_RANKS];
+        for (int i = 0; i < n; i++) vals[i] = 10 * i + 1;
+        check_comm(ctx, b, me, vals, n, "sub-comm created after a destroyed one");
+        if (ctx->mode == MODE_PROCS) {
+            /* fork with an operation queued behind a slow task; the child destroys its copy */
+            conf_step(ctx, "fork with an operation queued; the child destroys its copy");
+            conf_acl_ok(ctx, aclrtLaunchHostTask(ctx->stream, sleep_300ms, NULL), "aclrtLaunchHostTask");
+            conf_ok(ctx, HcclAllReduce(buf, buf, 4, HCCL_DATA_TYPE_INT32, HCCL_REDUCE_SUM, b, ctx->stream),
+                    "AllReduce queued");
+            pid_t pid = fork();
+            if (pid == 0) {
+                alarm(10);
+                _exit(HcclCommDestroy(b) == HCCL_SUCCESS ? 0 : 1);
+            }
+            int status = -1;
+            waitpid(pid, &status, 0);
+            if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+                conf_fail(ctx, "the fork child's HcclCommDestroy with an operation queued: status %#x", status);
+            conf_sync(ctx, ctx->stream, "the parent's queued AllReduce");
+        }
+        conf_ok(ctx, HcclCommDestroy(b), "HcclCommDestroy(B)");
+    }
+    aclrtFree(buf);
+}
+
 void conf_suite_subcomm(conf_ctx *ctx)
 {
     int n = ctx->nranks, r = ctx->rank;
@@ -324,6 +388,7 @@ void conf_suite_subcomm(conf_ctx *ctx)
     if (reversed) conf_ok(ctx, HcclCommDestroy(reversed), "HcclCommDestroy(reversed)");
     if (alone) conf_ok(ctx, HcclCommDestroy(alone), "HcclCommDestroy(self)");
     check_world(ctx, ctx->comm, "parent after destroying sub-comms");
+    lifecycle(ctx);
 }
 
 /* ---- communicator configs ----------------------------------------------------------- */
