@@ -303,6 +303,7 @@ static void comm_free(hccl_comm *c)
     hccl_free(c->hosts);
     hccl_free(c->host_of);
     hccl_free(c->host_leader);
+    hccl_free(c->no_shm);
     free(c->scratch);
     hccl_flight_free(&c->flight);
     pthread_mutex_destroy(&c->exec_lock);
@@ -344,6 +345,8 @@ typedef struct setup_rec {
     uint64_t host;
     uint64_t probe_addr;
     uint64_t cpus[SETUP_CPU_WORDS]; /* the CPUs it may run on (bit i: CPU i) */
+    uint32_t shm_disabled; /* its HCCL_SHM_DISABLE: its pairs stay on TCP, on both sides */
+    uint32_t pad;
 } setup_rec;
 static const uint64_t probe_word = 0x424f52504c434348ull; /* "HCCLPROB" */
 
@@ -399,14 +402,16 @@ static HcclResult setup_direct(hccl_comm *c)
     c->pids = hccl_calloc(n, sizeof *c->pids);
     c->hosts = hccl_calloc(n, sizeof *c->hosts);
     c->host_leader = hccl_calloc(n, sizeof *c->host_leader);
-    if (!recs || !dirfds || !c->pids || !c->hosts || !c->host_leader) {
+    c->no_shm = hccl_calloc(n, sizeof *c->no_shm);
+    if (!recs || !dirfds || !c->pids || !c->hosts || !c->host_leader || !c->no_shm) {
         hccl_free(recs);
         hccl_free(dirfds);
         return HCCL_E_MEMORY;
     }
     int dirfd = aclrtInternalShareDirAcquire();
     c->share_dir = dirfd >= 0;
-    recs[c->rank] = (setup_rec){(uint32_t)getpid(), dirfd, hccl_boot_host_hash(), (uint64_t)(uintptr_t)&probe_word, {0}};
+    recs[c->rank] = (setup_rec){(uint32_t)getpid(), dirfd, hccl_boot_host_hash(), (uint64_t)(uintptr_t)&probe_word, {0},
+                                hccl_param_shm_disable() != 0, 0};
     usable_cpus(recs[c->rank].cpus);
     hccl_op_args ag = {.type = HCCL_OP_ALLGATHER, .sendbuf = &recs[c->rank], .recvbuf = recs,
                        .count = sizeof(setup_rec), .dtype = HCCL_DATA_TYPE_UINT8};
@@ -425,6 +430,7 @@ static HcclResult setup_direct(hccl_comm *c)
     if (!c->host_of) res = HCCL_E_MEMORY;
     for (uint32_t p = 0; res == HCCL_SUCCESS && p < n; p++) {
         c->pids[p] = recs[p].pid;
+        c->no_shm[p] = (uint8_t)(recs[p].shm_disabled || recs[c->rank].shm_disabled);
         dirfds[p] = recs[p].dirfd;
         c->hosts[p] = recs[p].host;
         uint32_t h = 0;
@@ -481,7 +487,10 @@ static HcclResult setup_shm(hccl_comm *c)
     uint64_t deadline = hccl_now_ns() + hccl_boot_connect_timeout_ns();
     uint32_t nshm = 0;
     for (uint32_t p = 0; p < c->nranks; p++) {
-        if (p == c->rank || c->hosts[p] != c->hosts[c->rank]) continue;
+        /* A pair moves to shared memory only if neither rank disabled it (agreed in
+         * setup_direct): a handshake with a peer that never answers would read its
+         * operations' messages as the handshake's. */
+        if (p == c->rank || c->hosts[p] != c->hosts[c->rank] || c->no_shm[p]) continue;
         hccl_conn *shm = NULL;
         HcclResult r = hccl_shm_conn_create(hccl_tcp_conn_fd(c->conns[p]), c->rank, p, deadline, &shm);
         if (r != HCCL_SUCCESS) {

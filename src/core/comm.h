@@ -51,6 +51,7 @@ typedef struct hccl_comm {
     int crowded;        /* some host has more ranks than CPUs to run them (agreed) */
     uint32_t *host_of;  /* nranks: host index of each rank (first-appearance order) */
     uint32_t *host_leader; /* first rank of each host */
+    uint8_t *no_shm;       /* [p]: this rank or rank p set HCCL_SHM_DISABLE: the pair stays on TCP */
     uint32_t nhosts;
     hccl_netimpl *net;
     void *scratch;

@@ -1171,6 +1171,44 @@ static const char *lost_why(int err)
     }
 }
 
+static int of_this_op(const hccl_netimpl *n, const msg_hdr *h)
+{
+    msg_hdr want;
+    fp_to_hdr(&n->fp, n->fp.seq, h->len, &want);
+    return memcmp(h, &want, sizeof want) == 0;
+}
+
+/* A stalled exchange looks at what the peers it is not receiving from have sent:
+ * this operation's message from a rank whose settings chose another algorithm (the
+ * two algorithms' patterns may never make this rank read it, and every rank would
+ * wait until HCCL_EXEC_TIMEOUT), or an ABORT from a rank that failed (its failure
+ * would not reach ranks that wait on each other). Once it has waited STALL_LOOK_NS,
+ * then every STALL_EVERY_NS. */
+#define STALL_LOOK_NS 50000000ull
+#define STALL_EVERY_NS 100000000ull
+
+static HcclResult stall_evidence(hccl_netimpl *n, hccl_xfer *x, int cnt)
+{
+    if (n->fp.p2p) return HCCL_SUCCESS;
+    for (uint32_t p = 0; p < n->nranks; p++) {
+        msg_hdr h;
+        int reading = 0;
+        for (int i = 0; i < cnt && !reading; i++) reading = x[i].peer == p && x[i].dir == HCCL_XFER_RECV;
+        if (p == n->rank || !n->conns[p] || reading || !peek_from(n, p, &h, sizeof h)) continue;
+        if (h.op != OP_ABORT && (h.op == OP_STATUS || (h.flags & FLAG_P2P) || h.seq != n->fp.seq || of_this_op(n, &h)))
+            continue;
+        xstate s;
+        memset(&s, 0, sizeof s);
+        if (read_until(n, p, n->conns[p], &s.hdr, 0, sizeof s.hdr, hccl_now_ns()) < sizeof s.hdr)
+            return fail(n, HCCL_E_INTERNAL, "rank %u: a message header vanished", p);
+        s.done = sizeof s.hdr;
+        fp_to_hdr(&n->fp, n->fp.seq, 0, &s.want);
+        hccl_xfer px = {HCCL_XFER_RECV, p, NULL, 0};
+        return s.hdr.op == OP_ABORT ? peer_aborted(n, &px, &s) : mismatch(n, &px, &s);
+    }
+    return HCCL_SUCCESS;
+}
+
 static HcclResult net_exchange(hccl_net *base, hccl_xfer *x, int cnt)
 {
     hccl_netimpl *n = (hccl_netimpl *)base;
@@ -1184,6 +1222,7 @@ static HcclResult net_exchange_run(hccl_netimpl *n, hccl_xfer *x, int cnt)
     if (cnt <= 0) return HCCL_SUCCESS;
     if (!ensure_st(n, cnt)) return fail(n, HCCL_E_MEMORY, "out of memory for %d transfers", cnt);
     int remaining = 0, has_self = 0;
+    uint64_t look_at = 0; /* when a stalled wait next looks at the other peers (stall_evidence) */
     for (int i = 0; i < cnt; i++) {
         xstate *s = &n->st[i];
         memset(s, 0, sizeof *s);
@@ -1281,6 +1320,13 @@ static HcclResult net_exchange_run(hccl_netimpl *n, hccl_xfer *x, int cnt)
         if (next == PACE_LATE) return timed_out(n, x, cnt);
         HcclResult ev = slot_evidence(n, x, cnt);
         if (ev != HCCL_SUCCESS) return ev;
+        uint64_t now = hccl_now_ns();
+        if (!look_at) {
+            look_at = now + STALL_LOOK_NS;
+        } else if (now >= look_at) {
+            look_at = now + STALL_EVERY_NS;
+            if ((ev = stall_evidence(n, x, cnt)) != HCCL_SUCCESS) return ev;
+        }
         /* Sleep until one of the head transfers can move. */
         int np = 0;
         for (int i = 0; i < cnt; i++) {
@@ -1376,12 +1422,6 @@ static HcclResult slot_check_live(hccl_netimpl *n, const unsigned char *got)
 /* A message of the operation this rank is in (the same call, any length): one that a
  * peer sent after the slot round of an algorithm that has both (the direct AlltoAll's
  * pairwise pieces after its slot round, say), still to be taken. */
-static int of_this_op(const hccl_netimpl *n, const msg_hdr *h)
-{
-    msg_hdr want;
-    fp_to_hdr(&n->fp, n->fp.seq, h->len, &want);
-    return memcmp(h, &want, sizeof want) == 0;
-}
 
 /* After a slot_gather: a message of this or an earlier collective that some peer
  * sent us over its connection and no operation took. Every operation takes all the

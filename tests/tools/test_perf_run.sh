@@ -4,7 +4,8 @@
 # one row per size with 13 columns (size = count * 4, #wrong 0), the footer lines.
 # Then every other benchmark once with 2 ranks over a few sizes, and the crowded-host
 # agreement with 2 ranks bound one per CPU and with 2 ranks on one CPU; an unknown
-# HCCL_SOCKET_FAMILY, and numbers outside their variables' ranges.
+# HCCL_SOCKET_FAMILY, and numbers outside their variables' ranges; settings that differ
+# between the ranks of a job (HCCL_SHM_DISABLE on one rank; HCCL_ALGO on one rank).
 set -u
 BIN=${1:?usage: test_perf_run.sh BINDIR}
 HCCLRUN="$BIN/hcclrun"
@@ -85,6 +86,36 @@ done
 [ $rc = 0 ] && [ $ok = 1 ] && awk '/^ +[0-9]/ {n++; if ($9 != 0 || $13 != 0) bad++} END {exit !(n == 4 && !bad)}' "$T/out" &&
     pass "out-of-range numbers: WARNs, then the range's bound or the default" ||
     { fail "out-of-range numbers: exit $rc"; cat "$T/err" "$T/out"; }
+
+# HCCL_SHM_DISABLE=1 on one rank of a host: its pairs stay on TCP on both sides (the
+# others' handshakes once read its messages as theirs), results are right.
+cat > "$T/rank1.sh" <<'EOS'
+#!/bin/sh
+[ "$RANK" = "$ONLY_RANK" ] && export $ONLY_VAR
+exec "$@"
+EOS
+chmod +x "$T/rank1.sh"
+for tool in all_reduce_perf all_gather_perf alltoall_perf; do
+    ONLY_RANK=1 ONLY_VAR=HCCL_SHM_DISABLE=1 timeout 120 "$HCCLRUN" -n 3 "$T/rank1.sh" "$BIN/$tool" -b 8 -e 4M -f 64 \
+        -w 1 -n 2 -c 1 > "$T/out" 2> "$T/err"
+    rc=$?
+    [ $rc = 0 ] && ! grep -q WARN "$T/err" &&
+        awk '/^ +[0-9]/ {n++; if ($9 != 0 || ($13 != "n/a" && $13 != 0)) bad++} END {exit !(n >= 4 && !bad)}' "$T/out" &&
+        pass "$tool, HCCL_SHM_DISABLE on rank 1 only: right results" ||
+        { fail "$tool, HCCL_SHM_DISABLE on rank 1 only: exit $rc"; cat "$T/err" "$T/out"; }
+done
+
+# HCCL_ALGO on one rank over TCP, where the two algorithms never make a rank read the
+# other's message (Bruck against the ring at 3 ranks): every rank fails at once naming
+# the mismatch, not after HCCL_EXEC_TIMEOUT.
+t0=$(date +%s)
+HCCL_SHM_DISABLE=1 HCCL_EXEC_TIMEOUT=60 ONLY_RANK=2 ONLY_VAR=HCCL_ALGO=level1:NB timeout 120 "$HCCLRUN" -n 3 \
+    "$T/rank1.sh" "$BIN/all_gather_perf" -b 8 -e 8 -w 1 -n 2 -c 1 > "$T/out" 2> "$T/err"
+rc=$?
+dt=$(($(date +%s) - t0))
+[ $rc != 0 ] && [ $dt -lt 30 ] && grep -q 'configuration mismatch' "$T/err" &&
+    pass "HCCL_ALGO on one rank: a configuration mismatch after ${dt} s" ||
+    { fail "HCCL_ALGO on one rank: exit $rc after ${dt} s"; cat "$T/err"; }
 
 echo "$fails failure(s)"
 [ $fails = 0 ]

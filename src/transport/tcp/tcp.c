@@ -142,6 +142,23 @@ static int tcp_wait_fd(hccl_conn *c, int sending, short *events)
     return t->fds[(t->dir[sending].pos / CHUNK) % t->nfds];
 }
 
+/* The next len bytes of the stream, if they are all in the kernel's buffer. Striped:
+ * only when they lie in one chunk whose socket has nothing of it read yet beyond the
+ * stream's position (at a message boundary it has not). */
+static int tcp_peek(hccl_conn *c, void *buf, size_t len)
+{
+    tcp_conn *t = (tcp_conn *)c;
+    unsigned j = 0;
+    if (t->nfds > 1) {
+        const tcp_dir *d = &t->dir[0];
+        uint64_t p = d->pos, k = p / CHUNK, cs = k * CHUNK;
+        j = (unsigned)(k % t->nfds);
+        uint64_t next = d->end[j] > cs ? d->end[j] : cs;
+        if (next != p || p + len > cs + CHUNK) return 0;
+    }
+    return recv(t->fds[j], buf, len, MSG_PEEK | MSG_DONTWAIT) == (ssize_t)len;
+}
+
 static void tcp_close(hccl_conn *c)
 {
     tcp_conn *t = (tcp_conn *)c;
@@ -181,6 +198,7 @@ const hccl_transport hccl_tcp_transport = {
     .close = tcp_close,
     .shutdown = tcp_shutdown,
     .stalled = tcp_stalled,
+    .peek = tcp_peek,
 };
 
 unsigned hccl_tcp_give_up_ms(uint64_t exec_timeout_ns)
