@@ -859,11 +859,11 @@ HcclResult hccl_comm_destroy(HcclComm handle)
     }
     if ((int)getpid() != c->owner_pid) {
         /* A fork child's copy: the operations its parent had queued hold references
-         * that nothing here will ever drop (the child has no stream workers). Free
-         * the child's copies of the sockets and memory, and nothing of the parent's. */
-        HCCL_INFO(INIT, "comm %s: rank %u's copy destroyed in a forked child", c->name, c->rank);
-        __atomic_store_n(&c->aborting, 1, __ATOMIC_RELEASE);
-        comm_free(c);
+         * that nothing here will ever drop (the child has no stream workers), and
+         * closing would reach into state the parent shares (a shared-memory ring
+         * marked closed fails the parent's peer). Forgotten only: the child's copies
+         * of its descriptors and mappings go when the child exits. */
+        HCCL_INFO(INIT, "comm %s: rank %u's copy forgotten in a forked child", c->name, c->rank);
         return HCCL_SUCCESS;
     }
     /* Let queued operations finish for a moment; then make any that still wait on
