@@ -464,22 +464,27 @@ ip_counts() {
     done
 }
 
+# wait_looping N: until N ranks print LOOPING (they are in their AllReduce loop); fails
+# the scenario after 40 s.
+wait_looping() {
+    local t0=$SECONDS
+    while [ "$(cat "$TMP"/rank*.out 2>/dev/null | grep -c LOOPING)" != "$1" ]; do
+        if ((SECONDS - t0 > 40)); then
+            fail "the ranks did not all reach their AllReduce loop within 40 s"
+            show_logs
+            return 1
+        fi
+        sleep 0.1
+    done
+}
+
 sc_linkdown_2x2() {
     local exec_to=5 slack=${NETNS_LINKDOWN_SLACK:-4}
     setup_hosts 2
     reset_procs
     export HCCL_SOCKET_IFNAME='=eth0' HCCL_EXEC_TIMEOUT=$exec_to
     launch_ranks 2 2 --init rootinfo --root "$TMP/root.bin" --suite loop --loop-max 40
-    # wait until every rank is in its loop
-    local t0=$SECONDS
-    while [ "$(cat "$TMP"/rank*.out 2>/dev/null | grep -c LOOPING)" != 4 ]; do
-        if ((SECONDS - t0 > 40)); then
-            fail "the ranks did not all reach their AllReduce loop within 40 s"
-            show_logs
-            return
-        fi
-        sleep 0.1
-    done
+    wait_looping 4 || return
     local tdown
     tdown=$(date +%s.%N)
     ip -n "$PFX-h2" link set eth0 down
@@ -532,15 +537,7 @@ sc_linkflap_2x2() {
     reset_procs
     export HCCL_SOCKET_IFNAME='=eth0' HCCL_EXEC_TIMEOUT=$exec_to
     launch_ranks 2 2 --init rootinfo --root "$TMP/root.bin" --suite loop --loop-max 36 --loop-ok
-    local t0=$SECONDS
-    while [ "$(cat "$TMP"/rank*.out 2>/dev/null | grep -c LOOPING)" != 4 ]; do
-        if ((SECONDS - t0 > 40)); then
-            fail "the ranks did not all reach their AllReduce loop within 40 s"
-            show_logs
-            return
-        fi
-        sleep 0.1
-    done
+    wait_looping 4 || return
     ip -n "$PFX-h2" link set eth0 down
     echo "netns: host2's eth0 down for $down_s s with the 4 ranks looping on AllReduce (HCCL_EXEC_TIMEOUT=$exec_to)"
     sleep $down_s
