@@ -156,13 +156,11 @@ def _completion_loop(q):
         item = None  # the Work holds the communicator: not until the next one comes
 
 
-def _stop_completion(q, t):
-    """The group is gone (destroy_process_group): its completion thread ends."""
+def _stop_completion(q):
+    """The group is gone (destroy_process_group): its completion thread ends. It stays
+    in _completion_threads until it has, so that the exit still joins it while it may
+    be inside a future's callbacks (see _stop_completion_threads)."""
     q.put(None)
-    try:
-        _completion_threads.remove((q, t))
-    except ValueError:
-        pass
 
 
 _C10D_FILE = getattr(sys.modules.get("torch.distributed.distributed_c10d"), "__file__", None)
@@ -292,8 +290,9 @@ class ProcessGroupHCCL(_BasePG):
             self._cq = queue.SimpleQueue()
             t = threading.Thread(target=_completion_loop, args=(self._cq,), daemon=True, name="hccl-completion")
             t.start()
+            _completion_threads[:] = [e for e in _completion_threads if e[1].is_alive()]
             _completion_threads.append((self._cq, t))
-            weakref.finalize(self, _stop_completion, self._cq, t)
+            weakref.finalize(self, _stop_completion, self._cq)
         return self._cq
 
     def _work(self, work, outputs):
