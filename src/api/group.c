@@ -102,16 +102,12 @@ HcclResult HcclGroupEnd(void)
     HcclResult res = HCCL_SUCCESS;
     for (uint32_t i = 0; i < group_n; i++) { /* a reference per item, as a call takes */
         hccl_comm *h = group_ops[i].comm;
-        group_ops[i].comm = NULL;
-        int known_dead = 0;
-        for (uint32_t j = 0; j < i && !known_dead; j++) known_dead = !group_ops[j].comm && group_ops[j].item.buf == h;
-        if (known_dead || hccl_comm_acquire("HcclGroupEnd", (HcclComm)h, &group_ops[i].comm) != HCCL_SUCCESS) {
-            if (!known_dead)
-                HCCL_WARN(COLL, "HcclGroupEnd: communicator %p was destroyed inside the group; its point-to-point "
-                          "calls are dropped", (void *)h);
-            group_ops[i].item.buf = h; /* remembers the dead handle for the items after it */
-            res = HCCL_E_PARA;
-        }
+        if (!h || hccl_comm_acquire("HcclGroupEnd", (HcclComm)h, &group_ops[i].comm) == HCCL_SUCCESS) continue;
+        HCCL_WARN(COLL, "HcclGroupEnd: communicator %p was destroyed inside the group; its point-to-point calls are "
+                  "dropped", (void *)h);
+        for (uint32_t j = i; j < group_n; j++) /* this item and the later ones of that handle */
+            if (group_ops[j].comm == h) group_ops[j].comm = NULL;
+        res = HCCL_E_PARA;
     }
     uint32_t live = 0;
     for (uint32_t i = 0; i < group_n; i++)
