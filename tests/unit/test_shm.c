@@ -38,6 +38,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -510,6 +511,43 @@ static void test_handshake(void)
     close(sv[0]);
     close(sv[1]);
     TT_ASSERT_EQ(shm_entries_of(me), 0);
+}
+
+/* The creating side cannot set up its segment (here: no file descriptor left): both
+ * sides fail, and the TCP stream stays in step, so the next message on it arrives intact
+ * (the mapping side used to wait for a hello that never came and then read the pair's
+ * next TCP message as one). Runs in a child, whose descriptors it exhausts. */
+static void test_creator_fails(void)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        int sv[2];
+        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) _exit(10);
+        create_job j1 = {sv[1], 1, hccl_now_ns() + 2 * NS, 0, NULL, HCCL_E_INTERNAL};
+        pthread_t th;
+        if (pthread_create(&th, NULL, create_main, &j1) != 0) _exit(11);
+        struct rlimit rl = {64, 64};
+        if (setrlimit(RLIMIT_NOFILE, &rl) != 0) _exit(12);
+        int last = -1;
+        for (int d; (d = dup(0)) >= 0;) last = d;
+        hccl_conn *c0 = NULL;
+        HcclResult r0 = hccl_shm_conn_create(sv[0], 0, 1, hccl_now_ns() + 2 * NS, &c0);
+        const char mark = 'M';
+        if (write(sv[0], &mark, 1) != 1) _exit(13);
+        pthread_join(th, NULL);
+        char got = 0;
+        struct pollfd pf = {sv[1], POLLIN, 0};
+        int ready = poll(&pf, 1, 100) == 1 && read(sv[1], &got, 1) == 1;
+        if (r0 == HCCL_SUCCESS || c0) _exit(14);
+        if (j1.res != HCCL_E_UNAVAIL || j1.conn) _exit(15);
+        if (!ready || got != mark) _exit(16);
+        close(last); /* one for the listing of /dev/shm */
+        _exit(shm_entries_of(getpid()) == 0 ? 0 : 17);
+    }
+    int st = 0;
+    TT_ASSERT(pid > 0 && waitpid(pid, &st, 0) == pid);
+    TT_ASSERT_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child status %d (15: mapping side did not get "
+                  "HCCL_E_UNAVAIL, 16: the stream lost step)", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
 }
 
 /* ------------------------------------------------------------ ping-pong */
@@ -1116,6 +1154,7 @@ int main(int argc, char **argv)
     uint64_t t0 = hccl_now_ns();
 
     test_handshake();
+    test_creator_fails();
 
     TT_ASSERT_EQ(run_threads(wake_reader_rank, NULL), 0);
     TT_ASSERT_EQ(run_procs(wake_reader_rank, NULL), 0);

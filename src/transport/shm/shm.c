@@ -715,6 +715,20 @@ static void conn_init(shm_conn *s, int side, size_t ring_bytes, const char *name
     s->rxdata = data + (size_t)(1 - side) * ring_bytes;
 }
 
+/* The creator could not set up its side: a hello with no name says so, and the mapping
+ * side answers it as any other, so that both fall back to TCP with the stream still in
+ * step (without it the mapping side would read the next TCP message as its hello). */
+static void refuse_hello(int tcp_fd, uint64_t deadline_ns)
+{
+    shm_hello no;
+    memset(&no, 0, sizeof no);
+    no.magic = SHM_MAGIC;
+    no.version = HCCL_SHM_VERSION;
+    shm_ack ack;
+    if (hccl_socket_send_all(tcp_fd, &no, sizeof no, deadline_ns) == HCCL_SUCCESS)
+        (void)hccl_socket_recv_all(tcp_fd, &ack, sizeof ack, deadline_ns);
+}
+
 static HcclResult create_side(shm_conn *s, int tcp_fd, size_t ring_bytes, uint64_t deadline_ns)
 {
     HcclResult res = HCCL_SUCCESS;
@@ -729,6 +743,7 @@ static HcclResult create_side(shm_conn *s, int tcp_fd, size_t ring_bytes, uint64
     int fd = shm_open(hello.name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (fd < 0) {
         HCCL_WARN(SHM, "cannot create shared memory %s: %s", hello.name, strerror(errno));
+        refuse_hello(tcp_fd, deadline_ns);
         return HCCL_E_SYSCALL;
     }
     /* Reserve the pages now: a full /dev/shm fails here, not with SIGBUS later. */
@@ -736,12 +751,12 @@ static HcclResult create_side(shm_conn *s, int tcp_fd, size_t ring_bytes, uint64
     if (err) {
         HCCL_WARN(SHM, "cannot allocate %zu bytes in /dev/shm: %s", s->seg_bytes, strerror(err));
         close(fd);
-        unlink_all(hello.name);
-        return HCCL_E_MEMORY;
+        res = HCCL_E_MEMORY;
+        goto refuse;
     }
     res = map_segment(s, fd);
     close(fd);
-    if (res != HCCL_SUCCESS) goto out;
+    if (res != HCCL_SUCCESS) goto refuse;
     char path[96];
     for (int a = 0; a < 2; a++)
         for (int b = 0; b < 2; b++) {
@@ -749,10 +764,10 @@ static HcclResult create_side(shm_conn *s, int tcp_fd, size_t ring_bytes, uint64
             if (mkfifo(path, 0600) != 0) {
                 HCCL_WARN(SHM, "cannot create doorbell %s: %s", path, strerror(errno));
                 res = HCCL_E_SYSCALL;
-                goto out;
+                goto refuse;
             }
         }
-    CHECK_GOTO(open_bells(s, hello.name), res, out);
+    CHECK_GOTO(open_bells(s, hello.name), res, refuse);
     s->hdr->magic = SHM_MAGIC;
     s->hdr->version = HCCL_SHM_VERSION;
     s->hdr->ring_bytes = ring_bytes;
@@ -772,6 +787,9 @@ static HcclResult create_side(shm_conn *s, int tcp_fd, size_t ring_bytes, uint64
         HCCL_INFO(SHM, "rank %u could not map the shared memory (error %d)", s->base.peer, (int)ack.status);
         res = (HcclResult)ack.status;
     }
+    goto out;
+refuse:
+    refuse_hello(tcp_fd, deadline_ns);
 out:
     unlink_all(hello.name); /* mapped and opened by both sides (or failed): gone now */
     return res;
@@ -783,6 +801,11 @@ static HcclResult map_side(shm_conn *s, int tcp_fd, uint64_t deadline_ns)
     shm_hello hello;
     CHECK(hccl_socket_recv_all(tcp_fd, &hello, sizeof hello, deadline_ns));
     hello.name[NAME_LEN - 1] = 0;
+    if (hello.magic == SHM_MAGIC && hello.version == HCCL_SHM_VERSION && !hello.name[0]) {
+        HCCL_INFO(SHM, "rank %u could not create the shared memory; using TCP", s->base.peer);
+        res = HCCL_E_UNAVAIL;
+        goto answer;
+    }
     if (hello.magic != SHM_MAGIC || hello.version != HCCL_SHM_VERSION ||
         strncmp(hello.name, "/" HCCL_SHM_NAME_PREFIX, strlen(HCCL_SHM_NAME_PREFIX) + 1) != 0 ||
         strchr(hello.name + 1, '/') || hello.ring_bytes < HCCL_SHM_RING_MIN || hello.ring_bytes > HCCL_SHM_RING_MAX ||
