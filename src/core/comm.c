@@ -684,6 +684,12 @@ HcclResult hccl_comm_init_root(uint32_t nranks, const HcclRootInfo *root, uint32
         HCCL_WARN(INIT, "root info is not valid (not made by HcclGetRootInfo of this library, or corrupted)");
         return HCCL_E_PARA;
     }
+    if ((b.root.ss_family != AF_INET && b.root.ss_family != AF_INET6) || hccl_addr_port(&b.root) == 0) {
+        HCCL_WARN(INIT, "root info is not valid: its root address (family %u, port %u) is corrupted",
+                  (unsigned)b.root.ss_family,
+                  b.root.ss_family == AF_INET || b.root.ss_family == AF_INET6 ? hccl_addr_port(&b.root) : 0u);
+        return HCCL_E_PARA;
+    }
     hccl_comm_cfg cfg;
     CHECK(hccl_comm_cfg_resolve(config, &cfg));
     hccl_boot_ident ident = {b.secret, b.id};

@@ -314,6 +314,13 @@ static void process_level(conf_ctx *ctx)
     BAD_INIT(ctx, PTR, HcclCommInitRootInfo(2, NULL, 0, &c));
     BAD_INIT(ctx, PTR, HcclCommInitRootInfo(1, &root, 0, NULL));
     BAD_INIT(ctx, ANYERR, HcclCommInitRootInfo(2, &zero, 1, &c));
+    {
+        /* The header intact (magic, version, secret, id: 24 bytes), the root address
+         * after it scribbled over: refused as invalid, not a connection failure. */
+        HcclRootInfo scrib = root;
+        memset(scrib.internal + 24, 0x7f, sizeof scrib.internal - 24);
+        BAD_INIT(ctx, PARA, HcclCommInitRootInfo(1, &scrib, 0, &c));
+    }
     BAD_INIT(ctx, ANYERR, HcclCommInitClusterInfo("/nonexistent/hccl_conf/rank_table.json", 0, &c));
     BAD_INIT(ctx, PTR, HcclCommInitClusterInfo(NULL, 0, &c));
     for (size_t i = 0; i < sizeof bad_tables / sizeof bad_tables[0]; i++) {
