@@ -473,6 +473,11 @@ HcclResult hccl_boot_join(const hccl_addr *root, const hccl_boot_ident *ident, u
     int fd;
     uint64_t deadline = hccl_now_ns() + timeout_ns;
     HcclResult res = hccl_socket_connect(root, deadline, &fd);
+    if (res == HCCL_E_SYSCALL) { /* no socket at all (EMFILE...): said by hccl_socket_connect */
+        HCCL_WARN(BOOT, "rank %u: cannot open a connection to the bootstrap root at %s", self->rank,
+                  hccl_addr_str(root));
+        return res;
+    }
     if (res != HCCL_SUCCESS) {
         HCCL_WARN(BOOT, "rank %u: cannot reach the bootstrap root at %s within HCCL_CONNECT_TIMEOUT (%llu s)",
                   self->rank, hccl_addr_str(root), (unsigned long long)(timeout_ns / 1000000000ull));
@@ -530,6 +535,11 @@ HcclResult hccl_boot_mesh(int listen_fd, hccl_boot_stash *stash, const hccl_boot
         for (unsigned k = 0; k < m; k++) {
             int *fd = &fds[p * HCCL_BOOT_MAX_SOCKS + k];
             res = hccl_socket_connect(&table[p].addr, deadline, fd);
+            if (res == HCCL_E_SYSCALL) {
+                HCCL_WARN(BOOT, "rank %u: cannot open a connection to rank %u at %s", rank, p,
+                          hccl_addr_str(&table[p].addr));
+                goto fail;
+            }
             if (res != HCCL_SUCCESS) {
                 HCCL_WARN(BOOT, "rank %u: cannot connect to rank %u at %s within HCCL_CONNECT_TIMEOUT (it exited, or "
                           "never opened its listener)", rank, p, hccl_addr_str(&table[p].addr));

@@ -837,6 +837,7 @@ HcclResult hccl_comm_split(hccl_comm *parent, uint32_t nranks, const uint32_t *r
         if (res != HCCL_SUCCESS) goto fail;
     } else {
         res = hccl_boot_join(&parent->peers[rank_ids[0]].addr, &c->ident, nranks, &self, timeout, c->peers);
+        if (res == HCCL_E_SYSCALL) goto fail; /* no socket here: said, and not rank 0's doing */
         if (res != HCCL_SUCCESS) {
             HCCL_WARN(INIT,
                       "sub-communicator %llu: parent rank %u (its rank 0, which serves the rendezvous) did not "

@@ -7,6 +7,7 @@
 #include "tinytest.h"
 
 #include "transport/transport.h"
+#include "boot/boot.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -18,7 +19,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define NMSG 64
@@ -191,8 +194,39 @@ static void closed_test(unsigned n)
     cb->ops->close(cb);
 }
 
+/* No descriptor left for a socket (EMFILE): joining the root fails at once with
+ * HCCL_E_SYSCALL, named as such, not as a root that could not be reached in time
+ * (HCCL_E_TCP_CONNECT). In a child, whose descriptors it exhausts. */
+static void join_without_fds(void)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        struct rlimit rl = {32, 32};
+        if (setrlimit(RLIMIT_NOFILE, &rl) != 0) _exit(10);
+        while (dup(0) >= 0) {
+        }
+        hccl_addr root;
+        memset(&root, 0, sizeof root);
+        struct sockaddr_in *sin = (struct sockaddr_in *)&root;
+        sin->sin_family = AF_INET;
+        sin->sin_port = htons(1);
+        sin->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        hccl_boot_ident id = {1, 2};
+        hccl_boot_peer self, table[2];
+        memset(&self, 0, sizeof self);
+        self.rank = 1;
+        HcclResult r = hccl_boot_join(&root, &id, 2, &self, 2000000000ull, table);
+        _exit(r == HCCL_E_SYSCALL ? 0 : 20 + (int)r);
+    }
+    int st = 0;
+    TT_ASSERT(pid > 0 && waitpid(pid, &st, 0) == pid);
+    TT_ASSERT_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child status %d (20 + the HcclResult of the join)",
+                  WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+}
+
 int main(void)
 {
+    join_without_fds();
     int bad[1] = {-1};
     hccl_conn *c = NULL;
     TT_ASSERT_EQ(hccl_tcp_conn_create(bad, 0, 1, 0, &c), HCCL_E_PARA);
