@@ -187,13 +187,13 @@ static int is_executable_file(const char *path)
 }
 
 /* Resolves the program: as given when it contains '/', else PATH, else hcclrun's own
- * directory. Returns a malloc'd path or NULL. */
+ * directory. Returns a malloc'd path, or NULL when there is no executable file there. */
 static char *resolve_program(const char *name)
 {
     char buf[PATH_MAX];
     const char *path = getenv("PATH");
     ssize_t n;
-    if (strchr(name, '/')) return strdup(name);
+    if (strchr(name, '/')) return is_executable_file(name) ? strdup(name) : NULL; /* checked once, here */
     if (*name == '\0') return NULL;
     if (path == NULL) path = "/usr/local/bin:/usr/bin:/bin";
     while (*path) {
@@ -397,7 +397,10 @@ int main(int argc, char **argv)
 
     prog = resolve_program(argv[i]);
     if (prog == NULL) {
-        fprintf(stderr, "hcclrun: program '%s' not found in PATH or next to hcclrun\n", argv[i]);
+        if (strchr(argv[i], '/'))
+            fprintf(stderr, "hcclrun: program '%s' is not an executable file\n", argv[i]);
+        else
+            fprintf(stderr, "hcclrun: program '%s' not found in PATH or next to hcclrun\n", argv[i]);
         return 127;
     }
     if (!port_given) {

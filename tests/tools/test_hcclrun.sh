@@ -28,6 +28,11 @@ check_rc() { # name expected actual
 "$HCCLRUN" -n 1 --nnodes 2 --node-rank 2 --master-port 5000 true 2>/dev/null; check_rc "--node-rank >= --nnodes" 2 $?
 "$HCCLRUN" -n 1 --master-port 70000 true 2>/dev/null; check_rc "port out of range" 2 $?
 "$HCCLRUN" -n 1 no-such-program-xyz 2>/dev/null; check_rc "program not found" 127 $?
+# A path is checked before any rank starts: one line, not one per rank plus a "rank 0 exited".
+"$HCCLRUN" -n 3 "$T/no-such-program-xyz" 2>"$T/err"; check_rc "program path not found" 127 $?
+[ "$(wc -l < "$T/err")" = 1 ] && grep -q "not an executable file" "$T/err" && pass "... one line says so" ||
+    { fail "... one line says so"; cat "$T/err"; }
+"$HCCLRUN" -n 2 "$T" 2>/dev/null; check_rc "a directory as the program" 127 $?
 
 # --- success and variables ----------------------------------------------------------
 "$HCCLRUN" -n 3 true; check_rc "3 ranks succeed" 0 $?
