@@ -11,7 +11,10 @@
  * a chosen default port P has P + 1 free as well.
  *
  * Supervision: SIGINT/SIGTERM/SIGHUP/SIGQUIT are forwarded to every rank (except
- * signals the terminal already sent to the whole foreground process group). When
+ * signals the terminal already sent to the whole foreground process group); ranks
+ * still running 30 s after the first (torchrun's grace), or at a second such signal,
+ * get SIGKILL, so a rank that catches the signal and carries on cannot keep the job
+ * alive. When
  * a rank exits non-zero or by a signal, one line naming it goes to stderr, the
  * other ranks get SIGTERM and, 3 s later, SIGKILL. The exit status is the first
  * failing rank's (128 + signal number for a signal), 0 when all succeed. Ranks
@@ -48,6 +51,8 @@
 
 #define MAX_LOCAL_RANKS 4096
 #define KILL_GRACE_MS 3000
+/* After a forwarded SIGINT/SIGTERM/SIGHUP/SIGQUIT (time to write a checkpoint). */
+#define SIGNAL_GRACE_MS 30000
 #define LINE_MAX_BYTES 65536
 
 typedef struct {
@@ -543,6 +548,7 @@ int main(int argc, char **argv)
     /* Supervise: reap children, forward signals, pump tagged output. */
     int64_t kill_at = spawn_error ? now_ms() + KILL_GRACE_MS : -1;
     int64_t drain_until = -1;
+    int signalled = 0; /* a SIGINT/SIGTERM/SIGHUP/SIGQUIT came */
     struct pollfd *pfds = calloc((size_t)(1 + 2 * nchildren), sizeof(*pfds));
     int *owner = calloc((size_t)(1 + 2 * nchildren), sizeof(*owner));
     if (pfds == NULL || owner == NULL) {
@@ -597,8 +603,18 @@ int main(int argc, char **argv)
         struct signalfd_siginfo si;
         if (read(sfd, &si, sizeof(si)) != (ssize_t)sizeof(si)) continue;
         if (si.ssi_signo != SIGCHLD) {
+            if (signalled) { /* the second: no more grace */
+                fprintf(stderr, "hcclrun: signal %d (%s) again: killing the ranks\n", (int)si.ssi_signo,
+                        strsignal((int)si.ssi_signo));
+                signal_children(SIGKILL);
+                kill_at = -1;
+                continue;
+            }
+            signalled = 1;
             /* A terminal's signal already reached the whole foreground group. */
             if (si.ssi_code != SI_KERNEL) signal_children((int)si.ssi_signo);
+            int64_t grace = now_ms() + SIGNAL_GRACE_MS;
+            if (kill_at < 0 || grace < kill_at) kill_at = grace;
             continue;
         }
         for (;;) {
@@ -619,7 +635,8 @@ int main(int argc, char **argv)
                         fprintf(stderr, "hcclrun: rank %d (pid %d) exited with status %d; stopping the others\n",
                                 children[c].rank, (int)pid, code);
                     signal_children(SIGTERM);
-                    kill_at = now_ms() + KILL_GRACE_MS;
+                    /* After a signal the ranks keep the rest of its grace. */
+                    if (!signalled) kill_at = now_ms() + KILL_GRACE_MS;
                 }
             }
         }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # test_hcclrun.sh HCCLRUN - tests of the hcclrun launcher with small shell programs:
 # usage errors, the variables every rank gets, exit status propagation, a failing
-# rank stopping the others (SIGTERM, then SIGKILL after 3 s), signal forwarding,
+# rank stopping the others (SIGTERM, then SIGKILL after 3 s), signal forwarding (a
+# second signal kills at once),
 # --tag-output, and finding a program next to the hcclrun executable.
 set -u
 HCCLRUN=${1:?usage: test_hcclrun.sh path/to/hcclrun}
@@ -109,6 +110,22 @@ pid=$!
 for _ in $(seq 100); do [ -e "$T/ready.0" ] && [ -e "$T/ready.1" ] && break; sleep 0.05; done
 kill -TERM $pid; wait $pid; rc=$?
 check_rc "SIGTERM to default-handling ranks gives 128+15" 143 $rc
+
+# A rank that catches SIGTERM and carries on: a second signal kills it at once.
+rm -f "$T"/ready.*
+"$HCCLRUN" -n 2 sh -c 'trap "" TERM; : > "'"$T"'/ready.$RANK"; while :; do sleep 0.05; done' 2>"$T/err" &
+pid=$!
+for _ in $(seq 100); do [ -e "$T/ready.0" ] && [ -e "$T/ready.1" ] && break; sleep 0.05; done
+kill -TERM $pid
+sleep 0.5
+kill -0 $pid 2>/dev/null && pass "ranks ignoring SIGTERM get the grace period" ||
+    fail "ranks ignoring SIGTERM get the grace period"
+t0=$(now)
+kill -TERM $pid; wait $pid; rc=$?
+e=$(elapsed "$t0")
+check_rc "second SIGTERM kills ranks that ignore the first" 137 $rc
+awk -v e="$e" 'BEGIN { exit !(e < 3) }' && grep -q "again: killing the ranks" "$T/err" &&
+    pass "second signal: SIGKILL at once (${e}s)" || { fail "second signal: SIGKILL at once (${e}s)"; cat "$T/err"; }
 
 # --- output tagging -------------------------------------------------------------------
 "$HCCLRUN" -n 2 --tag-output sh -c 'echo "hello $RANK"; echo "oops" >&2; printf "no newline"' >"$T/out" 2>"$T/err"
