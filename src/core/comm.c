@@ -262,6 +262,36 @@ HcclResult hccl_comm_find_by_name(const char *name, hccl_comm **out)
     return HCCL_SUCCESS;
 }
 
+/* The name a communicator will have (set up in `setup`): the configured one, else one
+ * from its identity. */
+static void name_of(const hccl_comm *c, char *out, size_t len)
+{
+    if (c->cfg.name[0]) snprintf(out, len, "%s", c->cfg.name);
+    else snprintf(out, len, "hccl_%016llx", (unsigned long long)c->ident.id);
+}
+
+/* Names are unique per rank in a process (HcclCommGetHandleWithName finds a
+ * communicator by its name; CANN asks that a configured name be unique): a live
+ * communicator with c's name and rank refuses c before its rendezvous, on every rank
+ * that repeats the name, so they all fail at once. Thread-ranks of one communicator
+ * share its name with different ranks. */
+static HcclResult name_is_free(const hccl_comm *c, const char *fn, const char *hint)
+{
+    char name[sizeof c->name];
+    name_of(c, name, sizeof name);
+    int taken = 0;
+    hccl_spin_lock(&registry_lock);
+    for (uint32_t i = 0; i < registry_n && !taken; i++) {
+        hccl_comm *o = __atomic_load_n(&reg_at(i)->c, __ATOMIC_RELAXED);
+        taken = o->rank == c->rank && strcmp(o->name, name) == 0;
+    }
+    hccl_spin_unlock(&registry_lock);
+    if (!taken) return HCCL_SUCCESS;
+    HCCL_WARN(INIT, "%s: a live communicator of this process is already named \"%s\" with rank %u%s", fn, name,
+              c->rank, hint);
+    return HCCL_E_PARA;
+}
+
 /* Handles are the communicators' addresses. A freed one is not given back to malloc
  * at once but after QUARANTINE later frees, so that a stale handle (used after its
  * HcclCommDestroy) finds no live communicator and fails, rather than reaching the
@@ -604,10 +634,7 @@ static HcclResult setup(hccl_comm *c)
         abort_setup(c);
         return res_setup;
     }
-    if (!c->name[0]) {
-        if (c->cfg.name[0]) snprintf(c->name, sizeof c->name, "%s", c->cfg.name);
-        else snprintf(c->name, sizeof c->name, "hccl_%016llx", (unsigned long long)c->ident.id);
-    }
+    if (!c->name[0]) name_of(c, c->name, sizeof c->name);
     hccl_net_start_responder(c->net); /* answers peers' STATUS questions between operations */
     HcclResult res_reg = reg_add(c);
     if (res_reg != HCCL_SUCCESS) {
@@ -664,6 +691,7 @@ static HcclResult init_with_root(uint32_t nranks, const hccl_addr *root_addr, co
     hccl_comm *c = comm_alloc(rank, nranks, cfg);
     if (!c) return HCCL_E_MEMORY;
     c->ident = *ident;
+    CHECK_GOTO(name_is_free(c, "communicator init", " (HcclCommConfig.hcclCommName must be unique)"), res, fail);
     CHECK_GOTO(open_listener(c, root_addr, avoid_loopback), res, fail);
     hccl_boot_peer self = c->peers[rank];
     CHECK_GOTO(hccl_boot_join(root_addr, ident, nranks, &self, hccl_boot_connect_timeout_ns(), c->peers), res, fail);
@@ -791,6 +819,10 @@ HcclResult hccl_comm_init_ranktable(const char *path, uint32_t rank, const HcclC
     }
     c->ident.secret = h;
     c->ident.id = hccl_fnv1a("ranktable", 9, h);
+    CHECK_GOTO(name_is_free(c, "HcclCommInitClusterInfo",
+                            c->cfg.name[0] ? " (HcclCommConfig.hcclCommName must be unique)"
+                                           : ": this rank of this rank table is live already"),
+               res, done);
     {
         hccl_addr a = c->peers[rank].addr;
         res = hccl_socket_listen(&a, 0, &c->listen_fd);
@@ -824,6 +856,11 @@ HcclResult hccl_comm_split(hccl_comm *parent, uint32_t nranks, const uint32_t *r
     c->ident.secret = parent->ident.secret;
     c->ident.id = hccl_fnv1a(&sub_id, sizeof sub_id, parent->ident.id ^ HCCL_FNV_SEED);
     c->ident.id = hccl_fnv1a(rank_ids, sizeof *rank_ids * nranks, c->ident.id);
+    CHECK_GOTO(name_is_free(c, "HcclCreateSubCommConfig",
+                            c->cfg.name[0] ? " (HcclCommConfig.hcclCommName must be unique)"
+                                           : ": the parent's sub-communicator with this subCommId and rankIds; "
+                                             "destroy it first or use another subCommId"),
+               res, fail);
     CHECK_GOTO(open_listener(c, &parent->peers[parent->rank].addr, 0), res, fail);
     hccl_boot_peer self = c->peers[sub_rank];
     uint64_t timeout = hccl_boot_connect_timeout_ns();

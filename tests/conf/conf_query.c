@@ -10,7 +10,7 @@
  *   first communicator keeps working.
  * subcomm: HcclCommConfigInit defaults; HcclCreateSubCommConfig for even and odd ranks
  *   (the odd group's root late), for all ranks in reverse order (with a configured
- *   name) and for each rank alone; collectives on the sub-communicators interleaved
+ *   name; then that subCommId and that name again: refused) and for each rank alone; collectives on the sub-communicators interleaved
  *   with the parent's. Then lifecycle edges on an all-ranks sub-communicator: destroyed
  *   inside an open group holding its Send/Recv (destroy returns within 2 s and
  *   HcclGroupEnd fails with HCCL_E_PARA instead of destroy waiting forever); its stale
@@ -382,6 +382,26 @@ void conf_suite_subcomm(conf_ctx *ctx)
         check_name(ctx, reversed, b, "HcclGetCommName(reversed)");
         check_name(ctx, ctx->comm, c, "HcclGetCommName(parent)");
         if (!strcmp(a, b) || !strcmp(a, c)) conf_fail(ctx, "sub-comm name \"%s\" is not unique", a);
+    }
+    /* A second live sub-communicator with the same subCommId and rankIds, or with a
+     * configured name already taken, would share its name: refused on every rank
+     * before any rendezvous (so at once, not at HCCL_CONNECT_TIMEOUT). */
+    if (parity && reversed) {
+        HcclCommConfig cfg;
+        HcclComm dup = NULL;
+        HcclCommConfigInit(&cfg);
+        conf_step(ctx, "HcclCreateSubCommConfig with a live sub-communicator's subCommId and rankIds");
+        double t0 = conf_now();
+        HcclResult dr = HcclCreateSubCommConfig(&ctx->comm, cnt, ids, 1 + (uint64_t)(r % 2), (uint32_t)(r / 2), &cfg,
+                                                &dup);
+        if (dr != HCCL_E_PARA || dup) conf_fail(ctx, "a repeated subCommId returned %d (comm %p)", (int)dr, dup);
+        if (dup) HcclCommDestroy(dup);
+        dup = NULL;
+        snprintf(cfg.hcclCommName, sizeof cfg.hcclCommName, "conf_reversed");
+        dr = HcclCreateSubCommConfig(&ctx->comm, (uint32_t)n, rev, 11, (uint32_t)(n - 1 - r), &cfg, &dup);
+        if (dr != HCCL_E_PARA || dup) conf_fail(ctx, "a repeated hcclCommName returned %d (comm %p)", (int)dr, dup);
+        if (dup) HcclCommDestroy(dup);
+        if (conf_now() - t0 > 2.0) conf_fail(ctx, "refusing repeated names took %.1f s", conf_now() - t0);
     }
     conf_step(ctx, "destroy sub-comms");
     if (parity) conf_ok(ctx, HcclCommDestroy(parity), "HcclCommDestroy(parity)");
