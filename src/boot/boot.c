@@ -467,6 +467,13 @@ HcclResult hccl_boot_root_start(hccl_addr *addr, const hccl_boot_ident *ident, i
     return HCCL_SUCCESS;
 }
 
+/* A join that finds no root, or no answer where the root was: a root info used a
+ * second time gets either (its root stopped listening once it had served its
+ * communicator, and another listener may have the port since). */
+#define ONE_ROOT_HINT                                                                                             \
+    ": is the rank that serves it running and creating this communicator? (A root info serves one "             \
+    "communicator: its root stops listening once that one is made; call HcclGetRootInfo for each.)"
+
 HcclResult hccl_boot_join(const hccl_addr *root, const hccl_boot_ident *ident, uint32_t nranks,
                           const hccl_boot_peer *self, uint64_t timeout_ns, hccl_boot_peer *table)
 {
@@ -479,8 +486,8 @@ HcclResult hccl_boot_join(const hccl_addr *root, const hccl_boot_ident *ident, u
         return res;
     }
     if (res != HCCL_SUCCESS) {
-        HCCL_WARN(BOOT, "rank %u: cannot reach the bootstrap root at %s within HCCL_CONNECT_TIMEOUT (%llu s)",
-                  self->rank, hccl_addr_str(root), (unsigned long long)(timeout_ns / 1000000000ull));
+        HCCL_WARN(BOOT, "rank %u: cannot reach the bootstrap root at %s within HCCL_CONNECT_TIMEOUT (%llu s)%s",
+                  self->rank, hccl_addr_str(root), (unsigned long long)(timeout_ns / 1000000000ull), ONE_ROOT_HINT);
         return res == HCCL_E_TIMEOUT ? HCCL_E_TIMEOUT : HCCL_E_TCP_CONNECT;
     }
     conn_open o = {OPEN_MAGIC, KIND_HELLO, ident->secret, ident->id, nranks, self->rank, 0, 0, 0};
@@ -490,8 +497,8 @@ HcclResult hccl_boot_join(const hccl_addr *root, const hccl_boot_ident *ident, u
     if ((res = hccl_socket_send_all(fd, &o, sizeof o, deadline)) != HCCL_SUCCESS ||
         (res = hccl_socket_send_all(fd, self, sizeof *self, deadline)) != HCCL_SUCCESS ||
         (res = hccl_socket_recv_all(fd, &r, sizeof r, reply_deadline)) != HCCL_SUCCESS) {
-        HCCL_WARN(BOOT, "rank %u: bootstrap with the root at %s failed (%s)", self->rank, hccl_addr_str(root),
-                  res == HCCL_E_TIMEOUT ? "no answer in time" : "connection lost");
+        HCCL_WARN(BOOT, "rank %u: bootstrap with the root at %s failed (%s)%s", self->rank, hccl_addr_str(root),
+                  res == HCCL_E_TIMEOUT ? "no answer in time" : "connection lost", ONE_ROOT_HINT);
         close(fd);
         return res == HCCL_E_TIMEOUT ? HCCL_E_TIMEOUT : HCCL_E_TCP_TRANSFER;
     }

@@ -614,6 +614,37 @@ int scen_nranks(int argc, char **argv)
     return 0;
 }
 
+/* 2 ranks make a communicator from a root info, destroy it, and try the same root info
+ * again: its root no longer listens, so both fail at HCCL_CONNECT_TIMEOUT, and their
+ * WARN line says a root info serves one communicator. */
+static void reuse_body(fault_ctx *c)
+{
+    double dt;
+    fault_step(c, "HcclCommInitRootInfo(2, root, %d), the first time", c->rank);
+    HcclComm comm = NULL;
+    HcclResult rc = HcclCommInitRootInfo(2, &g_sh->root, (uint32_t)c->rank, &comm);
+    FCHECK(c, rc == HCCL_SUCCESS, "the first HcclCommInitRootInfo returned %d", (int)rc);
+    if (rc == HCCL_SUCCESS) HcclCommDestroy(comm);
+    fault_step(c, "HcclCommInitRootInfo(2, root, %d) with the same root info", c->rank);
+    rc = init_expecting_failure(c, 2, &dt);
+    FCHECK(c, rc == HCCL_E_TIMEOUT || rc == HCCL_E_TCP_CONNECT, "the reused root info returned %d (%s)", (int)rc,
+           HcclGetErrorString(rc));
+}
+
+int scen_reuse(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    setenv("HCCL_CONNECT_TIMEOUT", "2", 1);
+    if (parent_root_info() != 0) return 0;
+    fault_job job = {.name = "reuse", .nranks = 2, .init = INIT_NONE, .body = reuse_body, .watchdog_s = 30};
+    fault_run(&job);
+    for (int r = 0; r < 2; r++)
+        FCHECK(NULL, fault_output_has(r, "WARN", "root at", "A root info serves one", NULL),
+               "rank %d printed no WARN line saying that a root info serves one communicator", r);
+    return 0;
+}
+
 /* ---- a rank that dies inside communicator setup ---------------------------------------------- */
 
 /* The library calls sched_getaffinity in its setup, after the ranks have connected;
