@@ -206,6 +206,13 @@ aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream)
 {
     rt_event *e = event_get(event);
     if (!e) return hccl_rt_error(ACL_ERROR_RT_INVALID_HANDLE, "aclrtRecordEvent: %p is not a live event", event);
+    /* A record that cannot be queued must leave the event as it was: numbering it
+     * would make it the latest record, done at once, and waits and queries would stop
+     * looking at the earlier record that is still pending. */
+    if (!hccl_rt_stream_live(stream)) {
+        event_put(e);
+        return hccl_rt_error(ACL_ERROR_RT_INVALID_HANDLE, "aclrtRecordEvent: %p is not a live stream", stream);
+    }
     marker *m = hccl_malloc(sizeof *m);
     if (!m) {
         event_put(e);
@@ -220,7 +227,7 @@ aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream)
     hccl_rt_stream_pos pos;
     aclError rc = hccl_rt_stream_enqueue_at(stream, record_task, m, "aclrtRecordEvent", &pos);
     if (rc != ACL_SUCCESS) {
-        record_task(m); /* never leave a record that cannot complete */
+        record_task(m); /* never leave a record that cannot complete (stream destroyed meanwhile) */
     } else if (pos.stream) {
         pthread_mutex_lock(&e->mu);
         if (num > e->last_num) {

@@ -236,6 +236,28 @@ static void test_events(void)
     TT_ASSERT_EQ(aclrtSynchronizeStream(b), ACL_SUCCESS);
     TT_ASSERT_EQ(aclrtSynchronizeStream(a), ACL_SUCCESS);
 
+    /* A record on a bad stream fails and leaves the event as it was: the earlier
+     * record, still pending, is what queries and waits look at. */
+    {
+        int flag4 = 0, junk4 = 0;
+        ev_check chk4 = {&flag4, -1};
+        aclrtStream dead = NULL;
+        TT_ASSERT_EQ(aclrtCreateStream(&dead), ACL_SUCCESS);
+        TT_ASSERT_EQ(aclrtDestroyStream(dead), ACL_SUCCESS);
+        TT_ASSERT_EQ(aclrtLaunchHostTask(a, sleep_task, (void *)(intptr_t)200), ACL_SUCCESS);
+        TT_ASSERT_EQ(aclrtLaunchHostTask(a, set_flag, &flag4), ACL_SUCCESS);
+        TT_ASSERT_EQ(aclrtRecordEvent(ev, a), ACL_SUCCESS);
+        TT_ASSERT_EQ(aclrtRecordEvent(ev, dead), ACL_ERROR_RT_INVALID_HANDLE);
+        TT_ASSERT_EQ(aclrtRecordEvent(ev, &junk4), ACL_ERROR_RT_INVALID_HANDLE);
+        TT_ASSERT_EQ(aclrtQueryEventStatus(ev, &st), ACL_SUCCESS);
+        TT_ASSERT_EQ(st, ACL_EVENT_RECORDED_STATUS_NOT_READY);
+        TT_ASSERT_EQ(aclrtStreamWaitEvent(b, ev), ACL_SUCCESS);
+        TT_ASSERT_EQ(aclrtLaunchHostTask(b, check_flag, &chk4), ACL_SUCCESS);
+        TT_ASSERT_EQ(aclrtSynchronizeStream(b), ACL_SUCCESS);
+        TT_ASSERT_EQ(chk4.seen, 1); /* B waited for the record on A */
+        TT_ASSERT_EQ(aclrtSynchronizeStream(a), ACL_SUCCESS);
+    }
+
     /* NULL stream: the record completes at once; a wait blocks the caller. */
     TT_ASSERT_EQ(aclrtRecordEvent(ev, NULL), ACL_SUCCESS);
     TT_ASSERT_EQ(aclrtQueryEventStatus(ev, &st), ACL_SUCCESS);
