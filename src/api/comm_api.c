@@ -14,6 +14,13 @@
 
 const char *HcclGetErrorString(HcclResult code) { return hccl_result_str(code); }
 
+/* A NULL out-pointer: HCCL_E_PTR, with the WARN every rejected call logs. */
+static HcclResult null_out(const char *fn, const char *what)
+{
+    HCCL_WARN(INIT, "%s: %s is NULL", fn, what);
+    return HCCL_E_PTR;
+}
+
 HcclResult HcclGetRootInfo(HcclRootInfo *rootInfo)
 {
     if (!rootInfo) {
@@ -194,7 +201,7 @@ HcclResult HcclCreateSubCommConfig(HcclComm *comm, uint32_t rankNum, uint32_t *r
 
 HcclResult HcclGetRankSize(HcclComm comm, uint32_t *rankSize)
 {
-    if (!rankSize) return HCCL_E_PTR;
+    if (!rankSize) return null_out("HcclGetRankSize", "rankSize");
     hccl_comm *c;
     CHECK(hccl_comm_acquire("HcclGetRankSize", comm, &c));
     *rankSize = c->nranks;
@@ -204,7 +211,7 @@ HcclResult HcclGetRankSize(HcclComm comm, uint32_t *rankSize)
 
 HcclResult HcclGetRankId(HcclComm comm, uint32_t *rank)
 {
-    if (!rank) return HCCL_E_PTR;
+    if (!rank) return null_out("HcclGetRankId", "rank");
     hccl_comm *c;
     CHECK(hccl_comm_acquire("HcclGetRankId", comm, &c));
     *rank = c->rank;
@@ -214,7 +221,7 @@ HcclResult HcclGetRankId(HcclComm comm, uint32_t *rank)
 
 HcclResult HcclGetCommName(HcclComm comm, char *commName)
 {
-    if (!commName) return HCCL_E_PTR;
+    if (!commName) return null_out("HcclGetCommName", "commName");
     hccl_comm *c;
     CHECK(hccl_comm_acquire("HcclGetCommName", comm, &c));
     snprintf(commName, COMM_NAME_MAX_LENGTH, "%s", c->name);
@@ -224,7 +231,7 @@ HcclResult HcclGetCommName(HcclComm comm, char *commName)
 
 HcclResult HcclCommGetHandleWithName(const char *commName, HcclComm *comm)
 {
-    if (!commName || !comm) return HCCL_E_PTR;
+    if (!commName || !comm) return null_out("HcclCommGetHandleWithName", !commName ? "commName" : "comm");
     hccl_comm *c;
     HcclResult res = hccl_comm_find_by_name(commName, &c);
     if (res != HCCL_SUCCESS) {
@@ -237,7 +244,7 @@ HcclResult HcclCommGetHandleWithName(const char *commName, HcclComm *comm)
 
 HcclResult HcclGetCommAsyncError(HcclComm comm, HcclResult *asyncError)
 {
-    if (!asyncError) return HCCL_E_PTR;
+    if (!asyncError) return null_out("HcclGetCommAsyncError", "asyncError");
     hccl_comm *c;
     CHECK(hccl_comm_acquire("HcclGetCommAsyncError", comm, &c));
     *asyncError = (HcclResult)__atomic_load_n(&c->async_error, __ATOMIC_ACQUIRE);
@@ -263,8 +270,11 @@ HcclResult HcclSetConfig(HcclConfig config, HcclConfigValue configValue)
 
 HcclResult HcclGetConfig(HcclConfig config, HcclConfigValue *configValue)
 {
-    if (!configValue) return HCCL_E_PTR;
-    if (config != HCCL_DETERMINISTIC) return HCCL_E_PARA;
+    if (!configValue) return null_out("HcclGetConfig", "configValue");
+    if (config != HCCL_DETERMINISTIC) {
+        HCCL_WARN(INIT, "HcclGetConfig: unknown config %d", (int)config);
+        return HCCL_E_PARA;
+    }
     configValue->value = hccl_comm_get_deterministic();
     return HCCL_SUCCESS;
 }

@@ -895,7 +895,10 @@ fail:
 
 HcclResult hccl_comm_destroy(HcclComm handle)
 {
-    if (!handle) return HCCL_E_PTR;
+    if (!handle) {
+        HCCL_WARN(INIT, "HcclCommDestroy: communicator handle is NULL");
+        return HCCL_E_PTR;
+    }
     hccl_comm *c = reg_remove(handle) ? (hccl_comm *)handle : NULL;
     if (!c) {
         HCCL_WARN(INIT, "HcclCommDestroy: %p is not a live communicator", handle);

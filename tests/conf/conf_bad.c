@@ -206,6 +206,28 @@ static void rank_bad(conf_ctx *ctx)
     BAD(ctx, PTR, HcclGetRankId(comm, NULL));
     BAD(ctx, PTR, HcclGetCommName(comm, NULL));
     BAD(ctx, PTR, HcclGetCommAsyncError(comm, NULL));
+    /* each of those says why in the thread's last error message */
+    {
+        HcclConfigValue cv;
+        static const char *const names[] = {"HcclGetRankSize", "HcclGetRankId", "HcclGetCommName",
+                                            "HcclGetCommAsyncError", "HcclGetConfig", "HcclGetConfig",
+                                            "HcclCommGetHandleWithName", "HcclCommDestroy"};
+        for (int i = 0; i < 8; i++) {
+            HcclAllReduce(s, r, 4, (HcclDataType)99, SUM, comm, st); /* another message first */
+            HcclResult rc = i == 0 ? HcclGetRankSize(comm, NULL)
+                            : i == 1 ? HcclGetRankId(comm, NULL)
+                            : i == 2 ? HcclGetCommName(comm, NULL)
+                            : i == 3 ? HcclGetCommAsyncError(comm, NULL)
+                            : i == 4 ? HcclGetConfig(HCCL_DETERMINISTIC, NULL)
+                            : i == 5 ? HcclGetConfig((HcclConfig)77, &cv)
+                            : i == 6 ? HcclCommGetHandleWithName(NULL, &comm)
+                                     : HcclCommDestroy(NULL);
+            conf_step(ctx, "bad input: %s's message", names[i]);
+            if (rc == HCCL_SUCCESS || !strstr(HcclGetLastErrorMessage(), names[i]))
+                conf_fail(ctx, "%s with a NULL/unknown argument returned %d; last error message \"%s\"", names[i],
+                          (int)rc, HcclGetLastErrorMessage());
+        }
+    }
     (void)matrix;
 
     /* count 0 moves nothing: success at once, on rank 0 alone (its peers never make
