@@ -92,6 +92,8 @@ static void test_init(void)
     int32_t ma = -1, mi = -1, pa = -1;
     TT_ASSERT_EQ(aclrtGetVersion(&ma, &mi, &pa), ACL_SUCCESS);
     TT_ASSERT(ma >= 0 && mi >= 0 && pa >= 0);
+    TT_ASSERT_EQ(aclrtGetVersion(&ma, NULL, &pa), ACL_ERROR_INVALID_PARAM);
+    TT_ASSERT(strstr(aclGetRecentErrMsg(), "aclrtGetVersion: minor") != NULL); /* says why */
 }
 
 static void test_contexts(void)
