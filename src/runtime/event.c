@@ -15,8 +15,9 @@
  * aclrtStreamWaitEvent(stream, ev) captures target = recorded at the time of the
  * call (the most recent record before the wait; none: nothing to wait for) and
  * enqueues a task that blocks until record target is done. aclrtSynchronizeEvent
- * waits the same way in the caller; aclrtQueryEventStatus asks whether the latest
- * record is done.
+ * waits the same way in the caller (a task whose own stream holds that record behind
+ * it gets ACL_ERROR_INVALID_PARAM instead of waiting forever); aclrtQueryEventStatus
+ * asks whether the latest record is done.
  *
  * The event remembers where its latest record's marker was queued. A waiter for that
  * record (aclrtSynchronizeEvent, or the wait task of another stream) first runs the
@@ -275,7 +276,16 @@ aclError aclrtSynchronizeEvent(aclrtEvent event)
     if (!e) return hccl_rt_error(ACL_ERROR_RT_INVALID_HANDLE, "aclrtSynchronizeEvent: %p is not a live event", event);
     pthread_mutex_lock(&e->mu);
     uint64_t target = e->recorded;
+    int done = record_done(e, target);
     pthread_mutex_unlock(&e->mu);
+    hccl_rt_stream_pos pos;
+    if (!done && record_pos(e, target, &pos) && hccl_rt_stream_behind_here(&pos)) {
+        /* a task waiting for a record queued behind itself on its own stream */
+        event_put(e);
+        return hccl_rt_error(ACL_ERROR_INVALID_PARAM,
+                             "aclrtSynchronizeEvent: the record of event %p is queued behind this task on its own "
+                             "stream (%p): it would wait forever", event, pos.stream);
+    }
     wait_record(e, target);
     event_put(e);
     return ACL_SUCCESS;

@@ -72,6 +72,10 @@ aclError hccl_rt_stream_enqueue_at(aclrtStream stream, aclrtHostTask fn, void *a
  * another thread runs one), as aclrtSynchronizeStream does; nothing when that stream is
  * gone or its task is running further down this thread's stack. */
 void hccl_rt_stream_help(const hccl_rt_stream_pos *pos);
+/* 1 when pos's task is not done and its stream is running a task further down this
+ * thread's stack: pos's task is queued behind that one, and waiting for it here would
+ * wait forever. */
+int hccl_rt_stream_behind_here(const hccl_rt_stream_pos *pos);
 /* Makes pos's stream's worker start its queued tasks now (no deferred wake-up). */
 void hccl_rt_stream_kick(const hccl_rt_stream_pos *pos);
 /* Waits for the live streams of the caller's device (skipping any whose task is running

@@ -611,6 +611,16 @@ void hccl_rt_stream_help(const hccl_rt_stream_pos *pos)
     stream_put(s);
 }
 
+int hccl_rt_stream_behind_here(const hccl_rt_stream_pos *pos)
+{
+    if (!pos || !pos->stream) return 0;
+    /* A stream whose task runs on this thread is live: no lookup needed to read it. */
+    for (const exec_frame *f = tls_frames; f; f = f->prev)
+        if (f->s == pos->stream)
+            return f->s->id == pos->id && __atomic_load_n(&f->s->done, __ATOMIC_ACQUIRE) < pos->seq;
+    return 0;
+}
+
 void hccl_rt_stream_kick(const hccl_rt_stream_pos *pos)
 {
     rt_stream *s = pos_get(pos);

@@ -294,6 +294,22 @@ static aclError sync_self(void *arg)
     return (a == ACL_ERROR_INVALID_PARAM && b == ACL_ERROR_INVALID_PARAM) ? ACL_SUCCESS : ACL_ERROR_FAILURE;
 }
 
+/* A task synchronizing an event whose record is queued behind it on its own stream
+ * must fail, not deadlock; one recorded before it is done and returns at once. */
+static aclError sync_event_behind(void *arg)
+{
+    return aclrtSynchronizeEvent(arg) == ACL_ERROR_INVALID_PARAM ? ACL_SUCCESS : ACL_ERROR_FAILURE;
+}
+
+static aclError sync_event_before(void *arg) { return aclrtSynchronizeEvent(arg); }
+
+/* Waits until *arg is set (at most 10 s). */
+static aclError wait_flag_task(void *arg)
+{
+    for (int i = 0; i < 10000 && !__atomic_load_n((int *)arg, __ATOMIC_ACQUIRE); i++) sleep_ms(1);
+    return ACL_SUCCESS;
+}
+
 static aclError get_device_task(void *arg)
 {
     return aclrtGetDevice((int32_t *)arg);
@@ -351,6 +367,18 @@ static void test_null_and_async(void)
 
     TT_ASSERT_EQ(aclrtLaunchHostTask(s, sync_self, s), ACL_SUCCESS);
     TT_ASSERT_EQ(aclrtSynchronizeStream(s), ACL_SUCCESS);
+    {
+        aclrtEvent ev = NULL;
+        int gate = 0;
+        TT_ASSERT_EQ(aclrtCreateEvent(&ev), ACL_SUCCESS);
+        TT_ASSERT_EQ(aclrtLaunchHostTask(s, wait_flag_task, &gate), ACL_SUCCESS); /* hold the stream */
+        TT_ASSERT_EQ(aclrtLaunchHostTask(s, sync_event_behind, ev), ACL_SUCCESS);
+        TT_ASSERT_EQ(aclrtRecordEvent(ev, s), ACL_SUCCESS); /* behind the task that waits for it */
+        TT_ASSERT_EQ(aclrtLaunchHostTask(s, sync_event_before, ev), ACL_SUCCESS);
+        __atomic_store_n(&gate, 1, __ATOMIC_RELEASE);
+        TT_ASSERT_EQ(aclrtSynchronizeStreamWithTimeout(s, 10000), ACL_SUCCESS);
+        TT_ASSERT_EQ(aclrtDestroyEvent(ev), ACL_SUCCESS);
+    }
 
     /* aclrtSynchronizeDevice waits for the device's streams and reports (without clearing) errors */
     aclrtStream s2 = NULL;
