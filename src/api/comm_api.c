@@ -40,6 +40,10 @@ static HcclResult check_init(const char *fn, uint32_t nranks, uint32_t rank, con
         HCCL_WARN(INIT, "%s: rank %u / nRanks %u is invalid (need nRanks >= 1 and rank < nRanks)", fn, rank, nranks);
         return HCCL_E_PARA;
     }
+    if (nranks > HCCL_COMM_MAX_RANKS) {
+        HCCL_WARN(INIT, "%s: nRanks %u is more than a communicator may have (%u)", fn, nranks, HCCL_COMM_MAX_RANKS);
+        return HCCL_E_PARA;
+    }
     return HCCL_SUCCESS;
 }
 

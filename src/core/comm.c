@@ -345,7 +345,10 @@ static void comm_free(hccl_comm *c)
 static hccl_comm *comm_alloc(uint32_t rank, uint32_t nranks, const hccl_comm_cfg *cfg)
 {
     hccl_comm *c = hccl_calloc(1, sizeof *c);
-    if (!c) return NULL;
+    if (!c) {
+        HCCL_WARN(INIT, "rank %u: out of memory for a communicator", rank);
+        return NULL;
+    }
     hccl_log_set_rank(rank); /* HCCL_DEBUG_FILE's %r: this process's first communicator */
     c->magic = COMM_MAGIC;
     c->owner_pid = (int)getpid();
@@ -360,6 +363,7 @@ static hccl_comm *comm_alloc(uint32_t rank, uint32_t nranks, const hccl_comm_cfg
     pthread_mutex_init(&c->split_lock, NULL);
     c->peers = hccl_calloc(nranks, sizeof *c->peers);
     if (!c->peers) {
+        HCCL_WARN(INIT, "rank %u: out of memory for a communicator of %u ranks", rank, nranks);
         comm_free(c);
         return NULL;
     }

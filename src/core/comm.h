@@ -21,6 +21,10 @@
 #include <pthread.h>
 #include <stdint.h>
 
+/* The most ranks a communicator may have: a rank table's limit too (ranktable.c). A
+ * full TCP mesh of more would need more sockets per rank than any system allows. */
+#define HCCL_COMM_MAX_RANKS 65536u
+
 typedef struct hccl_comm_cfg {
     uint64_t exec_timeout_ns; /* 0 = wait forever */
     uint32_t buffsize_mb;

@@ -2,8 +2,8 @@
  * conf_bad.c - bad input: every call below must fail at once with HCCL_E_PARA or
  * HCCL_E_PTR (as listed per call), never crash, hang or succeed.
  *
- *   process level: HcclGetRootInfo(NULL); HcclCommInitRootInfo with nRanks 0, rank >=
- *     nRanks, NULL root info, NULL comm, a zeroed root info; HcclCommInitClusterInfo
+ *   process level: HcclGetRootInfo(NULL); HcclCommInitRootInfo with nRanks 0 or above
+ *     65536, rank >= nRanks, NULL root info, NULL comm, a zeroed root info; HcclCommInitClusterInfo
  *     with a missing file, NULL path, malformed rank tables, rank beyond the table;
  *     HcclCommInitAll with 0 devices or NULL arrays; NULL/destroyed handles.
  *   per rank (1 and 2 ranks as threads): NULL buffers with non-zero counts, unknown
@@ -333,6 +333,11 @@ static void process_level(conf_ctx *ctx)
     BAD_INIT(ctx, PARA, HcclCommInitRootInfo(0, &root, 0, &c));
     BAD_INIT(ctx, PARA, HcclCommInitRootInfo(2, &root, 2, &c));
     BAD_INIT(ctx, PARA, HcclCommInitRootInfo(2, &root, 7, &c));
+    /* more ranks than a communicator may have: refused before anything is allocated */
+    BAD_INIT(ctx, PARA, HcclCommInitRootInfo(UINT32_MAX, &root, 0, &c));
+    BAD_INIT(ctx, PARA, HcclCommInitRootInfo(65537, &root, 65536, &c));
+    if (!strstr(HcclGetLastErrorMessage(), "nRanks 65537"))
+        conf_fail(ctx, "HcclCommInitRootInfo(65537 ranks): last error message \"%s\"", HcclGetLastErrorMessage());
     BAD_INIT(ctx, PTR, HcclCommInitRootInfo(2, NULL, 0, &c));
     BAD_INIT(ctx, PTR, HcclCommInitRootInfo(1, &root, 0, NULL));
     BAD_INIT(ctx, ANYERR, HcclCommInitRootInfo(2, &zero, 1, &c));
