@@ -15,9 +15,11 @@
  * aclrtStreamWaitEvent(stream, ev) captures target = recorded at the time of the
  * call (the most recent record before the wait; none: nothing to wait for) and
  * enqueues a task that blocks until record target is done. aclrtSynchronizeEvent
- * waits the same way in the caller (a task whose own stream holds that record behind
- * it gets ACL_ERROR_INVALID_PARAM instead of waiting forever); aclrtQueryEventStatus
- * asks whether the latest record is done.
+ * waits the same way in the caller; aclrtQueryEventStatus asks whether the latest
+ * record is done. A wait that runs on a thread whose task the record is queued behind
+ * (a host task synchronizing an event recorded after it on its own stream, or making
+ * the NULL stream wait for it) fails with ACL_ERROR_INVALID_PARAM instead of waiting
+ * forever.
  *
  * The event remembers where its latest record's marker was queued. A waiter for that
  * record (aclrtSynchronizeEvent, or the wait task of another stream) first runs the
@@ -138,15 +140,27 @@ static int record_pos(rt_event *e, uint64_t num, hccl_rt_stream_pos *pos)
     return known;
 }
 
-static void wait_record(rt_event *e, uint64_t target)
+/* Waits until record target is done; ACL_ERROR_INVALID_PARAM (with the text, naming
+ * api) when it never can be: its marker is queued behind a task that this thread is
+ * running (a host task waiting for a record made after it on its own stream). */
+static aclError wait_record(rt_event *e, uint64_t target, const char *api)
 {
     hccl_rt_stream_pos pos;
-    if (__atomic_load_n(&e->completed, __ATOMIC_ACQUIRE) >= target) return;
-    if (record_pos(e, target, &pos)) hccl_rt_stream_help(&pos);
+    if (__atomic_load_n(&e->completed, __ATOMIC_ACQUIRE) >= target) return ACL_SUCCESS;
+    if (record_pos(e, target, &pos)) {
+        pthread_mutex_lock(&e->mu);
+        int done = record_done(e, target);
+        pthread_mutex_unlock(&e->mu);
+        if (!done && hccl_rt_stream_behind_here(&pos))
+            return hccl_rt_error(ACL_ERROR_INVALID_PARAM,
+                                 "%s: the record of event %p is queued behind this task on its own stream (%p): it "
+                                 "would wait forever", api, (void *)e, pos.stream);
+        hccl_rt_stream_help(&pos);
+    }
     pthread_mutex_lock(&e->mu);
     int ooo = e->nabove > 0; /* records done out of order: the watermark may not reach target soon */
     pthread_mutex_unlock(&e->mu);
-    if (!ooo && hccl_rt_spin_until_ge(&e->completed, target)) return;
+    if (!ooo && hccl_rt_spin_until_ge(&e->completed, target)) return ACL_SUCCESS;
     pthread_mutex_lock(&e->mu);
     while (!record_done(e, target)) {
         e->sleepers++;
@@ -154,6 +168,7 @@ static void wait_record(rt_event *e, uint64_t target)
         e->sleepers--;
     }
     pthread_mutex_unlock(&e->mu);
+    return ACL_SUCCESS;
 }
 
 static aclError record_task(void *arg)
@@ -168,10 +183,10 @@ static aclError record_task(void *arg)
 static aclError wait_task(void *arg)
 {
     marker *m = arg;
-    wait_record(m->ev, m->seq);
+    aclError rc = wait_record(m->ev, m->seq, "aclrtStreamWaitEvent");
     event_put(m->ev);
     hccl_free(m);
-    return ACL_SUCCESS;
+    return rc;
 }
 
 aclError aclrtCreateEvent(aclrtEvent *event)
@@ -263,7 +278,7 @@ aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event)
     m->ev = e;
     m->seq = target;
     aclError rc = hccl_rt_stream_enqueue(stream, wait_task, m, "aclrtStreamWaitEvent");
-    if (rc != ACL_SUCCESS) {
+    if (rc != ACL_SUCCESS && stream) { /* not queued (the NULL stream ran it: it owned m) */
         event_put(e);
         hccl_free(m);
     }
@@ -276,19 +291,10 @@ aclError aclrtSynchronizeEvent(aclrtEvent event)
     if (!e) return hccl_rt_error(ACL_ERROR_RT_INVALID_HANDLE, "aclrtSynchronizeEvent: %p is not a live event", event);
     pthread_mutex_lock(&e->mu);
     uint64_t target = e->recorded;
-    int done = record_done(e, target);
     pthread_mutex_unlock(&e->mu);
-    hccl_rt_stream_pos pos;
-    if (!done && record_pos(e, target, &pos) && hccl_rt_stream_behind_here(&pos)) {
-        /* a task waiting for a record queued behind itself on its own stream */
-        event_put(e);
-        return hccl_rt_error(ACL_ERROR_INVALID_PARAM,
-                             "aclrtSynchronizeEvent: the record of event %p is queued behind this task on its own "
-                             "stream (%p): it would wait forever", event, pos.stream);
-    }
-    wait_record(e, target);
+    aclError rc = wait_record(e, target, "aclrtSynchronizeEvent");
     event_put(e);
-    return ACL_SUCCESS;
+    return rc;
 }
 
 aclError aclrtQueryEventStatus(aclrtEvent event, aclrtEventRecordedStatus *status)

@@ -303,6 +303,12 @@ static aclError sync_event_behind(void *arg)
 
 static aclError sync_event_before(void *arg) { return aclrtSynchronizeEvent(arg); }
 
+/* The same through the NULL stream, which waits in the caller. */
+static aclError null_wait_behind(void *arg)
+{
+    return aclrtStreamWaitEvent(NULL, arg) == ACL_ERROR_INVALID_PARAM ? ACL_SUCCESS : ACL_ERROR_FAILURE;
+}
+
 /* Waits until *arg is set (at most 10 s). */
 static aclError wait_flag_task(void *arg)
 {
@@ -373,6 +379,7 @@ static void test_null_and_async(void)
         TT_ASSERT_EQ(aclrtCreateEvent(&ev), ACL_SUCCESS);
         TT_ASSERT_EQ(aclrtLaunchHostTask(s, wait_flag_task, &gate), ACL_SUCCESS); /* hold the stream */
         TT_ASSERT_EQ(aclrtLaunchHostTask(s, sync_event_behind, ev), ACL_SUCCESS);
+        TT_ASSERT_EQ(aclrtLaunchHostTask(s, null_wait_behind, ev), ACL_SUCCESS);
         TT_ASSERT_EQ(aclrtRecordEvent(ev, s), ACL_SUCCESS); /* behind the task that waits for it */
         TT_ASSERT_EQ(aclrtLaunchHostTask(s, sync_event_before, ev), ACL_SUCCESS);
         __atomic_store_n(&gate, 1, __ATOMIC_RELEASE);
