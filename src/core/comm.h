@@ -21,8 +21,9 @@
 #include <pthread.h>
 #include <stdint.h>
 
-/* The most ranks a communicator may have: a rank table's limit too (ranktable.c). A
- * full TCP mesh of more would need more sockets per rank than any system allows. */
+/* The most ranks a communicator may have: a rank table's and a launcher world's limit
+ * too (boot/ranktable.c, boot/launch_env.c). A full TCP mesh of more would need more
+ * sockets per rank than any system allows. */
 #define HCCL_COMM_MAX_RANKS 65536u
 
 typedef struct hccl_comm_cfg {

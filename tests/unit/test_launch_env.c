@@ -228,6 +228,8 @@ static void test_errors(void)
     FAIL(ENV("MASTER_ADDR=a", "MASTER_PORT=1"), "no launcher environment found: set RANK and WORLD_SIZE",
          "srun or mpirun");
     FAIL(ENV(NULL), "no launcher environment found", NULL);
+    FAIL(ENV("RANK=0", "WORLD_SIZE=65537", "MASTER_ADDR=a", "MASTER_PORT=1"), "WORLD_SIZE=\"65537\"", "at most 65536");
+    FAIL(ENV("PMI_RANK=0", "PMI_SIZE=4294967295", "MASTER_ADDR=a", "MASTER_PORT=1"), "PMI_SIZE", "at most 65536");
     FAIL(ENV("RANK=0", "MASTER_ADDR=a", "MASTER_PORT=1"), "RANK is set but WORLD_SIZE is not", NULL);
     FAIL(ENV("WORLD_SIZE=2", "SLURM_PROCID=0", "SLURM_NTASKS=2", "MASTER_ADDR=a", "MASTER_PORT=1"),
          "WORLD_SIZE is set but RANK is not", NULL);
