@@ -612,17 +612,30 @@ def _unflatten_from(src_flat, parts):
             p.copy_(src_flat[off:off + k].view(p.shape))
         else:
             import numpy as np
-            np.copyto(p, np.asarray(src_flat[off:off + k]).reshape(np.shape(p)))
+            # np.asarray of a buffer object (bytearray, array.array, memoryview) is a
+            # view of its memory: copyto writes through it.
+            dst = p if isinstance(p, np.ndarray) else np.asarray(p)
+            np.copyto(dst, np.asarray(src_flat[off:off + k]).reshape(dst.shape))
         off += k
+
+
+def _writable(t):
+    """Can the list forms copy a result into t? (checked before the operation, so
+    that a read-only entry cannot leave the list half written)."""
+    if _is_torch(t):
+        return True
+    import numpy as np
+    return bool(np.asarray(t).flags.writeable)
 
 
 def _dtype_of(t):
     return t.dtype if _is_torch(t) or hasattr(t, "dtype") else memoryview(t).format
 
 
-def _check_list(fn, name, lst, like, n):
+def _check_list(fn, name, lst, like, n, output=False):
     """A list of one block per rank (n entries), each as many elements of the same
-    dtype as `like` (the caller's own tensor): the library moves len x numel(like)."""
+    dtype as `like` (the caller's own tensor): the library moves len x numel(like).
+    output: the entries receive the result, so each must be writable."""
     if len(lst) != n:
         raise ValueError("hccl %s: %s has %d entries for %d ranks" % (fn, name, len(lst), n))
     k, dt = _numel(like), _dtype_of(like)
@@ -632,6 +645,8 @@ def _check_list(fn, name, lst, like, n):
                              % (fn, name, i, _numel(t), k))
         if _dtype_of(t) != dt:
             raise ValueError("hccl %s: %s[%d] has dtype %s, the tensor has %s" % (fn, name, i, _dtype_of(t), dt))
+        if output and not _writable(t):
+            raise ValueError("hccl %s: %s[%d] is read-only, but the operation writes into it" % (fn, name, i))
 
 
 def _rows(t):
@@ -694,7 +709,7 @@ def all_gather(tensor_list, tensor, group=None, async_op=False):
     if c is None:
         return None
     if isinstance(tensor_list, (list, tuple)):
-        _check_list("all_gather", "tensor_list", tensor_list, tensor, c.size)
+        _check_list("all_gather", "tensor_list", tensor_list, tensor, c.size, output=True)
         flat = _flat_empty(tensor, _numel(tensor) * c.size)
         h = c.all_gather(tensor, flat, async_op)
         return _finish(h, async_op, lambda: _unflatten_from(flat, tensor_list), list(tensor_list))
@@ -738,7 +753,7 @@ def gather(tensor, gather_list=None, dst=0, group=None, async_op=False):
         if gather_list is None:
             raise ValueError("hccl gather: the destination rank needs gather_list")
         if isinstance(gather_list, (list, tuple)):
-            _check_list("gather", "gather_list", gather_list, tensor, c.size)
+            _check_list("gather", "gather_list", gather_list, tensor, c.size, output=True)
             out = _flat_empty(tensor, _numel(tensor) * c.size)
             lst = gather_list
             post = (lambda: _unflatten_from(out, lst))
@@ -782,12 +797,15 @@ def all_to_all_single(output, input, output_split_sizes=None, input_split_sizes=
         return Work(h, None, [output]) if async_op else None
     n = c.size
     ri, ro = _rows(input), _rows(output)
+    def nrows(t):
+        return tuple(t.shape)[0] if tuple(t.shape) else 1   # a 0-d tensor: one row
+
     if input_split_sizes is None:
-        input_split_sizes = [tuple(input.shape)[0] // n] * n
+        input_split_sizes = [nrows(input) // n] * n
     if output_split_sizes is None:
-        output_split_sizes = [tuple(output.shape)[0] // n] * n
+        output_split_sizes = [nrows(output) // n] * n
     for name, sizes, t in (("input", input_split_sizes, input), ("output", output_split_sizes, output)):
-        rows = tuple(t.shape)[0] if tuple(t.shape) else 1
+        rows = nrows(t)
         if len(sizes) != n or any(int(x) < 0 for x in sizes) or sum(int(x) for x in sizes) != rows:
             raise ValueError("hccl all_to_all_single: %s_split_sizes %s must be %d sizes >= 0 that add up to the "
                              "%s's %d rows (dimension 0)" % (name, list(sizes), n, name, rows))
@@ -824,6 +842,10 @@ def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op=False
             if _dtype_of(t) != dt:
                 raise ValueError("hccl all_to_all: %s[%d] has dtype %s, input_tensor_list[0] has %s (every entry "
                                  "must have one dtype)" % (name, i, _dtype_of(t), dt))
+    for i, t in enumerate(output_tensor_list):
+        if not _writable(t):
+            raise ValueError("hccl all_to_all: output_tensor_list[%d] is read-only, but the operation writes into it"
+                             % i)
     sc = [_numel(t) for t in input_tensor_list]
     rc = [_numel(t) for t in output_tensor_list]
     sbuf = _flat_empty(input_tensor_list[0], sum(sc))

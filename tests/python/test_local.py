@@ -147,6 +147,37 @@ def test_argument_errors(one):
         hccl.all_reduce(np.zeros(2, "datetime64[s]"), group=one)
 
 
+def test_list_outputs_checked_before_the_operation_and_any_buffer_kind(one, two):
+    # a read-only entry used to surface as NumPy's "assignment destination is read-only"
+    # after the operation, with the entries before it already written
+    x = np.arange(4, dtype=np.float32)
+    outs = [np.zeros(4, np.float32), np.zeros(4, np.float32)]
+    outs[1].setflags(write=False)
+    with pytest.raises(ValueError, match=r"tensor_list\[1\] is read-only"):
+        both(two, lambda c: hccl.all_gather(outs, x, group=c))
+    assert not outs[0].any()
+    with pytest.raises(ValueError, match=r"gather_list\[0\] is read-only"):
+        hccl.gather(x, [outs[1]], dst=0, group=one)
+    with pytest.raises(ValueError, match=r"output_tensor_list\[0\] is read-only"):
+        hccl.all_to_all([outs[1]], [x], group=one)
+    # entries of other buffer kinds (array.array, bytearray) receive their block; the
+    # copy used to fail with "copyto() argument 1 must be numpy.ndarray"
+    import array
+    got = both(two, lambda c: (lambda o: (hccl.all_gather(o, array.array("f", [c.rank, 2]), group=c), o)[1])(
+        [array.array("f", [0, 0]), array.array("f", [0, 0])]))
+    assert [list(a) for a in got[0]] == [[0.0, 2.0], [1.0, 2.0]] == [list(a) for a in got[1]]
+    got = both(two, lambda c: (lambda o: (hccl.all_to_all(o, [bytearray([c.rank, 7]), bytearray([c.rank, 8])],
+                                                          group=c), o)[1])([bytearray(2), bytearray(2)]))
+    assert got[0] == [bytearray([0, 7]), bytearray([1, 7])] and got[1] == [bytearray([0, 8]), bytearray([1, 8])]
+    # a 0-d input in all_to_all_single is one row (it used to raise IndexError)
+    out = np.zeros(1, np.float32)
+    hccl.all_to_all_single(out, np.array(5.0, np.float32), output_split_sizes=[1], group=one)
+    assert out.tolist() == [5.0]
+    with pytest.raises(ValueError, match="add up to the input's 1 rows"):
+        hccl.all_to_all_single(out, np.array(5.0, np.float32), output_split_sizes=[1], input_split_sizes=[2],
+                               group=one)
+
+
 def test_torch_argument_errors_and_dtypes(one):
     torch = pytest.importorskip("torch")
     for dt in (torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.int8, torch.uint8, torch.int16,
