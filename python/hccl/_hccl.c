@@ -219,6 +219,7 @@ typedef struct {
     int nbufs;
     int kind;
     long peer;
+    int interrupted; /* a wait() on it ended with a signal's exception (Ctrl-C) */
 } HandleObject;
 
 static PyTypeObject CommType, HandleType;
@@ -275,6 +276,7 @@ static aclError task_fn(void *arg)
 /* Waits (call without the GIL) up to timeout_s seconds (< 0: forever; at most
  * HCCL_WAIT_MAX_S, a number of seconds a deadline can hold); 1 when done. */
 #define HCCL_WAIT_MAX_S 1e9
+#define WAIT_SLICE_S 0.1 /* Handle.wait() looks at pending signals this often */
 static int state_wait(op_state *st, double timeout_s)
 {
     for (int i = 0; i < 2000; i++) { /* ~tens of us of polling before sleeping */
@@ -441,6 +443,7 @@ static PyObject *submit(CommObject *c, opdesc *d, hbuf *bufs, int nbufs, int asy
     h->comm = (CommObject *)Py_NewRef(c);
     h->kind = d->kind;
     h->peer = peer;
+    h->interrupted = 0;
     st->d = *d;
     st->refs = 2;
     st->inflight = &c->inflight;
@@ -1120,12 +1123,32 @@ static PyTypeObject CommType = {
 
 /* ------------------------------------------------------------------ Handle */
 
+static int finalizing(void)
+{
+#if PY_VERSION_HEX >= 0x030D0000
+    return Py_IsFinalizing();
+#else
+    return _Py_IsFinalizing();
+#endif
+}
+
 static void handle_dealloc(HandleObject *h)
 {
     if (h->st) {
         op_state *st = h->st;
         if (!__atomic_load_n(&st->done, __ATOMIC_ACQUIRE)) {
+            /* The interpreter exits after Ctrl-C interrupted a wait on this operation
+             * (one that could not complete: a peer never joined): waiting here would
+             * hold the exit until HCCL_EXEC_TIMEOUT. Destroy the communicator instead,
+             * which aborts its operations waiting for peers (the peers see the abort);
+             * the wait below then ends at once. */
+            HcclComm abort = NULL;
+            if (h->interrupted && finalizing() && h->comm && h->comm->comm) {
+                abort = h->comm->comm;
+                h->comm->comm = NULL; /* its stream stays: the process is exiting */
+            }
             Py_BEGIN_ALLOW_THREADS
+            if (abort) HcclCommDestroy(abort);
             state_wait(st, -1.0);
             Py_END_ALLOW_THREADS
         }
@@ -1164,10 +1187,27 @@ static PyObject *handle_wait(HandleObject *h, PyObject *args, PyObject *kw)
     }
     op_state *st = h->st;
     int done = __atomic_load_n(&st->done, __ATOMIC_ACQUIRE);
-    if (!done) {
+    /* Wait in slices, running Python's signal handlers between them, so that Ctrl-C
+     * (KeyboardInterrupt) or another handler's exception ends a wait on an operation
+     * that cannot complete (the operation itself keeps running). */
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    while (!done) {
+        double left = -1.0;
+        if (t >= 0) {
+            struct timespec now;
+            clock_gettime(CLOCK_MONOTONIC, &now);
+            left = t - ((double)(now.tv_sec - t0.tv_sec) + (double)(now.tv_nsec - t0.tv_nsec) * 1e-9);
+            if (left <= 0) break;
+        }
+        double slice = left < 0 || left > WAIT_SLICE_S ? WAIT_SLICE_S : left;
         Py_BEGIN_ALLOW_THREADS
-        done = state_wait(st, t);
+        done = state_wait(st, slice);
         Py_END_ALLOW_THREADS
+        if (!done && PyErr_CheckSignals() < 0) {
+            h->interrupted = 1;
+            return NULL;
+        }
     }
     if (!done) {
         char detail[160];

@@ -263,6 +263,31 @@ def test_dropped_handle_waits(two):
     assert both(two, job) == [2.0, 2.0]
 
 
+SIGINT_DURING_WAIT = """
+import os, signal, threading, time
+import numpy as np
+import hccl
+box = {}                                # cleared first at exit: the Work goes before the comms
+cs = hccl.comm_init_all(2)              # rank 1 never joins
+box["w"] = hccl.all_reduce(np.ones(16, np.float32), group=cs[0], async_op=True)
+threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT)).start()
+t = time.monotonic()
+try:
+    box["w"].wait()
+except KeyboardInterrupt:
+    print("interrupted after %.1f s" % (time.monotonic() - t), flush=True)
+"""
+
+
+def test_ctrl_c_interrupts_wait_and_the_process_exits():
+    # Work.wait() used to ignore Ctrl-C until the operation ended (HCCL_EXEC_TIMEOUT),
+    # and the exit then waited for the operation again in the Work's destructor
+    r = launch.run_python(SIGINT_DURING_WAIT, env={"HCCL_EXEC_TIMEOUT": "30"}, timeout=90)
+    assert r.rc == 0 and "interrupted after 0." in r.out, r
+    assert r.seconds < 15, r
+    assert "destroyed with 1 operation(s) still waiting" in r.err, r
+
+
 def test_installed_package_imports(tmp_path):
     """make install's layout: PREFIX/python/hccl finds PREFIX/lib64 through its RPATH."""
     build = launch.os.environ.get("HCCL_BUILD_DIR")
