@@ -342,8 +342,17 @@ static void comm_free(hccl_comm *c)
     comm_release_memory(c);
 }
 
+/* Set in a fork child: its copies of the parent's communicators must not run
+ * operations (see hccl_comm_run), and comparing pids costs a system call, so only
+ * a process that forked pays it. */
+int hccl_comm_forked;
+static void comm_postfork_child(void) { __atomic_store_n(&hccl_comm_forked, 1, __ATOMIC_RELAXED); }
+static void comm_install_atfork(void) { pthread_atfork(NULL, NULL, comm_postfork_child); }
+
 static hccl_comm *comm_alloc(uint32_t rank, uint32_t nranks, const hccl_comm_cfg *cfg)
 {
+    static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+    pthread_once(&atfork_once, comm_install_atfork);
     hccl_comm *c = hccl_calloc(1, sizeof *c);
     if (!c) {
         HCCL_WARN(INIT, "rank %u: out of memory for a communicator", rank);

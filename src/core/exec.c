@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 void hccl_op_args_clear(hccl_op_args *a)
 {
@@ -87,6 +88,15 @@ static const hccl_op_args *unshift(const hccl_comm *c, const hccl_op_args *args,
  * the NULL stream (recorded here). */
 HcclResult hccl_comm_run(hccl_comm *c, const hccl_op_args *args, uint64_t fr_id)
 {
+    extern int hccl_comm_forked;
+    if (__atomic_load_n(&hccl_comm_forked, __ATOMIC_RELAXED) && (int)getpid() != c->owner_pid) {
+        /* A fork child's copy shares the parent's connections and shared memory: an
+         * operation here would take the parent's place with its peers. */
+        HCCL_WARN(COLL, "comm %s rank %u: %s refused: this process (pid %d) is a fork() child of the one that "
+                  "created the communicator (pid %d), and cannot use it; create a new communicator in the child",
+                  c->name, c->rank, hccl_op_name(args->type), (int)getpid(), c->owner_pid);
+        return HCCL_E_PARA;
+    }
     int broken = __atomic_load_n(&c->async_error, __ATOMIC_ACQUIRE);
     if (broken != HCCL_SUCCESS) {
         HCCL_WARN(COLL, "comm %s rank %u: %s refused: the communicator failed earlier (%s)", c->name, c->rank,

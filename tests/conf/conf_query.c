@@ -311,20 +311,26 @@ static void lifecycle(conf_ctx *ctx)
         for (int i = 0; i < n; i++) vals[i] = 10 * i + 1;
         check_comm(ctx, b, me, vals, n, "sub-comm created after a destroyed one");
         if (ctx->mode == MODE_PROCS) {
-            /* fork with an operation queued behind a slow task; the child destroys its copy */
-            conf_step(ctx, "fork with an operation queued; the child destroys its copy");
+            /* fork with an operation queued behind a slow task; the child's operation on
+             * its copy is refused (it would take the parent's place with the peers), then
+             * the child destroys its copy */
+            conf_step(ctx, "fork with an operation queued; the child's AllReduce is refused, it destroys its copy");
             conf_acl_ok(ctx, aclrtLaunchHostTask(ctx->stream, sleep_300ms, NULL), "aclrtLaunchHostTask");
             conf_ok(ctx, HcclAllReduce(buf, buf, 4, HCCL_DATA_TYPE_INT32, HCCL_REDUCE_SUM, b, ctx->stream),
                     "AllReduce queued");
             pid_t pid = fork();
             if (pid == 0) {
                 alarm(10);
+                int32_t mine[4] = {0};
+                if (HcclAllReduce(mine, mine, 4, HCCL_DATA_TYPE_INT32, HCCL_REDUCE_SUM, b, NULL) != HCCL_E_PARA)
+                    _exit(2);
                 _exit(HcclCommDestroy(b) == HCCL_SUCCESS ? 0 : 1);
             }
             int status = -1;
             waitpid(pid, &status, 0);
             if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-                conf_fail(ctx, "the fork child's HcclCommDestroy with an operation queued: status %#x", status);
+                conf_fail(ctx, "the fork child's AllReduce (exit 2: not refused) or HcclCommDestroy with an "
+                          "operation queued: status %#x", status);
             conf_sync(ctx, ctx->stream, "the parent's queued AllReduce");
         }
         conf_ok(ctx, HcclCommDestroy(b), "HcclCommDestroy(B)");

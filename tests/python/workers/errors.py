@@ -11,6 +11,10 @@
   deadlock  2 ranks, each receives from the other and nobody sends: each error names
             the other rank (the one that times out second fails with HCCL_E_REMOTE,
             quoting the first's report, which names itself as waited for).
+  fork      rank 0 forks; the child's all_reduce on the inherited communicator must
+            fail (it used to complete with rank 1 in the parent's place, so that the
+            parent's next all_reduce paired with rank 1's following one); then the
+            parents' all_reduces still pair up (values tell which call met which).
 """
 import sys
 import time
@@ -86,6 +90,24 @@ def main():
         except hccl.HcclError as e:
             assert e.code_name in ("HCCL_E_TIMEOUT", "HCCL_E_REMOTE") and e.peers == [1 - r], (e.peers, e)
         C.ok("deadlock names the peer")
+    elif mode == "fork":
+        import os
+        if r == 0:
+            pid = os.fork()
+            if pid == 0:
+                code = 1
+                try:
+                    hccl.all_reduce(np.full(4, 100.0, np.float32))
+                except hccl.HcclError as e:
+                    code = 0 if e.code_name == "HCCL_E_PARA" else 2
+                os._exit(code)
+            _, status = os.waitpid(pid, 0)
+            assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, "the fork child's all_reduce: %r" % status
+        for k in range(2):
+            a = np.full(4, 10.0 * k + r + 1, np.float32)
+            hccl.all_reduce(a)
+            assert a.tolist() == [20.0 * k + 3] * 4, (k, a)
+        C.ok("a fork child cannot use the parent's communicator")
     C.report(r)
 
 
