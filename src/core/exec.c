@@ -86,17 +86,23 @@ static const hccl_op_args *unshift(const hccl_comm *c, const hccl_op_args *args,
 
 /* fr_id: the flight recorder's entry of an enqueued operation; 0 for one called on
  * the NULL stream (recorded here). */
-HcclResult hccl_comm_run(hccl_comm *c, const hccl_op_args *args, uint64_t fr_id)
+/* A fork child's copy of a communicator shares the parent's connections and shared
+ * memory: an operation on it would take the parent's place with its peers (and one
+ * queued on a stream would never run: the child has no stream workers). 1 (said) for
+ * such a copy. */
+static int inherited(const hccl_comm *c, const hccl_op_args *args)
 {
     extern int hccl_comm_forked;
-    if (__atomic_load_n(&hccl_comm_forked, __ATOMIC_RELAXED) && (int)getpid() != c->owner_pid) {
-        /* A fork child's copy shares the parent's connections and shared memory: an
-         * operation here would take the parent's place with its peers. */
-        HCCL_WARN(COLL, "comm %s rank %u: %s refused: this process (pid %d) is a fork() child of the one that "
-                  "created the communicator (pid %d), and cannot use it; create a new communicator in the child",
-                  c->name, c->rank, hccl_op_name(args->type), (int)getpid(), c->owner_pid);
-        return HCCL_E_PARA;
-    }
+    if (!__atomic_load_n(&hccl_comm_forked, __ATOMIC_RELAXED) || (int)getpid() == c->owner_pid) return 0;
+    HCCL_WARN(COLL, "comm %s rank %u: %s refused: this process (pid %d) is a fork() child of the one that "
+              "created the communicator (pid %d), and cannot use it; create a new communicator in the child",
+              c->name, c->rank, hccl_op_name(args->type), (int)getpid(), c->owner_pid);
+    return 1;
+}
+
+HcclResult hccl_comm_run(hccl_comm *c, const hccl_op_args *args, uint64_t fr_id)
+{
+    if (inherited(c, args)) return HCCL_E_PARA;
     int broken = __atomic_load_n(&c->async_error, __ATOMIC_ACQUIRE);
     if (broken != HCCL_SUCCESS) {
         HCCL_WARN(COLL, "comm %s rank %u: %s refused: the communicator failed earlier (%s)", c->name, c->rank,
@@ -186,6 +192,11 @@ HcclResult hccl_comm_enqueue(hccl_comm *c, hccl_op_args *args, aclrtStream strea
         hccl_op_args_free(args);
         hccl_comm_release(c);
         return res;
+    }
+    if (inherited(c, args)) {
+        hccl_op_args_free(args);
+        hccl_comm_release(c);
+        return HCCL_E_PARA;
     }
     args->queued_comm = c; /* the caller's reference, released by run_task */
     args->queued_fr_id = hccl_flight_enqueue(&c->flight, args, hccl_ticks());

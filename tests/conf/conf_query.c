@@ -324,12 +324,17 @@ static void lifecycle(conf_ctx *ctx)
                 int32_t mine[4] = {0};
                 if (HcclAllReduce(mine, mine, 4, HCCL_DATA_TYPE_INT32, HCCL_REDUCE_SUM, b, NULL) != HCCL_E_PARA)
                     _exit(2);
+                /* on a stream too: refused when queued, saying why (the child has no stream
+                 * workers, and the runtime refuses the stream: "not a live stream?") */
+                if (HcclAllReduce(mine, mine, 4, HCCL_DATA_TYPE_INT32, HCCL_REDUCE_SUM, b, ctx->stream) != HCCL_E_PARA ||
+                    !strstr(HcclGetLastErrorMessage(), "fork() child"))
+                    _exit(3);
                 _exit(HcclCommDestroy(b) == HCCL_SUCCESS ? 0 : 1);
             }
             int status = -1;
             waitpid(pid, &status, 0);
             if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-                conf_fail(ctx, "the fork child's AllReduce (exit 2: not refused) or HcclCommDestroy with an "
+                conf_fail(ctx, "the fork child's AllReduce (exit 2, 3 on a stream: not refused) or HcclCommDestroy with an "
                           "operation queued: status %#x", status);
             conf_sync(ctx, ctx->stream, "the parent's queued AllReduce");
         }
