@@ -8,6 +8,7 @@
 #include "util/log.h"
 #include "util/util.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* An operation whose count (the same on every rank) is 0 moves nothing anywhere and
@@ -115,6 +116,41 @@ static HcclResult check_blocks(const char *fn, const void *buf, const uint64_t *
         CHECK(hccl_api_ptr(fn, buf, counts[r], what));
     }
     return HCCL_SUCCESS;
+}
+
+typedef struct span {
+    uint64_t lo, hi; /* [lo, hi) in elements */
+    uint32_t rank;
+} span;
+
+static int span_cmp(const void *a, const void *b)
+{
+    const span *x = a, *y = b;
+    return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* The blocks an operation writes must not overlap (MPI calls such a call erroneous):
+ * two peers' data would land on the same elements, and which one stays would depend
+ * on timing. check_blocks has bounded every block first (no overflow). */
+static HcclResult check_disjoint(const char *fn, const uint64_t *counts, const uint64_t *displs, uint32_t n,
+                                 const char *what)
+{
+    span small[16], *v = n <= 16 ? small : hccl_malloc(sizeof *v * n);
+    if (!v) return HCCL_E_MEMORY;
+    uint32_t k = 0;
+    for (uint32_t r = 0; r < n; r++)
+        if (counts[r]) v[k++] = (span){displs[r], displs[r] + counts[r], r};
+    qsort(v, k, sizeof *v, span_cmp);
+    HcclResult res = HCCL_SUCCESS;
+    for (uint32_t i = 1; i < k && res == HCCL_SUCCESS; i++)
+        if (v[i].lo < v[i - 1].hi) {
+            HCCL_WARN(COLL, "%s: the %s blocks of ranks %u (elements %llu..%llu) and %u (elements %llu..%llu) overlap",
+                      fn, what, v[i - 1].rank, (unsigned long long)v[i - 1].lo, (unsigned long long)v[i - 1].hi - 1,
+                      v[i].rank, (unsigned long long)v[i].lo, (unsigned long long)v[i].hi - 1);
+            res = HCCL_E_PARA;
+        }
+    if (v != small) hccl_free(v);
+    return res;
 }
 
 static HcclResult reducing(const char *fn, hccl_op_type type, void *sendBuf, void *recvBuf, uint64_t count,
@@ -283,6 +319,7 @@ HcclResult HcclAllGatherV(void *sendBuf, uint64_t sendCount, void *recvBuf, cons
         if (!a->recv_counts || !a->recv_displs) res = HCCL_E_MEMORY;
     }
     if (res == HCCL_SUCCESS) res = check_blocks(fn, recvBuf, a->recv_counts, a->recv_displs, c->nranks, size, "recvBuf");
+    if (res == HCCL_SUCCESS) res = check_disjoint(fn, a->recv_counts, a->recv_displs, c->nranks, "recvBuf");
     if (res == HCCL_SUCCESS && a->recv_counts[c->rank] != sendCount) {
         HCCL_WARN(COLL, "%s: sendCount %llu differs from recvCounts[%u] = %llu", fn, (unsigned long long)sendCount,
                   c->rank, (unsigned long long)a->recv_counts[c->rank]);
@@ -349,6 +386,7 @@ HcclResult HcclAlltoAllV(const void *sendBuf, const void *sendCounts, const void
     }
     if (res == HCCL_SUCCESS) res = check_blocks(fn, sendBuf, a->send_counts, a->send_displs, c->nranks, size, "sendBuf");
     if (res == HCCL_SUCCESS) res = check_blocks(fn, recvBuf, a->recv_counts, a->recv_displs, c->nranks, size, "recvBuf");
+    if (res == HCCL_SUCCESS) res = check_disjoint(fn, a->recv_counts, a->recv_displs, c->nranks, "recvBuf");
     a->sendbuf = sendBuf;
     a->recvbuf = (void *)recvBuf;
     a->dtype = sendType;

@@ -138,6 +138,19 @@ static void rank_bad(conf_ctx *ctx)
     BAD(ctx, PTR, HcclAlltoAllV(s, NULL, displs, I32, r, counts, displs, I32, comm, st));
     BAD(ctx, PTR, HcclAlltoAllV(s, counts, displs, I32, r, counts, NULL, I32, comm, st));
     BAD(ctx, PTR, HcclAlltoAllVC(s, NULL, I32, r, I32, comm, st));
+    /* receive blocks that overlap (two peers' data on the same elements) */
+    if (n >= 2) {
+        uint64_t odispls[CONF_MAX_RANKS], ocounts[CONF_MAX_RANKS];
+        for (uint32_t i = 0; i < n; i++) {
+            ocounts[i] = 2;
+            odispls[i] = 2 * i;
+        }
+        odispls[n - 1] = 2 * (n - 2) + 1; /* the last block starts inside the one before */
+        BAD(ctx, PARA, HcclAllGatherV(s, 2, r, ocounts, odispls, I32, comm, st));
+        BAD(ctx, PARA, HcclAlltoAllV(s, counts, displs, I32, r, ocounts, odispls, I32, comm, st));
+        if (!strstr(HcclGetLastErrorMessage(), "overlap"))
+            conf_fail(ctx, "HcclGetLastErrorMessage() after overlapping blocks: \"%s\"", HcclGetLastErrorMessage());
+    }
     /* unknown dtype / op */
     BAD(ctx, PARA, HcclAllReduce(s, r, 4, (HcclDataType)13, SUM, comm, st));
     BAD(ctx, PARA, HcclAllReduce(s, r, 4, (HcclDataType)99, SUM, comm, st));
