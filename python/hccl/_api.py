@@ -152,7 +152,8 @@ def _missing_ranks(lib):
     reached AllReduce #5 (...); ranks 4-5, 7: no answer (...); this rank was waiting
     for: receive from rank 1"): [2, 4, 5, 7]; [] when it names none. The ranks this
     rank waited for are only its neighbours in the algorithm."""
-    m = re.search(r"timed out \(HCCL_EXEC_TIMEOUT\) on rank \d+: (.*); this rank was waiting for:", lib)
+    m = re.search(r"timed out \((?:rank \d+'s )?HCCL_EXEC_TIMEOUT[^)]*\) on rank \d+: (.*); this rank was waiting for:",
+                  lib)
     if not m:
         return []
     out = set()

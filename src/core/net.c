@@ -846,9 +846,19 @@ static void status_report(const hccl_netimpl *n, peer_status *ps, char *out, siz
     }
 }
 
-static HcclResult timed_out(hccl_netimpl *n, hccl_xfer *x, int cnt)
+/* by: the peer whose STATUS question arrived where this rank expected its data (it
+ * timed out first), UINT32_MAX when this rank's own deadline passed. Said as the
+ * peer's timeout when this rank's own had not expired (HCCL_EXEC_TIMEOUT 0 here, or
+ * longer than the peer's). */
+static HcclResult timed_out(hccl_netimpl *n, hccl_xfer *x, int cnt, uint32_t by)
 {
-    char peers[400], fps[160];
+    char peers[400], fps[160], tmo[160];
+    if (by != UINT32_MAX && (!n->deadline_ns || hccl_now_ns() < n->deadline_ns))
+        snprintf(tmo, sizeof tmo,
+                 "timed out (rank %u's HCCL_EXEC_TIMEOUT: it asked where this rank is; this rank's own had not "
+                 "expired) on rank %u", by, n->rank);
+    else
+        snprintf(tmo, sizeof tmo, "timed out (HCCL_EXEC_TIMEOUT) on rank %u", n->rank);
     size_t o = 0;
     peers[0] = 0;
     for (int i = 0; i < cnt && o + 32 < sizeof peers; i++)
@@ -866,15 +876,13 @@ static HcclResult timed_out(hccl_netimpl *n, hccl_xfer *x, int cnt)
     }
     if (n->fp.p2p)
         return fail(n, HCCL_E_TIMEOUT,
-                    "%s timed out (HCCL_EXEC_TIMEOUT) on rank %u waiting for: %s (the peer did not post the "
-                    "matching call, or is stuck)",
-                    fps, n->rank, peers);
+                    "%s %s waiting for: %s (the peer did not post the matching call, or is stuck)", fps, tmo, peers);
     peer_status *ps = hccl_calloc(n->nranks, sizeof *ps);
     if (!ps)
         return fail(n, HCCL_E_TIMEOUT,
-                    "op #%u %s timed out (HCCL_EXEC_TIMEOUT) on rank %u (out of memory to ask the other ranks "
-                    "where they are); this rank was waiting for: %s",
-                    n->fp.seq, fps, n->rank, peers);
+                    "op #%u %s %s (out of memory to ask the other ranks where they are); this rank was waiting "
+                    "for: %s",
+                    n->fp.seq, fps, tmo, peers);
     char missing[560];
     status_round(n, x, cnt, ps);
     status_report(n, ps, missing, sizeof missing);
@@ -915,12 +923,11 @@ static HcclResult timed_out(hccl_netimpl *n, hccl_xfer *x, int cnt)
                     "HCCL_EXEC_TIMEOUT)",
                     n->fp.seq, n->rank, fps, roots, n->fp.seq);
     if (missing[0])
-        return fail(n, HCCL_E_TIMEOUT, "op #%u %s timed out (HCCL_EXEC_TIMEOUT) on rank %u: %s; this rank was waiting for: %s",
-                    n->fp.seq, fps, n->rank, missing, peers);
+        return fail(n, HCCL_E_TIMEOUT, "op #%u %s %s: %s; this rank was waiting for: %s", n->fp.seq, fps, tmo,
+                    missing, peers);
     return fail(n, HCCL_E_TIMEOUT,
-                "op #%u %s timed out (HCCL_EXEC_TIMEOUT) on rank %u waiting for: %s (every rank reached op #%u; "
-                "those are stuck in it)",
-                n->fp.seq, fps, n->rank, peers, n->fp.seq);
+                "op #%u %s %s waiting for: %s (every rank reached op #%u; those are stuck in it)", n->fp.seq, fps,
+                tmo, peers, n->fp.seq);
 }
 
 /* ---- waiting: how a wait that sees nothing move spends its passes ---------------- */
@@ -1296,7 +1303,7 @@ static HcclResult net_exchange_run(hccl_netimpl *n, hccl_xfer *x, int cnt)
                 s->checked = 1;
                 HcclResult hr = check_header(n, &x[i], s);
                 n->heard[x[i].peer] = 1;
-                if (hr == HCCL_E_AGAIN && !n->fp.p2p) return timed_out(n, x, cnt);
+                if (hr == HCCL_E_AGAIN && !n->fp.p2p) return timed_out(n, x, cnt, x[i].peer);
                 if (hr != HCCL_SUCCESS) return hr == HCCL_E_AGAIN ? fail(n, HCCL_E_TIMEOUT, "rank %u timed out", x[i].peer) : hr;
             }
             if (s->done == total) {
@@ -1317,7 +1324,7 @@ static HcclResult net_exchange_run(hccl_netimpl *n, hccl_xfer *x, int cnt)
         int next = pace_idle(n, &w);
         if (next == PACE_POLL) continue;
         if (next == PACE_ABORTED) return aborted(n);
-        if (next == PACE_LATE) return timed_out(n, x, cnt);
+        if (next == PACE_LATE) return timed_out(n, x, cnt, UINT32_MAX);
         HcclResult ev = slot_evidence(n, x, cnt);
         if (ev != HCCL_SUCCESS) return ev;
         uint64_t now = hccl_now_ns();
@@ -1395,7 +1402,7 @@ static HcclResult slot_timed_out(hccl_netimpl *n, const unsigned char *got)
         memset(&n->st[cnt], 0, sizeof n->st[cnt]);
         cnt++;
     }
-    HcclResult r = timed_out(n, x, cnt);
+    HcclResult r = timed_out(n, x, cnt, UINT32_MAX);
     hccl_free(x);
     return r;
 }

@@ -124,6 +124,7 @@ void fault_note_failure(fault_ctx *c, double t_start, int rc);
 /* ---- scenarios (fault_scen.c) ------------------------------------------------------- */
 int scen_kill(int argc, char **argv);
 int scen_skip(int argc, char **argv);
+int scen_peer_timeout(int argc, char **argv);
 int scen_stop(int argc, char **argv);
 int scen_mismatch(int argc, char **argv);
 int scen_subcomm(int argc, char **argv);

@@ -242,6 +242,54 @@ int scen_skip(int argc, char **argv)
     return 0;
 }
 
+/* 3 ranks, rank 2 skips op #2; rank 0 has no execution timeout of its own
+ * (hcclExecTimeOut 0), the others 2 s. Rank 0 fails when rank 1's status question
+ * reaches it, and must say the timeout was rank 1's, not its own. */
+static void peer_timeout_body(fault_ctx *c)
+{
+    HcclCommConfig cfg;
+    HcclCommConfigInit(&cfg);
+    cfg.hcclExecTimeOut = c->rank == 0 ? 0 : 2;
+    fault_step(c, "HcclCommInitRootInfoConfig(hcclExecTimeOut %d)", (int)cfg.hcclExecTimeOut);
+    HcclResult rc = HcclCommInitRootInfoConfig(3, &g_sh->root, (uint32_t)c->rank, &cfg, &c->comm);
+    FCHECK(c, rc == HCCL_SUCCESS, "HcclCommInitRootInfoConfig returned %d", (int)rc);
+    if (rc != HCCL_SUCCESS) return;
+    fault_bufs b;
+    if (fault_bufs_alloc(c, &b, 4096, 4096) != 0) return;
+    fault_step(c, "op #1 AllReduce");
+    FCHECK(c, fault_allreduce_check(c, &b, 1024, 1.0f) == 0, "op #1 (all ranks) failed");
+    if (c->rank == 2) {
+        fault_step(c, "skipping op #2: waiting for the others to fail");
+        FCHECK(c, fault_wait_flag(1, 2, 20), "the other ranks did not report their op #2 failure within 20 s");
+    } else {
+        fault_step(c, "op #2 AllReduce (rank 2 skips it)");
+        rc = HcclAllReduce(b.dev_send, b.dev_recv, 1024, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, c->comm, NULL);
+        FCHECK(c, rc == HCCL_E_TIMEOUT || rc == HCCL_E_REMOTE, "op #2 returned %d, not a timeout", (int)rc);
+        atomic_fetch_add(&g_sh->flag[1], 1);
+    }
+    fault_bufs_free(&b);
+}
+
+int scen_peer_timeout(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    if (HcclGetRootInfo(&g_sh->root) != HCCL_SUCCESS) {
+        fault_fail(NULL, "HcclGetRootInfo failed");
+        return 0;
+    }
+    fault_job job = {.name = "peer_timeout", .nranks = 3, .init = INIT_NONE, .body = peer_timeout_body,
+                     .watchdog_s = 40};
+    fault_run(&job);
+    FCHECK(NULL, fault_output_has(0, "WARN", "op #2", "rank 1's HCCL_EXEC_TIMEOUT", "rank 2 never reached", NULL),
+           "rank 0 (no timeout of its own) printed no WARN line giving the timeout as rank 1's and naming rank 2");
+    FCHECK(NULL, !fault_output_has(0, "WARN", "timed out (HCCL_EXEC_TIMEOUT) on rank 0", NULL),
+           "rank 0, with no timeout of its own, reported a timeout as its own");
+    FCHECK(NULL, fault_output_has(1, "WARN", "op #2", "timed out (HCCL_EXEC_TIMEOUT) on rank 1", NULL),
+           "rank 1 printed no WARN line with its own timeout");
+    return 0;
+}
+
 /* ---- SIGSTOP of a rank ---------------------------------------------------------------------------- */
 
 #define STOP_N 3
