@@ -26,7 +26,7 @@
 #define KIND_DATA 2u
 #define HELLO_READ_NS (2000000000ull) /* a connection must say who it is within 2 s */
 
-enum { REPLY_OK = 0, REPLY_TIMEOUT = 1, REPLY_MISMATCH = 2 };
+enum { REPLY_OK = 0, REPLY_TIMEOUT = 1, REPLY_MISMATCH = 2, REPLY_SYSCALL = 3 };
 
 typedef struct conn_open {
     uint32_t magic;
@@ -135,6 +135,7 @@ typedef struct pend {
 typedef struct accept_q {
     pend p[MAXPEND];
     int n;
+    int err; /* errno of an accept that cannot succeed until descriptors or memory free up */
 } accept_q;
 
 static void q_drop(accept_q *q, int i, const char *why)
@@ -193,9 +194,16 @@ static HcclResult accept_open(int lfd, accept_q *q, uint64_t deadline, int *fd, 
         }
         if (k > 0 && (pf[0].revents & POLLIN)) {
             int nfd;
-            if (hccl_socket_accept(lfd, hccl_now_ns(), &nfd, NULL) == HCCL_SUCCESS) {
+            HcclResult a = hccl_socket_accept(lfd, hccl_now_ns(), &nfd, NULL);
+            if (a == HCCL_SUCCESS) {
                 if (q->n == MAXPEND) q_drop(q, 0, "was the oldest of too many unidentified connections");
                 q->p[q->n++] = (pend){nfd, hccl_now_ns(), 0, {0}};
+            } else if (a == HCCL_E_SYSCALL &&
+                       (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)) {
+                /* The connection stays queued and the listener readable: retrying would
+                 * spin until the deadline and then blame the rank that did arrive. */
+                q->err = errno;
+                return HCCL_E_SYSCALL;
             }
         }
         if (hccl_now_ns() >= deadline) return HCCL_E_TIMEOUT;
@@ -329,8 +337,10 @@ static HcclResult serve_q(int listen_fd, accept_q *q, hccl_boot_stash *stash, co
                 break;
             }
             if (a != HCCL_SUCCESS) {
-                snprintf(msg, sizeof msg, "bootstrap root: accept failed");
-                status = REPLY_MISMATCH;
+                snprintf(msg, sizeof msg, "cannot accept a rank's connection at the bootstrap root: %s%s",
+                         strerror(q->err ? q->err : EIO),
+                         q->err == EMFILE ? " (raise the root process's RLIMIT_NOFILE, ulimit -n)" : "");
+                status = REPLY_SYSCALL;
                 res = a;
                 break;
             }
@@ -414,7 +424,11 @@ static void *root_thread(void *p)
     if (!q) goto out;
     for (;;) {
         if (accept_open(a->fd, q, deadline, &fd, &o, &peer) != HCCL_SUCCESS) {
-            HCCL_INFO(BOOT, "bootstrap root: no rank arrived; root thread exits");
+            if (q->err)
+                HCCL_WARN(BOOT, "bootstrap root: cannot accept a rank's connection: %s%s; root thread exits",
+                          strerror(q->err), q->err == EMFILE ? " (raise RLIMIT_NOFILE, ulimit -n)" : "");
+            else
+                HCCL_INFO(BOOT, "bootstrap root: no rank arrived; root thread exits");
             goto out;
         }
         if (o.secret == a->ident.secret && o.id == a->ident.id && o.kind == KIND_HELLO && o.a > 0) break;
@@ -513,7 +527,7 @@ HcclResult hccl_boot_join(const hccl_addr *root, const hccl_boot_ident *ident, u
     if (r.status != REPLY_OK) {
         close(fd);
         HCCL_WARN(BOOT, "rank %u: %s", self->rank, r.msg);
-        return r.status == REPLY_TIMEOUT ? HCCL_E_TIMEOUT : HCCL_E_PARA;
+        return r.status == REPLY_TIMEOUT ? HCCL_E_TIMEOUT : r.status == REPLY_SYSCALL ? HCCL_E_SYSCALL : HCCL_E_PARA;
     }
     if (r.nranks != nranks) {
         close(fd);
@@ -576,9 +590,13 @@ HcclResult hccl_boot_mesh(int listen_fd, hccl_boot_stash *stash, const hccl_boot
             for (uint32_t p = rank + 1; p < nranks && off + 16 < sizeof missing; p++)
                 if (!nsock[p] || got[p] < nsock[p])
                     off += (size_t)snprintf(missing + off, sizeof missing - off, "%s%u", off ? ", " : "", p);
-            HCCL_WARN(BOOT, "rank %u: ranks %s did not connect within HCCL_CONNECT_TIMEOUT (each rank connects "
-                      "to the lower ranks in order: one of them may be waiting for a lower rank that failed)", rank,
-                      missing);
+            if (q->err)
+                HCCL_WARN(BOOT, "rank %u: cannot accept the connections of ranks %s: %s%s", rank, missing,
+                          strerror(q->err), q->err == EMFILE ? " (raise RLIMIT_NOFILE, ulimit -n)" : "");
+            else
+                HCCL_WARN(BOOT, "rank %u: ranks %s did not connect within HCCL_CONNECT_TIMEOUT (each rank connects "
+                          "to the lower ranks in order: one of them may be waiting for a lower rank that failed)",
+                          rank, missing);
             hccl_free(got);
             res = a;
             goto fail;

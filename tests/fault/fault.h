@@ -130,6 +130,7 @@ int scen_mismatch(int argc, char **argv);
 int scen_subcomm(int argc, char **argv);
 int scen_stray(int argc, char **argv);
 int scen_port(int argc, char **argv);
+int scen_nofile(int argc, char **argv);
 int scen_ranktable(int argc, char **argv);
 int scen_nranks(int argc, char **argv);
 int scen_reuse(int argc, char **argv);

@@ -57,6 +57,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -642,6 +643,51 @@ int scen_reuse(int argc, char **argv)
     for (int r = 0; r < 2; r++)
         FCHECK(NULL, fault_output_has(r, "WARN", "root at", "A root info serves one", NULL),
                "rank %d printed no WARN line saying that a root info serves one communicator", r);
+    return 0;
+}
+
+/* ---- a root that runs out of file descriptors ---------------------------------------------- */
+
+/* Rank 0's process hosts the root (HcclGetRootInfo), then uses up every descriptor
+ * RLIMIT_NOFILE allows, so the root cannot accept rank 1's connection (EMFILE). The
+ * root must say so and give up at once (rank 1, whose connection it closes, fails at
+ * once too), not spin on the readable listener until HCCL_CONNECT_TIMEOUT and then
+ * report the rank that did come as "never arrived". */
+static void nofile_body(fault_ctx *c)
+{
+    if (c->rank == 0) {
+        FCHECK(c, HcclGetRootInfo(&g_sh->root) == HCCL_SUCCESS, "HcclGetRootInfo failed");
+        struct rlimit rl;
+        getrlimit(RLIMIT_NOFILE, &rl);
+        rl.rlim_cur = 64;
+        setrlimit(RLIMIT_NOFILE, &rl);
+        int held[64], nheld = 0;
+        for (int fd; nheld < 64 && (fd = open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0;) held[nheld++] = fd;
+        atomic_store(&g_sh->flag[0], 1);
+        fault_step(c, "holding %d descriptors: no free one left for the root", nheld);
+        fault_wait_flag(1, 1, 25.0); /* rank 1 is done */
+        while (nheld > 0) close(held[--nheld]);
+        return;
+    }
+    FCHECK(c, fault_wait_flag(0, 1, 10.0), "rank 0 never made the root info");
+    fault_step(c, "HcclCommInitRootInfo(2, root, 1) with a root out of descriptors");
+    double dt;
+    HcclResult rc = init_expecting_failure(c, 2, &dt);
+    FCHECK(c, rc != HCCL_SUCCESS, "HcclCommInitRootInfo succeeded");
+    FCHECK(c, dt < 5.0, "HcclCommInitRootInfo took %.2f s to fail (HCCL_CONNECT_TIMEOUT=15)", dt);
+    atomic_store(&g_sh->flag[1], 1);
+}
+
+int scen_nofile(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    setenv("HCCL_CONNECT_TIMEOUT", "15", 1);
+    fault_job job = {.name = "nofile", .nranks = 2, .init = INIT_NONE, .body = nofile_body, .watchdog_s = 40,
+                     .skip_fd_check = 1};
+    fault_run(&job);
+    FCHECK(NULL, fault_output_has(0, "WARN", "bootstrap root", "cannot accept", "Too many open files", NULL),
+           "rank 0 (hosting the root) printed no WARN line saying that the root cannot accept connections");
     return 0;
 }
 
