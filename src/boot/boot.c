@@ -472,7 +472,9 @@ HcclResult hccl_boot_root_start(hccl_addr *addr, const hccl_boot_ident *ident, i
     }
     a->fd = fd;
     a->ident = *ident;
-    if (hccl_thread_start(NULL, root_thread, a) != 0) {
+    int err = hccl_thread_start(NULL, root_thread, a);
+    if (err != 0) {
+        HCCL_WARN(BOOT, "cannot start the bootstrap root's thread: %s", strerror(err));
         close(fd);
         hccl_free(a);
         return HCCL_E_SYSCALL;

@@ -131,6 +131,7 @@ int scen_subcomm(int argc, char **argv);
 int scen_stray(int argc, char **argv);
 int scen_port(int argc, char **argv);
 int scen_nofile(int argc, char **argv);
+int scen_nothread(int argc, char **argv);
 int scen_ranktable(int argc, char **argv);
 int scen_nranks(int argc, char **argv);
 int scen_reuse(int argc, char **argv);

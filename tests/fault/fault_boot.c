@@ -691,6 +691,43 @@ int scen_nofile(int argc, char **argv)
     return 0;
 }
 
+/* A process that cannot start a thread (RLIMIT_AS leaves no room for a stack):
+ * HcclGetRootInfo fails, and its WARN line (HcclGetLastErrorMessage) says why. */
+static void nothread_body(fault_ctx *c)
+{
+    long vm_kb = 0;
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "VmSize: %ld kB", &vm_kb) == 1) break;
+    if (f) fclose(f);
+    FCHECK(c, vm_kb > 0, "no VmSize in /proc/self/status");
+    struct rlimit rl;
+    getrlimit(RLIMIT_AS, &rl);
+    rl.rlim_cur = (rlim_t)(vm_kb + 2048) * 1024; /* less than a thread's stack */
+    setrlimit(RLIMIT_AS, &rl);
+    fault_step(c, "HcclGetRootInfo with no room for a thread");
+    HcclRootInfo ri;
+    HcclResult rc = HcclGetRootInfo(&ri);
+    char msg[256];
+    snprintf(msg, sizeof msg, "%s", HcclGetLastErrorMessage());
+    rl.rlim_cur = rl.rlim_max;
+    setrlimit(RLIMIT_AS, &rl);
+    FCHECK(c, rc != HCCL_SUCCESS, "HcclGetRootInfo succeeded without a thread");
+    FCHECK(c, strstr(msg, "cannot start the bootstrap root's thread") != NULL,
+           "HcclGetRootInfo failed with %d but HcclGetLastErrorMessage says \"%s\"", (int)rc, msg);
+}
+
+int scen_nothread(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    fault_job job = {.name = "nothread", .nranks = 1, .init = INIT_NONE, .body = nothread_body, .watchdog_s = 20,
+                     .skip_fd_check = 1};
+    fault_run(&job);
+    return 0;
+}
+
 /* ---- a rank that dies inside communicator setup ---------------------------------------------- */
 
 /* The library calls sched_getaffinity in its setup, after the ranks have connected;
