@@ -8,6 +8,8 @@
 #include "util/ticks.h"
 #include "util/util.h"
 
+#include <errno.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -141,9 +143,10 @@ static int write_dump(const hccl_flight *f, const char *path, const char *comm, 
 {
     FILE *o = fopen(path, "w");
     if (!o) {
-        HCCL_WARN(COLL, "flight recorder: cannot write %s", path);
+        HCCL_WARN(COLL, "comm %s rank %u: flight recorder: cannot write %s: %s", comm, rank, path, strerror(errno));
         return -1;
     }
+    errno = 0;
     char host[64] = "?";
     gethostname(host, sizeof host);
     host[sizeof host - 1] = 0;
@@ -176,8 +179,19 @@ static int write_dump(const hccl_flight *f, const char *path, const char *comm, 
         comma = 1;
     }
     fprintf(o, "\n]}\n");
-    int bad = ferror(o);
-    return fclose(o) != 0 || bad ? -1 : 0;
+    struct stat st;
+    int regular = fstat(fileno(o), &st) == 0 && S_ISREG(st.st_mode); /* not /dev/full's node */
+    int bad = ferror(o), err = errno;
+    if (fclose(o) != 0 && !bad) {
+        bad = 1;
+        err = errno;
+    }
+    if (!bad) return 0;
+    /* A truncated dump (a full disk) is not JSON: tools/hccl_fr_report.py would choke on it. */
+    if (regular) unlink(path);
+    HCCL_WARN(COLL, "comm %s rank %u: flight recorder: cannot write %s: %s%s", comm, rank, path,
+              strerror(err ? err : EIO), regular ? " (removed the partial file)" : "");
+    return -1;
 }
 
 /* Under f->lock: the entries still in the ring, oldest first, into out (cap entries),

@@ -927,6 +927,25 @@ static void frdump_body(fault_ctx *c)
     check_dump(c, path);
     rc = HcclCommDumpFlightRecorder(c->comm, "/nonexistent-dir-for-hccl-fault/x.json");
     FCHECK(c, rc != HCCL_SUCCESS, "HcclCommDumpFlightRecorder to an unwritable path returned HCCL_SUCCESS");
+    /* A full disk: the dump fails with a WARN that says so, and leaves no truncated file
+     * (not JSON) behind for hccl_fr_report.py to trip over. */
+    rc = HcclCommDumpFlightRecorder(c->comm, "/dev/full");
+    FCHECK(c, rc != HCCL_SUCCESS, "HcclCommDumpFlightRecorder to /dev/full returned HCCL_SUCCESS");
+    FCHECK(c, strstr(HcclGetLastErrorMessage(), "No space left on device") != NULL,
+           "a dump to /dev/full failed without a WARN naming the cause (last: \"%s\")", HcclGetLastErrorMessage());
+    char small[700];
+    snprintf(small, sizeof small, "%s/too_big_r%d.json", g_sh->dir, c->rank);
+    struct rlimit fsz, fsz_old;
+    getrlimit(RLIMIT_FSIZE, &fsz_old);
+    fsz = fsz_old;
+    fsz.rlim_cur = 256; /* less than any dump: writes fail with EFBIG */
+    void (*old_xfsz)(int) = signal(SIGXFSZ, SIG_IGN);
+    setrlimit(RLIMIT_FSIZE, &fsz);
+    rc = HcclCommDumpFlightRecorder(c->comm, small);
+    setrlimit(RLIMIT_FSIZE, &fsz_old);
+    signal(SIGXFSZ, old_xfsz);
+    FCHECK(c, rc != HCCL_SUCCESS, "a dump larger than RLIMIT_FSIZE returned HCCL_SUCCESS");
+    FCHECK(c, access(small, F_OK) != 0, "a failed dump left its truncated file %s", small);
     rc = HcclCommDumpFlightRecorder(NULL, path);
     FCHECK(c, rc != HCCL_SUCCESS, "HcclCommDumpFlightRecorder(NULL, ...) returned HCCL_SUCCESS");
     /* The communicator still works after the dumps. */
