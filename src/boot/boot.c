@@ -136,7 +136,12 @@ typedef struct accept_q {
     pend p[MAXPEND];
     int n;
     int err; /* errno of an accept that cannot succeed until descriptors or memory free up */
+    uint64_t err_since; /* when such accepts began failing (0: the last one did not) */
 } accept_q;
+
+/* Accepts failing for lack of descriptors or memory are retried this long (another
+ * thread may be about to close some) before the wait gives up. */
+#define ACCEPT_STARVED_NS 1000000000ull
 
 static void q_drop(accept_q *q, int i, const char *why)
 {
@@ -196,14 +201,21 @@ static HcclResult accept_open(int lfd, accept_q *q, uint64_t deadline, int *fd, 
             int nfd;
             HcclResult a = hccl_socket_accept(lfd, hccl_now_ns(), &nfd, NULL);
             if (a == HCCL_SUCCESS) {
+                q->err_since = 0;
                 if (q->n == MAXPEND) q_drop(q, 0, "was the oldest of too many unidentified connections");
                 q->p[q->n++] = (pend){nfd, hccl_now_ns(), 0, {0}};
             } else if (a == HCCL_E_SYSCALL &&
                        (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)) {
-                /* The connection stays queued and the listener readable: retrying would
-                 * spin until the deadline and then blame the rank that did arrive. */
-                q->err = errno;
-                return HCCL_E_SYSCALL;
+                /* The connection stays queued and the listener readable: retrying until
+                 * the deadline would spin and then blame the rank that did arrive. */
+                int err = errno;
+                uint64_t t = hccl_now_ns();
+                if (!q->err_since) q->err_since = t;
+                if (t - q->err_since >= ACCEPT_STARVED_NS) {
+                    q->err = err;
+                    return HCCL_E_SYSCALL;
+                }
+                usleep(10000);
             }
         }
         if (hccl_now_ns() >= deadline) return HCCL_E_TIMEOUT;
