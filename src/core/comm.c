@@ -12,6 +12,7 @@
 #include "reduce/reduce.h"
 #include "runtime/sharemem.h"
 #include "transport/shm/slots.h"
+#include "util/errors.h"
 #include "util/log.h"
 #include "util/param.h"
 #include "util/refs.h"
@@ -537,7 +538,10 @@ static HcclResult setup_shm(hccl_comm *c)
         hccl_conn *shm = NULL;
         HcclResult r = hccl_shm_conn_create(hccl_tcp_conn_fd(c->conns[p]), c->rank, p, deadline, &shm);
         if (r != HCCL_SUCCESS) {
-            HCCL_INFO(SHM, "comm rank %u: shared memory with rank %u unavailable (%d); using TCP", c->rank, p, (int)r);
+            /* A WARN: the lines before it (shm.c) say why but not for which pair, and TCP
+             * on one host is several times slower. */
+            HCCL_WARN(SHM, "comm %s rank %u: shared memory with rank %u could not be set up (%s; see above); this "
+                      "pair uses TCP", c->name[0] ? c->name : "(new)", c->rank, p, hccl_result_str(r));
             continue;
         }
         c->live[p] = c->conns[p];
