@@ -861,6 +861,10 @@ static HcclResult timed_out(hccl_netimpl *n, hccl_xfer *x, int cnt, uint32_t by)
         snprintf(tmo, sizeof tmo, "timed out (HCCL_EXEC_TIMEOUT) on rank %u", n->rank);
     size_t o = 0;
     peers[0] = 0;
+    /* This rank fails the operation, but asks its peers first (up to a second): a slot
+     * round of it that a late peer completes meanwhile must fail there too
+     * (slot_peer_left). */
+    if (n->slots) hccl_slots_leave(n->slots);
     for (int i = 0; i < cnt && o + 32 < sizeof peers; i++)
         if (!n->st[i].finished)
             o += (size_t)snprintf(peers + o, sizeof peers - o, "%s%s rank %u", o ? ", " : "",
@@ -1471,6 +1475,28 @@ static HcclResult slot_peers_failed(hccl_netimpl *n)
                 hccl_op_name(n->fp.op), n->fp.seq);
 }
 
+/* A peer timed out in this operation (or an earlier one) and is failing it
+ * (timed_out: it marks the segment before its status round, which takes up to a second,
+ * and aborts after it). A slot round it had posted that completes here meanwhile must
+ * not return success (or let a direct algorithm read that peer's buffers after the
+ * peer returned): wait for its abort and report its reason. */
+static HcclResult slot_peer_left(hccl_netimpl *n)
+{
+    uint32_t l = hccl_slots_leaving(n->slots);
+    if (!l || l - 1 == n->rank) return HCCL_SUCCESS;
+    uint64_t dl = hccl_now_ns() + 5000000000ull;
+    while (!hccl_slots_aborted(n->slots) && hccl_now_ns() < dl) {
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+    HcclResult r = slot_peers_failed(n);
+    if (r != HCCL_SUCCESS) return r;
+    return fail(n, HCCL_E_REMOTE,
+                "rank %u timed out (HCCL_EXEC_TIMEOUT) and gave up on this communicator's operations before %s #%u "
+                "completed here",
+                l - 1, hccl_op_name(n->fp.op), n->fp.seq);
+}
+
 /* A sleeping slot wait wakes at least this often to look at the liveness connections
  * and the abort flag. */
 #define SLOT_NAP_NS 10000000ull
@@ -1522,7 +1548,8 @@ static HcclResult net_slot_gather(hccl_net *base, const void *mine, size_t bytes
         }
         hccl_slots_sleep(n->slots, ticket, SLOT_NAP_NS);
     }
-    HcclResult ev = slot_peers_failed(n);
+    HcclResult ev = slot_peer_left(n);
+    if (ev == HCCL_SUCCESS) ev = slot_peers_failed(n);
     if (ev == HCCL_SUCCESS) ev = slot_ring_evidence(n, bytes);
     if (ev != HCCL_SUCCESS) return ev;
     *first = hccl_slots_peek(n->slots, 0, seq) + HCCL_SLOTS_DATA_OFF;

@@ -40,6 +40,7 @@ typedef struct {
     double t_event;            /* parent: when it killed / stopped a rank */
     char dir[512];             /* scenario's scratch directory (stderr files, dumps) */
     HcclRootInfo root;         /* made by the parent when the scenario uses root info */
+    char fifo[600];            /* giveup: rank 0's flight recorder dump path (a FIFO) */
 } fault_shared;
 
 extern fault_shared *g_sh;
@@ -126,6 +127,7 @@ int scen_kill(int argc, char **argv);
 int scen_skip(int argc, char **argv);
 int scen_peer_timeout(int argc, char **argv);
 int scen_stop(int argc, char **argv);
+int scen_giveup(int argc, char **argv);
 int scen_mismatch(int argc, char **argv);
 int scen_subcomm(int argc, char **argv);
 int scen_stray(int argc, char **argv);

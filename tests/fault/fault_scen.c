@@ -21,6 +21,13 @@
  *           Ranks 0, 1 fail op #2 after about 3 s naming rank 2 as silent ("rank 2: no
  *           answer"). Then the parent sends SIGCONT: rank 2's op #2 must fail within
  *           2 s (its peers gave up), not hang.
+ * giveup    2 ranks, HCCL_EXEC_TIMEOUT=3, AllReduces of 2 floats (through the shared
+ *           slots): rank 0 enters op #2 at once, rank 1 only 3.5 s later, while rank
+ *           0, timed out, is still writing its flight recorder dump (a FIFO that the
+ *           parent reads only a second after rank 1 arrived: a slow dump directory)
+ *           and has not aborted yet. Both slots of op #2 are then there, but rank 0
+ *           has given up on it: rank 1's op #2 must fail too, naming rank 0's timeout,
+ *           not return success while rank 0 fails it.
  * late      3 ranks, HCCL_DEBUG=TRACE: for AllReduces of 4 KiB, 256 KiB and 4 MiB (two
  *           each), rank 1 sleeps 0.4 s before every call while ranks 0 and 2 call at
  *           once. Whatever they send meanwhile is read ahead by rank 1's STATUS
@@ -49,10 +56,13 @@
  */
 #include "fault.h"
 
+#include <sys/stat.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -368,6 +378,82 @@ int scen_stop(int argc, char **argv)
     }
     FCHECK(NULL, fault_output_has(STOP_VICTIM, "WARN", "op #2", NULL),
            "the resumed rank 2 printed no WARN line about its failed op #2");
+    return 0;
+}
+
+/* ---- a rank that completes a slot round its timed-out peer is giving up on ---------------------- */
+
+#define GIVEUP_N 2
+#define GIVEUP_LATE 1
+
+static char g_giveup_fifo[600];
+
+static void giveup_body(fault_ctx *c)
+{
+    fault_bufs b;
+    if (fault_bufs_alloc(c, &b, 4096, 4096) != 0) return;
+    fault_step(c, "op #1 AllReduce");
+    if (fault_allreduce_check(c, &b, 2, 1.0f) != 0) {
+        fault_fail(c, "op #1 (all ranks) failed");
+        goto out;
+    }
+    if (c->rank == 0) { /* its failure dump (before it aborts) blocks until the parent reads it */
+        char name[128] = "";
+        HcclGetCommName(c->comm, name);
+        snprintf(g_giveup_fifo, sizeof g_giveup_fifo, "%s/hccl_fr_%s_r0_p%d.json", g_sh->dir, name, (int)getpid());
+        FCHECK(c, mkfifo(g_giveup_fifo, 0600) == 0, "mkfifo %s failed", g_giveup_fifo);
+        memcpy(g_sh->fifo, g_giveup_fifo, sizeof g_sh->fifo);
+    } else {
+        usleep((EXEC_TIMEOUT_S * 1000 + 500) * 1000);
+        atomic_store(&g_sh->flag[2], 1);
+    }
+    fault_step(c, "op #2 AllReduce");
+    double t0 = fault_now();
+    int rc = fault_allreduce_check(c, &b, 2, 2.0f);
+    FCHECK(c, rc != 0, "op #2 succeeded on rank %d, but rank 0 timed out (HCCL_EXEC_TIMEOUT) and fails it", c->rank);
+    FCHECK(c, fault_now() - t0 < EXEC_TIMEOUT_S + 8.0, "op #2 took %.2f s to fail", fault_now() - t0);
+out:
+    fault_bufs_free(&b);
+}
+
+static void giveup_parent(fault_job *job, const pid_t *pids)
+{
+    (void)job;
+    (void)pids;
+    if (!fault_wait_flag(2, 1, 25)) fault_fail(NULL, "rank 1 did not reach op #2 within 25 s");
+    usleep(1000000);
+    int fd = g_sh->fifo[0] ? open(g_sh->fifo, O_RDONLY | O_NONBLOCK) : -1;
+    if (fd < 0) {
+        fault_fail(NULL, "cannot open rank 0's flight recorder FIFO %s", g_sh->fifo);
+        return;
+    }
+    char buf[4096];
+    double end = fault_now() + 20;
+    int opened = 0;
+    while (fault_now() < end) { /* until rank 0 opened it, wrote its dump and closed it */
+        ssize_t k = read(fd, buf, sizeof buf);
+        if (k > 0) opened = 1;
+        else if (k == 0 && opened) break;
+        else usleep(1000);
+    }
+    close(fd);
+}
+
+int scen_giveup(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    char t[16];
+    snprintf(t, sizeof t, "%d", EXEC_TIMEOUT_S);
+    setenv("HCCL_EXEC_TIMEOUT", t, 1);
+    setenv("HCCL_FLIGHT_RECORDER_DIR", g_sh->dir, 1);
+    fault_job job = {.name = "giveup", .nranks = GIVEUP_N, .init = INIT_ROOTINFO, .body = giveup_body,
+                     .parent = giveup_parent, .watchdog_s = 40};
+    fault_run(&job);
+    FCHECK(NULL, fault_output_has(0, "WARN", "op #2", "timed out", NULL),
+           "rank 0 printed no WARN line saying that op #2 timed out");
+    FCHECK(NULL, fault_output_has(GIVEUP_LATE, "WARN", "op #2", "rank 0", "timed out", NULL),
+           "rank 1 printed no WARN line saying that rank 0 timed out in op #2");
     return 0;
 }
 

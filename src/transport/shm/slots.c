@@ -4,7 +4,7 @@
  * Segment (created by one rank, mapped by all, unlinked once all have mapped it):
  *
  *   0      magic, version, nranks, stride                          (read-only)
- *   128    sleepers, bell; aborted                                 (sleep/wake; failure)
+ *   128    sleepers, bell; aborted, leaving                        (sleep/wake; failure)
  *   256    cpu[64]: the CPU each rank last said it ran on          (placement)
  *   512    slot (parity 0, rank 0), (0, 1), ..., (0, n-1), (1, 0), ..., (1, n-1)
  *
@@ -60,6 +60,7 @@ typedef struct slots_hdr {
     _Alignas(128) _Atomic uint32_t sleepers;
     _Atomic uint32_t bell;
     _Atomic uint32_t aborted; /* the first rank whose communicator failed, + 1 */
+    _Atomic uint32_t leaving; /* the first rank that gave up on an operation, + 1 */
     _Alignas(128) _Atomic int32_t cpu[HCCL_SLOTS_MAX_RANKS]; /* where each rank last ran, + 1 (0: not said) */
 } slots_hdr;
 _Static_assert(sizeof(slots_hdr) == SLOTS_BASE, "slots segment layout");
@@ -242,6 +243,15 @@ void hccl_slots_abort(hccl_slots *s)
 }
 
 uint32_t hccl_slots_aborted(hccl_slots *s) { return atomic_load_explicit(&s->hdr->aborted, memory_order_acquire); }
+
+void hccl_slots_leave(hccl_slots *s)
+{
+    uint32_t none = 0;
+    atomic_compare_exchange_strong_explicit(&s->hdr->leaving, &none, s->rank + 1, memory_order_seq_cst,
+                                            memory_order_relaxed);
+}
+
+uint32_t hccl_slots_leaving(hccl_slots *s) { return atomic_load_explicit(&s->hdr->leaving, memory_order_seq_cst); }
 
 void hccl_slots_set_cpu(hccl_slots *s, int cpu)
 {

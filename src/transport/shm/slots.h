@@ -61,6 +61,13 @@ void hccl_slots_disarm(hccl_slots *s);
 void hccl_slots_abort(hccl_slots *s);
 uint32_t hccl_slots_aborted(hccl_slots *s);
 
+/* This rank gave up on an operation (HCCL_EXEC_TIMEOUT) and will fail it, but first
+ * asks its peers where they are (a second or more) before it aborts: say so at once
+ * (the first such rank stays recorded; no wake-up: only completing slot operations
+ * look). hccl_slots_leaving: that rank + 1, or 0. */
+void hccl_slots_leave(hccl_slots *s);
+uint32_t hccl_slots_leaving(hccl_slots *s);
+
 /* Placement: each rank says which CPU it last ran on (a hint, read without order);
  * hccl_slots_cpu: rank j's, or -1 when it has not said. */
 void hccl_slots_set_cpu(hccl_slots *s, int cpu);
