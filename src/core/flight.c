@@ -82,8 +82,9 @@ uint64_t hccl_flight_enqueue(hccl_flight *f, const hccl_op_args *args, uint64_t 
     hccl_spin_lock(&f->lock);
     hccl_fr_entry *e = add(f, args, now);
     hccl_fingerprint_of(args, f->nranks, &e->fp);
+    uint64_t id = e->id; /* after the unlock another thread's add may reuse the entry */
     hccl_spin_unlock(&f->lock);
-    return e->id;
+    return id;
 }
 
 uint64_t hccl_flight_start(hccl_flight *f, uint64_t id, const hccl_op_args *args, const hccl_fingerprint *fp,

@@ -1,0 +1,88 @@
+/*
+ * test_flight.c - the flight recorder (src/core/flight.c) under concurrent use.
+ *
+ * Operations of one communicator are recorded from several threads at once (each
+ * enqueuing thread, the streams' workers): every recorded operation must get an id of
+ * its own, even when the ring is so small (HCCL_FLIGHT_RECORDER_SIZE=1, 2) that the
+ * threads keep reusing each other's entries.
+ */
+#include "core/flight.h"
+#include "util/util.h"
+#include "tinytest.h"
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define NT 2
+#define RUN_S 1.0
+
+static hccl_flight g_f;
+static uint64_t g_sum[NT], g_count[NT];
+static volatile int g_go;
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static void *enqueuer(void *p)
+{
+    long t = (long)p;
+    hccl_op_args a;
+    memset(&a, 0, sizeof a);
+    a.type = HCCL_OP_ALLREDUCE;
+    a.count = (uint64_t)t + 1;
+    a.dtype = HCCL_DATA_TYPE_FP32;
+    while (!g_go) {
+    }
+    double end = now_s() + RUN_S;
+    uint64_t n = 0, sum = 0;
+    for (;;) {
+        for (int i = 0; i < 1024; i++, n++) sum += hccl_flight_enqueue(&g_f, &a, 1);
+        if (now_s() >= end) break;
+    }
+    g_sum[t] = sum;
+    g_count[t] = n;
+    return NULL;
+}
+
+/* Each id handed out once: an enqueue returns the id of the entry it made, not of the
+ * one another thread made in the same place just after. The ids are 1..total, so
+ * they sum to total (total + 1) / 2 exactly when none was handed out twice. */
+static void unique_ids(const char *size)
+{
+    setenv("HCCL_FLIGHT_RECORDER_SIZE", size, 1);
+    hccl_flight_init(&g_f, 2);
+    g_go = 0;
+    pthread_t th[NT];
+    for (long t = 0; t < NT; t++) pthread_create(&th[t], NULL, enqueuer, (void *)t);
+    g_go = 1;
+    for (int t = 0; t < NT; t++) pthread_join(th[t], NULL);
+    uint64_t total = 0, sum = 0;
+    for (int t = 0; t < NT; t++) {
+        total += g_count[t];
+        sum += g_sum[t];
+    }
+    uint64_t want = total * (total + 1) / 2;
+    TT_ASSERT_MSG(sum == want, "HCCL_FLIGHT_RECORDER_SIZE=%s: %llu enqueues from %d threads were handed ids that sum "
+                  "to %llu, not %llu: some id was handed out twice", size, (unsigned long long)total, NT,
+                  (unsigned long long)sum, (unsigned long long)want);
+    if (sum == want)
+        printf("HCCL_FLIGHT_RECORDER_SIZE=%s: %llu enqueues from %d threads, every id distinct\n", size,
+               (unsigned long long)total, NT);
+    hccl_flight_free(&g_f);
+}
+
+int main(void)
+{
+    unique_ids("1");
+    unique_ids("2");
+    return tt_report("test_flight");
+}
