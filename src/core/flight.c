@@ -9,10 +9,11 @@
 #include "util/util.h"
 
 #include <errno.h>
-#include <sys/stat.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -139,10 +140,36 @@ static void put_str(FILE *o, const char *s)
     fputc('"', o);
 }
 
+/* Where a dump is written: a regular file (or a new one) is written under a name of
+ * its own in the same directory and renamed into place when complete, so that dumps
+ * of one communicator that overlap (a failing operation's and a watchdog's
+ * HcclCommDumpFlightRecorder(comm, NULL), two threads) or a reader never see a file
+ * written by two at once or half written. Anything else (a FIFO, /dev/stdout, a
+ * symbolic link) is written in place. tmp gets the temporary name, or "". */
+static FILE *open_dump(const char *path, char *tmp, size_t tmp_len)
+{
+    static unsigned long serial;
+    struct stat st;
+    tmp[0] = 0;
+    if (lstat(path, &st) == 0 ? S_ISREG(st.st_mode) : errno == ENOENT) {
+        snprintf(tmp, tmp_len, "%s.%d.%lu.tmp", path, (int)getpid(), __atomic_add_fetch(&serial, 1, __ATOMIC_RELAXED));
+        int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        FILE *o = fd >= 0 ? fdopen(fd, "w") : NULL;
+        if (o) return o;
+        if (fd >= 0) {
+            close(fd);
+            unlink(tmp);
+        }
+        tmp[0] = 0; /* a directory we cannot create in: the file itself, as before */
+    }
+    return fopen(path, "w");
+}
+
 static int write_dump(const hccl_flight *f, const char *path, const char *comm, uint32_t rank, uint32_t nranks,
                       const char *reason, const hccl_fr_entry *ops, uint32_t nops, uint32_t last_done)
 {
-    FILE *o = fopen(path, "w");
+    char tmp[4200];
+    FILE *o = open_dump(path, tmp, sizeof tmp);
     if (!o) {
         HCCL_WARN(COLL, "comm %s rank %u: flight recorder: cannot write %s: %s", comm, rank, path, strerror(errno));
         return -1;
@@ -187,9 +214,13 @@ static int write_dump(const hccl_flight *f, const char *path, const char *comm, 
         bad = 1;
         err = errno;
     }
+    if (!bad && tmp[0] && rename(tmp, path) != 0) {
+        bad = 1;
+        err = errno;
+    }
     if (!bad) return 0;
     /* A truncated dump (a full disk) is not JSON: tools/hccl_fr_report.py would choke on it. */
-    if (regular) unlink(path);
+    if (regular) unlink(tmp[0] ? tmp : path);
     HCCL_WARN(COLL, "comm %s rank %u: flight recorder: cannot write %s: %s%s", comm, rank, path,
               strerror(err ? err : EIO), regular ? " (removed the partial file)" : "");
     return -1;

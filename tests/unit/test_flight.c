@@ -4,16 +4,21 @@
  * Operations of one communicator are recorded from several threads at once (each
  * enqueuing thread, the streams' workers): every recorded operation must get an id of
  * its own, even when the ring is so small (HCCL_FLIGHT_RECORDER_SIZE=1, 2) that the
- * threads keep reusing each other's entries.
+ * threads keep reusing each other's entries. Dumps of one communicator to one path
+ * that overlap (a failing operation's and a watchdog's, say) leave a whole dump
+ * there, never a mix of both.
  */
 #include "core/flight.h"
 #include "util/util.h"
 #include "tinytest.h"
 
+#include <cjson/cJSON.h>
+
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <dirent.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -80,9 +85,82 @@ static void unique_ids(const char *size)
     hccl_flight_free(&g_f);
 }
 
+/* ---- overlapping dumps to one path */
+
+#define DUMP_ROUNDS 150
+static pthread_barrier_t g_bar;
+static char g_path[256];
+
+static void *dumper(void *p)
+{
+    long t = (long)p;
+    /* Dumps of very different lengths: a long reason against a short one. */
+    static char long_reason[3000];
+    memset(long_reason, 'x', sizeof long_reason - 1);
+    for (int i = 0; i < DUMP_ROUNDS; i++) {
+        pthread_barrier_wait(&g_bar);
+        hccl_flight_dump(&g_f, g_path, "comm", 0, 2, t ? long_reason : "short", NULL, 0);
+        pthread_barrier_wait(&g_bar);
+    }
+    return NULL;
+}
+
+static void overlapping_dumps(void)
+{
+    setenv("HCCL_FLIGHT_RECORDER_SIZE", "256", 1);
+    hccl_flight_init(&g_f, 2);
+    hccl_op_args a;
+    memset(&a, 0, sizeof a);
+    a.type = HCCL_OP_ALLREDUCE;
+    a.dtype = HCCL_DATA_TYPE_FP32;
+    for (int i = 0; i < 256; i++) {
+        a.count = (uint64_t)i * 977;
+        uint64_t id = hccl_flight_enqueue(&g_f, &a, 1);
+        hccl_flight_end(&g_f, id, (uint32_t)i + 1, (i & 3) ? NULL : "an error text of some length", 2);
+    }
+    char dir[] = "/tmp/test_flight_XXXXXX";
+    TT_ASSERT(mkdtemp(dir) != NULL);
+    snprintf(g_path, sizeof g_path, "%s/dump.json", dir);
+    pthread_barrier_init(&g_bar, NULL, NT + 1);
+    pthread_t th[NT];
+    for (long t = 0; t < NT; t++) pthread_create(&th[t], NULL, dumper, (void *)t);
+    int torn = 0;
+    static char buf[1 << 20];
+    for (int i = 0; i < DUMP_ROUNDS; i++) {
+        pthread_barrier_wait(&g_bar);
+        pthread_barrier_wait(&g_bar);
+        FILE *in = fopen(g_path, "r");
+        size_t n = in ? fread(buf, 1, sizeof buf - 1, in) : 0;
+        if (in) fclose(in);
+        buf[n] = 0;
+        const char *end = NULL;
+        cJSON *j = cJSON_ParseWithOpts(buf, &end, 1); /* one document, nothing after it */
+        torn += !j;
+        cJSON_Delete(j);
+    }
+    for (int t = 0; t < NT; t++) pthread_join(th[t], NULL);
+    TT_ASSERT_MSG(torn == 0, "%d of %d overlapping pairs of dumps left a file that is not one JSON document", torn,
+                  DUMP_ROUNDS);
+    DIR *d = opendir(dir);
+    int left = 0;
+    struct dirent *e;
+    while (d && (e = readdir(d)))
+        if (e->d_name[0] != '.') {
+            char p[512];
+            snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+            left += strcmp(e->d_name, "dump.json") != 0;
+            unlink(p);
+        }
+    if (d) closedir(d);
+    rmdir(dir);
+    TT_ASSERT_MSG(left == 0, "%d temporary files left beside the dump", left);
+    hccl_flight_free(&g_f);
+}
+
 int main(void)
 {
     unique_ids("1");
     unique_ids("2");
+    overlapping_dumps();
     return tt_report("test_flight");
 }
