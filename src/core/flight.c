@@ -251,7 +251,18 @@ int hccl_flight_dump(hccl_flight *f, const char *path, const char *comm, uint32_
 {
     char buf[4096];
     if (!path) {
-        snprintf(buf, sizeof buf, "%s/hccl_fr_%s_r%u_p%d.json", f->dir, comm, rank, (int)getpid());
+        /* The name in the file name with anything but letters, digits, '-' and '.' as
+         * '_': a configured name with '/' must not lead outside the directory. */
+        char safe[160];
+        size_t k = 0;
+        for (; comm[k] && k < sizeof safe - 1; k++) {
+            char ch = comm[k];
+            int ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '-' ||
+                     ch == '.';
+            safe[k] = ok ? ch : '_';
+        }
+        safe[k] = 0;
+        snprintf(buf, sizeof buf, "%s/hccl_fr_%s_r%u_p%d.json", f->dir, safe, rank, (int)getpid());
         path = buf;
     }
     /* A copy taken under the lock, written without it: operations keep recording

@@ -6,7 +6,8 @@
  * its own, even when the ring is so small (HCCL_FLIGHT_RECORDER_SIZE=1, 2) that the
  * threads keep reusing each other's entries. Dumps of one communicator to one path
  * that overlap (a failing operation's and a watchdog's, say) leave a whole dump
- * there, never a mix of both.
+ * there, never a mix of both. A default dump path stays inside its directory whatever
+ * the communicator's name.
  */
 #include "core/flight.h"
 #include "util/util.h"
@@ -20,6 +21,7 @@
 #include <stdlib.h>
 #include <dirent.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -157,8 +159,33 @@ static void overlapping_dumps(void)
     hccl_flight_free(&g_f);
 }
 
+/* A dump to the default path (HCCL_FLIGHT_RECORDER_DIR) of a communicator whose
+ * configured name holds '/' and '..' stays inside the directory. */
+static void default_path_stays_in_dir(void)
+{
+    char dir[] = "/tmp/test_flight_XXXXXX";
+    TT_ASSERT(mkdtemp(dir) != NULL);
+    char sub[64];
+    snprintf(sub, sizeof sub, "%s/d", dir);
+    TT_ASSERT(mkdir(sub, 0700) == 0);
+    setenv("HCCL_FLIGHT_RECORDER_DIR", sub, 1);
+    hccl_flight f;
+    hccl_flight_init(&f, 2);
+    char written[4096] = "";
+    TT_ASSERT_EQ(hccl_flight_dump(&f, NULL, "../x/y", 0, 2, "why", written, sizeof written), 0);
+    char want[256];
+    snprintf(want, sizeof want, "%s/hccl_fr_.._x_y_r0_p%d.json", sub, (int)getpid());
+    TT_ASSERT_MSG(strcmp(written, want) == 0, "the dump of comm \"../x/y\" went to %s, not %s", written, want);
+    unlink(want);
+    rmdir(sub);
+    rmdir(dir);
+    hccl_flight_free(&f);
+    unsetenv("HCCL_FLIGHT_RECORDER_DIR");
+}
+
 int main(void)
 {
+    default_path_stays_in_dir();
     unique_ids("1");
     unique_ids("2");
     overlapping_dumps();
