@@ -9,7 +9,7 @@
  *
  *   integers  SUM/PROD in the unsigned type of at least int width (wraps, UBSan-clean),
  *             MAX/MIN in the signed/unsigned type itself; INT128 via __int128.
- *   fp32/fp64 natively; MAX/MIN return NaN when either input is NaN.
+ *   fp32/fp64 natively; MAX/MIN return NaN when either input is NaN, and order -0 < +0.
  *   fp16, bf16, fp8 e4m3/e5m2/e8m0: both inputs widened to fp32, computed there, rounded
  *             back to nearest even (see convert.c for each format's overflow rules).
  *             e8m0 PROD adds the exponents instead, which is the exact product rounded
@@ -19,6 +19,7 @@
  */
 #include "reduce/reduce.h"
 
+#include <math.h>
 #include <string.h>
 
 #define NDTYPES 18 /* HCCL_DATA_TYPE_INT8 .. HCCL_DATA_TYPE_FP8E8M0 */
@@ -98,9 +99,12 @@ int hccl_redop_valid(HcclReduceOp op)
     KERNEL(NAME##_max, T, x > y ? x : y)                                            \
     KERNEL(NAME##_min, T, x < y ? x : y)
 
-/* NaN-propagating max/min: the result is NaN when either input is */
-#define FMAXN(x, y) (((x) > (y) || (x) != (x)) ? (x) : (y))
-#define FMINN(x, y) (((x) < (y) || (x) != (x)) ? (x) : (y))
+/* NaN-propagating max/min: the result is NaN when either input is. Zeros are ordered
+ * -0 < +0 (IEEE 754-2019 maximum/minimum), so that max(+0, -0) is +0 and min(+0, -0)
+ * is -0 whichever operand comes first: without it the sign of a zero result would
+ * depend on the algorithm's reduction order. */
+#define FMAXN(x, y) (((x) > (y) || (x) != (x) || ((x) == (y) && !signbit(x))) ? (x) : (y))
+#define FMINN(x, y) (((x) < (y) || (x) != (x) || ((x) == (y) && signbit(x))) ? (x) : (y))
 
 #define FLOAT_KERNELS(NAME, T)                                                      \
     KERNEL(NAME##_sum, T, x + y)                                                    \

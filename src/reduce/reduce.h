@@ -4,8 +4,9 @@
  * Contract: every HcclDataType has a size; every (dtype, op) pair that can be reduced
  * has a kernel dst[i] = a[i] op b[i] for i < count, where dst may alias a or b (but
  * no partial overlap). Integers wrap (two's complement) on SUM and PROD. Floating
- * MAX/MIN propagate NaN. FP16, BFP16, FP8E4M3, FP8E5M2 and FP8E8M0 are computed in
- * fp32 and rounded to nearest even on the way back; FP8E4M3 (the "fn" variant: no
+ * MAX/MIN propagate NaN and order -0 < +0 (max(+0, -0) = +0 in either order, so the
+ * sign of a zero result does not depend on the reduction order). FP16, BFP16,
+ * FP8E4M3, FP8E5M2 and FP8E8M0 are computed in fp32 and rounded to nearest even on the way back; FP8E4M3 (the "fn" variant: no
  * infinity, max 448) turns out-of-range results into NaN, FP8E5M2 into infinity,
  * like PyTorch's conversions. HIF8 has no reduction kernel (movement only).
  */

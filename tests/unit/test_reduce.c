@@ -728,6 +728,34 @@ static void test_known_results(void)
     TT_ASSERT(ld[0] < 0 && ld[0] == -la[0] - 1);
 }
 
+/* MAX/MIN order -0 < +0 whichever operand comes first: max(+0, -0) = max(-0, +0) = +0,
+ * min = -0 (else the sign of a zero result depends on an algorithm's reduction order),
+ * for every float type with a sign. */
+static void test_signed_zeros(void)
+{
+    static const struct {
+        HcclDataType dt;
+        size_t w;
+        int top; /* byte holding the sign (little-endian) */
+    } types[] = {{HCCL_DATA_TYPE_FP32, 4, 3},    {HCCL_DATA_TYPE_FP64, 8, 7},    {HCCL_DATA_TYPE_FP16, 2, 1},
+                 {HCCL_DATA_TYPE_BFP16, 2, 1},   {HCCL_DATA_TYPE_FP8E4M3, 1, 0}, {HCCL_DATA_TYPE_FP8E5M2, 1, 0}};
+    for (size_t t = 0; t < sizeof types / sizeof types[0]; t++) {
+        const size_t w = types[t].w;
+        unsigned char a[4 * 8] = {0}, b[4 * 8] = {0}, d[4 * 8];
+        /* pairs (+0,-0), (-0,+0), (-0,-0), (+0,+0) */
+        a[1 * w + types[t].top] = a[2 * w + types[t].top] = 0x80;
+        b[0 * w + types[t].top] = b[2 * w + types[t].top] = 0x80;
+        for (int op = HCCL_REDUCE_MAX; op <= HCCL_REDUCE_MIN; op++) {
+            hccl_reduce_get(types[t].dt, (HcclReduceOp)op)(d, a, b, 4);
+            for (int i = 0; i < 4; i++) {
+                int neg = d[i * w + types[t].top] == 0x80, want = op == HCCL_REDUCE_MAX ? i == 2 : i != 3;
+                TT_ASSERT_MSG(neg == want, "%s %s pair %d: %s zero", hccl_dtype_name(types[t].dt),
+                              hccl_redop_name((HcclReduceOp)op), i, neg ? "negative" : "positive");
+            }
+        }
+    }
+}
+
 /* hccl_reduce_in_order_own against hccl_reduce_in_order with every input in its slot:
  * fp32 sums whose order shows in the bits (big and small values), n = 2..5, every
  * self, own apart from dst, own == dst (in place), own overlapping dst partly. */
@@ -765,6 +793,7 @@ int main(void)
     test_e8m0();
     test_kernels();
     test_known_results();
+    test_signed_zeros();
     test_in_order_own();
     return tt_report("test_reduce");
 }
