@@ -8,7 +8,8 @@
  *                      KiB on a crowded host; Barrier       -> slots (one round
  *                      through shared memory, no messages)
  *   AllReduce, n > 1:  bytes <= 16 KiB and n <= 64             -> oneshot, or
- *                      recursive doubling when ctx->crowded and n > 2
+ *                      recursive doubling when ctx->crowded and n > 2 (not with
+ *                      ctx->deterministic: its order differs from the oneshot's)
  *                      ctx->direct (all ranks on one host)      -> direct
  *   Broadcast:         ctx->direct and bytes <= 8 KiB (96 KiB when ctx->crowded),
  *                      or no direct copies, bytes <= 8 KiB and no algorithm forced
@@ -218,7 +219,9 @@ hccl_algo_id hccl_algo_select(const hccl_algo_ctx *ctx, const hccl_op_args *a)
         if (ctx->nranks <= 64 &&
             bytes <= (pair_pulls(ctx) ? ONESHOT_PAIR_MAX_BYTES : ONESHOT_MAX_BYTES) &&
             (((bytes + 63) & ~63ull) * ctx->nranks) <= ctx->scratch_bytes)
-            return ctx->crowded && ctx->nranks > 2 ? HCCL_ALGO_RD : HCCL_ALGO_ONESHOT;
+            /* RD combines in another order than the oneshot (and the slots): with
+             * HCCL_DETERMINISTIC the result must not depend on the CPUs the ranks have. */
+            return ctx->crowded && ctx->nranks > 2 && !ctx->deterministic ? HCCL_ALGO_RD : HCCL_ALGO_ONESHOT;
         if (pulls(ctx)) return HCCL_ALGO_DIRECT;
         return cheapest(ctx, a->type, bytes);
     case HCCL_OP_ALLGATHER:

@@ -140,6 +140,8 @@ typedef struct hccl_algo_ctx {
     uint32_t nhosts;
     int direct_local; /* peers on this rank's host are reachable with net->peer_copy */
     int crowded;      /* some host has more ranks than CPUs to run them (same on all ranks) */
+    int deterministic; /* HCCL_DETERMINISTIC: no choice between algorithms whose reduction
+                          orders differ may depend on ctx->crowded (same on all ranks) */
 } hccl_algo_ctx;
 
 /* Run one operation; every rank of the communicator calls it with matching

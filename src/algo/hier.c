@@ -82,6 +82,7 @@ static void sub_ctx(const hccl_algo_ctx *ctx, group_net *g, const uint32_t *map,
     out->direct = direct && ctx->net->peer_copy;
     out->direct_local = out->direct;
     out->crowded = ctx->crowded;
+    out->deterministic = ctx->deterministic;
     out->reference = ctx->reference;
 }
 

@@ -1147,6 +1147,21 @@ static void test_selection(void)
     ctx.crowded = 0;
     s.count = 16 * k;
     TT_ASSERT_EQ(hccl_algo_select(&ctx, &s), HCCL_ALGO_ONESHOT);
+    /* HCCL_DETERMINISTIC: the oneshot crowded or not, as recursive doubling combines
+     * in another order, so that the result does not depend on the CPUs the ranks may
+     * use. */
+    ctx.deterministic = 1;
+    for (int crowded = 0; crowded < 2; crowded++)
+        for (uint32_t nr = 3; nr <= 8; nr++) {
+            ctx.crowded = crowded;
+            ctx.nranks = nr;
+            ctx.direct = nr & 1;
+            TT_ASSERT_EQ(hccl_algo_select(&ctx, &s), HCCL_ALGO_ONESHOT);
+        }
+    ctx.deterministic = 0;
+    ctx.crowded = 0;
+    ctx.nranks = 3;
+    ctx.direct = 1;
     /* With the host's shared slots: AllReduce up to 512 B, AllGather, ReduceScatter and
      * AlltoAll up to 512 B in all, 1 KiB on a crowded host; not forced away by HCCL_ALGO (one
      * host). */
