@@ -9,6 +9,9 @@
  * FP8E4M3, FP8E5M2 and FP8E8M0 are computed in fp32 and rounded to nearest even on the way back; FP8E4M3 (the "fn" variant: no
  * infinity, max 448) turns out-of-range results into NaN, FP8E5M2 into infinity,
  * like PyTorch's conversions. HIF8 has no reduction kernel (movement only).
+ * Each kernel call rounds to the element type (as NCCL does): an n-rank fp16/bf16 sum
+ * rounds n-1 times. Where several inputs are NaN, which NaN comes out (sign, payload)
+ * depends on the order an algorithm combines them in (run to run it is the same).
  */
 #ifndef HCCL_REDUCE_H
 #define HCCL_REDUCE_H
