@@ -465,8 +465,10 @@ static HcclResult setup_direct(hccl_comm *c)
      * flags[2]: our host has a CPU for each of its ranks: its ranks together may run
      * on at least as many CPUs as there are ranks (else the selection picks algorithms
      * for ranks that take turns on a CPU: algo.c). Ranks bound one per core are not
-     * crowded; ranks that all share one CPU set smaller than their number are. */
-    int32_t flags[3] = {1, 1, 1}, agreed[3] = {0, 0, 0};
+     * crowded; ranks that all share one CPU set smaller than their number are.
+     * flags[3]: this rank does not ask for HCCL_DETERMINISTIC (any rank that does turns
+     * it on for all: it takes part in the selection, which every rank must make alike). */
+    int32_t flags[4] = {1, 1, 1, !c->cfg.deterministic}, agreed[4] = {0, 0, 0, 0};
     uint32_t on_host = 0, host_cpus = 0;
     uint64_t cpus[SETUP_CPU_WORDS] = {0};
     if (hccl_param_shm_disable()) flags[0] = flags[1] = 0;
@@ -494,12 +496,13 @@ static HcclResult setup_direct(hccl_comm *c)
     hccl_free(recs);
     for (int w = 0; w < SETUP_CPU_WORDS; w++) host_cpus += (uint32_t)__builtin_popcountll(cpus[w]);
     if (on_host > host_cpus) flags[2] = 0;
-    hccl_op_args ar = {.type = HCCL_OP_ALLREDUCE, .sendbuf = flags, .recvbuf = agreed, .count = 3,
+    hccl_op_args ar = {.type = HCCL_OP_ALLREDUCE, .sendbuf = flags, .recvbuf = agreed, .count = 4,
                        .dtype = HCCL_DATA_TYPE_INT32, .redop = HCCL_REDUCE_MIN};
     if (res == HCCL_SUCCESS) res = setup_op(c, &ar);
     c->direct = agreed[0];
     c->direct_local = agreed[1];
     c->crowded = !agreed[2];
+    c->cfg.deterministic = !agreed[3];
     hccl_net_set_crowded(c->net, c->crowded);
     if (res == HCCL_SUCCESS && c->direct_local) {
         /* Direct copies only between ranks of one host; pointers into the shared

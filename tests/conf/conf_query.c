@@ -22,6 +22,8 @@
  *   and version of a version-1 caller, garbage after it); one rank arrives late.
  */
 #include "conf.h"
+#include <math.h>
+#include <sched.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -426,7 +428,8 @@ void conf_suite_subcomm(conf_ctx *ctx)
 
 typedef struct {
     HcclRootInfo root;
-    int variant; /* 0: named, 1 MB buffer; 1: an older, shorter config struct */
+    int variant; /* 0: named, 1 MB buffer; 1: an older, shorter config struct; 2: only
+                    rank 0 sets hcclDeterministic, every rank on one CPU at creation */
     char name[64];
 } cfg_arg;
 
@@ -435,6 +438,25 @@ static HcclResult init_config(conf_ctx *ctx, HcclComm *comm, void *arg)
     cfg_arg *a = arg;
     HcclCommConfig cfg;
     HcclCommConfigInit(&cfg);
+    if (a->variant == 2) {
+        /* The ranks agree their host has more ranks than CPUs (from their affinity at
+         * creation): small AllReduces of 3+ ranks would go by recursive doubling. */
+        cfg.hcclDeterministic = ctx->rank == 0;
+        cpu_set_t was, one;
+        HcclResult rc;
+        if (sched_getaffinity(0, sizeof was, &was) != 0) return HCCL_E_INTERNAL;
+        CPU_ZERO(&one);
+        for (int c = 0; c < CPU_SETSIZE; c++)
+            if (CPU_ISSET(c, &was)) {
+                CPU_SET(c, &one);
+                break;
+            }
+        sched_setaffinity(0, sizeof one, &one);
+        conf_step(ctx, "HcclCommInitRootInfoConfig (deterministic on rank 0 only, one CPU)");
+        rc = HcclCommInitRootInfoConfig((uint32_t)ctx->nranks, &a->root, (uint32_t)ctx->rank, &cfg, comm);
+        sched_setaffinity(0, sizeof was, &was);
+        return rc;
+    }
     if (a->variant == 0) {
         snprintf(cfg.hcclCommName, sizeof cfg.hcclCommName, "%s", a->name);
         cfg.hcclBufferSize = 1; /* MB: large operations must go through it in pieces */
@@ -455,9 +477,53 @@ static HcclResult init_config(conf_ctx *ctx, HcclComm *comm, void *arg)
 
 static const cfg_arg *g_cfg;
 
+/* Inputs whose fp32 sum shows the order of the additions in its bits. */
+static float order_input(int rank, uint64_t i)
+{
+    uint64_t h = (i + 1) * 0x9E3779B97F4A7C15ull ^ (uint64_t)(rank + 1) * 0xC2B2AE3D27D4EB4Full;
+    h ^= h >> 29;
+    return ((float)(h % 2000001u) - 1000000.0f) * ldexpf(1.0f, (int)((h >> 32) % 24u) - 30);
+}
+
+/* Variant 2: one rank's hcclDeterministic makes the communicator deterministic (no
+ * configuration mismatch), and a 4 KB AllReduce gives the in-rank-order fp32 sum,
+ * x0 + x1 + ... + x(n-1) left to right, on a host with fewer CPUs than ranks too. */
+static void rank_deterministic(conf_ctx *ctx)
+{
+    enum { C = 1000 };
+    float h[C];
+    void *s = NULL, *r = NULL;
+    conf_step(ctx, "4 KB AllReduce, deterministic on rank 0 only");
+    for (uint64_t i = 0; i < C; i++) h[i] = order_input(ctx->rank, i);
+    if (conf_acl_ok(ctx, aclrtMalloc(&s, sizeof h, ACL_MEM_MALLOC_HUGE_FIRST), "aclrtMalloc") &&
+        conf_acl_ok(ctx, aclrtMalloc(&r, sizeof h, ACL_MEM_MALLOC_HUGE_FIRST), "aclrtMalloc")) {
+        aclrtMemcpy(s, sizeof h, h, sizeof h, ACL_MEMCPY_HOST_TO_DEVICE);
+        if (conf_ok(ctx, HcclAllReduce(s, r, C, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, ctx->comm, ctx->stream),
+                    "AllReduce 4 KB (deterministic)") &&
+            conf_sync(ctx, ctx->stream, "AllReduce 4 KB (deterministic)")) {
+            aclrtMemcpy(h, sizeof h, r, sizeof h, ACL_MEMCPY_DEVICE_TO_HOST);
+            for (uint64_t i = 0; i < C; i++) {
+                volatile float want = order_input(0, i);
+                for (int j = 1; j < ctx->nranks; j++) want = want + order_input(j, i);
+                if (memcmp(&h[i], (const void *)&want, sizeof want) != 0) {
+                    conf_fail(ctx, "deterministic AllReduce: element %llu is %a, the in-order sum %a",
+                              (unsigned long long)i, h[i], (double)want);
+                    break;
+                }
+            }
+        }
+    }
+    if (s) aclrtFree(s);
+    if (r) aclrtFree(r);
+}
+
 static void rank_config(conf_ctx *ctx)
 {
     int n = ctx->nranks;
+    if (g_cfg->variant == 2) {
+        rank_deterministic(ctx);
+        return;
+    }
     if (g_cfg->variant == 0) {
         char name[COMM_NAME_MAX_LENGTH];
         check_name(ctx, ctx->comm, name, "HcclGetCommName(configured)");
@@ -502,7 +568,7 @@ static void rank_config(conf_ctx *ctx)
 int conf_config_main(const conf_opts *o)
 {
     int failed = 0;
-    for (int v = 0; v < 2; v++) {
+    for (int v = 0; v < 3; v++) {
         cfg_arg a;
         memset(&a, 0, sizeof a);
         a.variant = v;
@@ -513,7 +579,9 @@ int conf_config_main(const conf_opts *o)
         }
         g_cfg = &a;
         int f = conf_run_ranks_custom(o, o->mode, o->nranks, 1, init_config, &a, rank_config);
-        if (f) fprintf(stderr, "FAIL: HcclCommInitRootInfoConfig %s\n", v ? "with an older, shorter config" : "named, 1 MB buffer");
+        if (f)
+            fprintf(stderr, "FAIL: HcclCommInitRootInfoConfig %s\n",
+                    v == 2 ? "deterministic on one rank" : v ? "with an older, shorter config" : "named, 1 MB buffer");
         failed += f;
     }
     return failed;
