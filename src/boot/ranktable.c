@@ -29,10 +29,13 @@
 #include <arpa/inet.h>
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "util/log.h"
 #include "util/util.h"
@@ -552,11 +555,41 @@ HcclResult hccl_ranktable_load(const char *path, hccl_ranktable *rt, char *err, 
     snprintf(prefix, sizeof prefix, "rank table %s", path);
     c.prefix = prefix;
 
-    FILE *f = fopen(path, "rb");
+    /* Non-blocking open, then only regular files: opening a FIFO blocks until a writer
+     * comes, and a device or socket is no table either. */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    struct stat st;
+    const char *not_file = NULL;
+    if (fd >= 0 && fstat(fd, &st) == 0 && !S_ISREG(st.st_mode)) {
+        if (S_ISDIR(st.st_mode)) errno = EISDIR;
+        else not_file = S_ISFIFO(st.st_mode) ? "a FIFO" : S_ISSOCK(st.st_mode) ? "a socket"
+                        : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device" : "a special file";
+        if (!not_file) {
+            close(fd);
+            fd = -1;
+        }
+    }
+    if (not_file) {
+        close(fd);
+        if (err && errlen) snprintf(err, errlen, "%s: cannot read: it is %s, not a regular file", prefix, not_file);
+        HCCL_INFO(BOOT, "%s: cannot read: it is %s, not a regular file", prefix, not_file);
+        return HCCL_E_OPEN_FILE_FAILURE;
+    }
+    FILE *f = NULL;
+    if (fd >= 0) {
+        fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+        f = fdopen(fd, "rb");
+        if (!f) {
+            int e = errno;
+            close(fd);
+            errno = e;
+        }
+    }
     if (!f) {
-        const char *why = strerror_r(errno, ebuf, sizeof ebuf);
-        if (err && errlen) snprintf(err, errlen, "%s: cannot open: %s", prefix, why);
-        HCCL_INFO(BOOT, "%s: cannot open: %s", prefix, why);
+        int e = errno;
+        const char *why = strerror_r(e, ebuf, sizeof ebuf), *what = e == EISDIR ? "read" : "open";
+        if (err && errlen) snprintf(err, errlen, "%s: cannot %s: %s", prefix, what, why);
+        HCCL_INFO(BOOT, "%s: cannot %s: %s", prefix, what, why);
         return HCCL_E_OPEN_FILE_FAILURE;
     }
     size_t cap = 1 << 16, len = 0;

@@ -541,6 +541,18 @@ static void test_files(void)
     TT_ASSERT_EQ(hccl_ranktable_load("/", &rt, err, sizeof err), HCCL_E_OPEN_FILE_FAILURE);
     TT_ASSERT_MSG(has(err, "Is a directory"), "%s", err);
     TT_ASSERT_EQ(hccl_ranktable_load(NULL, &rt, err, sizeof err), HCCL_E_PARA);
+    /* A FIFO without a writer (opening it used to block forever) and a device. */
+    char fifo[] = "/tmp/test_ranktable_fifo_XXXXXX";
+    TT_ASSERT(mkdtemp(fifo) != NULL);
+    char fpath[64];
+    snprintf(fpath, sizeof fpath, "%s/rt.json", fifo);
+    TT_ASSERT_EQ(mkfifo(fpath, 0600), 0);
+    TT_ASSERT_EQ(hccl_ranktable_load(fpath, &rt, err, sizeof err), HCCL_E_OPEN_FILE_FAILURE);
+    TT_ASSERT_MSG(has(err, "rt.json: cannot read: it is a FIFO, not a regular file"), "%s", err);
+    unlink(fpath);
+    rmdir(fifo);
+    TT_ASSERT_EQ(hccl_ranktable_load("/dev/null", &rt, err, sizeof err), HCCL_E_OPEN_FILE_FAILURE);
+    TT_ASSERT_MSG(has(err, "it is a device"), "%s", err);
 
     /* A NUL byte inside, and a file over 64 MiB (sparse). */
     char tmp[] = "/tmp/test_ranktable_XXXXXX";
