@@ -789,6 +789,51 @@ HcclResult hccl_comm_init_env(const HcclCommConfig *config, hccl_comm **out)
 
 /* ---- rank table ------------------------------------------------------------------ */
 
+/* Two ranks of a rank table with one listening address (the same device_ip and
+ * device_port) could never all listen; say which, instead of a bootstrap timeout. */
+typedef struct addr_key {
+    unsigned char k[20]; /* family, port (big endian), address */
+    uint32_t rank;
+} addr_key;
+
+static int addr_key_cmp(const void *a, const void *b)
+{
+    const addr_key *x = a, *y = b;
+    int r = memcmp(x->k, y->k, sizeof x->k);
+    return r ? r : (x->rank > y->rank) - (x->rank < y->rank);
+}
+
+static HcclResult ranktable_unique_addrs(const hccl_comm *c, const char *path)
+{
+    addr_key *v = hccl_calloc(c->nranks, sizeof *v);
+    if (!v) return HCCL_E_MEMORY;
+    for (uint32_t r = 0; r < c->nranks; r++) {
+        const hccl_addr *a = &c->peers[r].addr;
+        uint16_t port = hccl_addr_port(a);
+        v[r].k[0] = (unsigned char)a->ss_family;
+        v[r].k[1] = (unsigned char)(port >> 8);
+        v[r].k[2] = (unsigned char)port;
+        if (a->ss_family == AF_INET)
+            memcpy(v[r].k + 3, &((const struct sockaddr_in *)a)->sin_addr, 4);
+        else if (a->ss_family == AF_INET6)
+            memcpy(v[r].k + 3, &((const struct sockaddr_in6 *)a)->sin6_addr, 16);
+        v[r].rank = r;
+    }
+    qsort(v, c->nranks, sizeof *v, addr_key_cmp);
+    HcclResult res = HCCL_SUCCESS;
+    for (uint32_t i = 1; i < c->nranks; i++) {
+        if (memcmp(v[i].k, v[i - 1].k, sizeof v[i].k) != 0) continue;
+        HCCL_WARN(INIT,
+                  "rank table %s: ranks %u and %u would both listen on %s (device_ip, or host_ip, and device_port, "
+                  "or HCCL_IF_BASE_PORT + the index on the server): every rank needs its own address and port",
+                  path, v[i - 1].rank, v[i].rank, hccl_addr_str(&c->peers[v[i].rank].addr));
+        res = HCCL_E_PARA;
+        break;
+    }
+    hccl_free(v);
+    return res;
+}
+
 HcclResult hccl_comm_init_ranktable(const char *path, uint32_t rank, const HcclCommConfig *config, hccl_comm **out)
 {
     hccl_ranktable rt;
@@ -837,6 +882,7 @@ HcclResult hccl_comm_init_ranktable(const char *path, uint32_t rank, const HcclC
         h = hccl_fnv1a(&port, sizeof port, h);
         h = hccl_fnv1a(&e->rank_id, sizeof e->rank_id, h);
     }
+    CHECK_GOTO(ranktable_unique_addrs(c, path), res, done);
     c->ident.secret = h;
     c->ident.id = hccl_fnv1a("ranktable", 9, h);
     CHECK_GOTO(name_is_free(c, "HcclCommInitClusterInfo",

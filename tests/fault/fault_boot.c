@@ -25,7 +25,8 @@
  *           address; nobody hangs, nothing leaks.
  * ranktable HcclCommInitClusterInfo with broken rank tables: each returns HCCL_E_PARA
  *           within 1 s, and the WARN line names the offending field (or, for a table
- *           without device_port and HCCL_IF_BASE_PORT=65535, rank 1's port).
+ *           without device_port and HCCL_IF_BASE_PORT=65535, rank 1's port; for two
+ *           ranks with one address and port, both ranks).
  * whitelist HCCL_WHITELIST_DISABLE=0 with a file that lists 198.18.0.1 and an invalid
  *           entry (loopback is always admitted): a 3-rank job works; the invalid entry
  *           is reported.
@@ -502,6 +503,13 @@ static const rt_case rt_cases[] = {
     {"port past 65535", TABLE("1.0", "1", SERVER("{\"device_id\":\"0\",\"device_ip\":\"127.0.0.1\",\"rank_id\":\"0\"},"
                                                    "{\"device_id\":\"1\",\"device_ip\":\"127.0.0.1\",\"rank_id\":\"1\"}")),
      "rank 1 has no device_port", "65535", 1, HCCL_E_PARA, "65535"},
+    /* Two ranks with one listening address could never both listen: said at once, not
+     * after HCCL_CONNECT_TIMEOUT. Explicit ports, and an explicit one equal to a default. */
+    {"two ranks on one address", TABLE("1.0", "1", SERVER(DEV("0", "30001", "0") "," DEV("1", "30001", "1"))),
+     "ranks 0 and 1 would both listen on 127.0.0.1:30001", NULL, 0, HCCL_E_PARA, NULL},
+    {"device_port equal to a default port", TABLE("1.0", "1", SERVER(DEV("0", "30012", "0") ","
+                                                   "{\"device_id\":\"1\",\"device_ip\":\"127.0.0.1\",\"rank_id\":\"1\"}")),
+     "ranks 0 and 1 would both listen on 127.0.0.1:30012", NULL, 1, HCCL_E_PARA, "30011"},
 };
 
 static void rt_body(fault_ctx *c)
