@@ -27,6 +27,7 @@
 
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -41,7 +42,8 @@ static const struct {
                 {"reducescatter", {HCCL_OP_REDUCE_SCATTER, HCCL_OP_REDUCE_SCATTER_V, HCCL_OP_REDUCE_SCATTER_V}},
                 {"broadcast", {HCCL_OP_BROADCAST, HCCL_OP_BROADCAST, HCCL_OP_BROADCAST}},
                 {"reduce", {HCCL_OP_REDUCE, HCCL_OP_REDUCE, HCCL_OP_REDUCE}},
-                {"alltoall", {HCCL_OP_ALLTOALL, HCCL_OP_ALLTOALLV, HCCL_OP_ALLTOALLVC}}};
+                {"alltoall", {HCCL_OP_ALLTOALL, HCCL_OP_ALLTOALLV, HCCL_OP_ALLTOALLVC}},
+                {"scatter", {HCCL_OP_SCATTER, HCCL_OP_SCATTER, HCCL_OP_SCATTER}}};
 
 static const struct {
     const char *value;
@@ -56,14 +58,16 @@ static const struct {
               {"pipeline", HCCL_ALGO_FORCED(HCCL_ALGO_CHAIN)},
               {"chain", HCCL_ALGO_FORCED(HCCL_ALGO_CHAIN)}};
 
+/* Upstream values that name no algorithm of ours: the selection chooses, quietly. */
+static const char *const upstream_only[] = {"NHR", "NHR_V1", "AHC", "AHC_BROKE", "star", "NHR_V2"};
+
 /* "level0:NA;level1:ring" -> 1 when some level asks for the reference algorithms,
- * else the last algorithm named, else 0. */
-static int parse_levels(const char *spec)
+ * else the last algorithm named, else 0. spec is modified. A value that no HCCL
+ * knows (a typo) is a WARN: the selection chooses for it, the same on every rank. */
+static int parse_levels(char *spec)
 {
     int ref = 0, algo = 0;
-    char buf[256];
-    snprintf(buf, sizeof buf, "%s", spec);
-    for (char *save = NULL, *tok = strtok_r(buf, ";", &save); tok; tok = strtok_r(NULL, ";", &save)) {
+    for (char *save = NULL, *tok = strtok_r(spec, ";", &save); tok; tok = strtok_r(NULL, ";", &save)) {
         char *v = strchr(tok, ':');
         v = v ? v + 1 : tok;
         size_t i;
@@ -72,10 +76,17 @@ static int parse_levels(const char *spec)
         if (i < sizeof values / sizeof values[0]) {
             if (values[i].algo == 1) ref = 1;
             else algo = values[i].algo;
-        } else if (*v && strcasecmp(v, "NA") && strcasecmp(v, "fullmesh") && strcasecmp(v, "mesh") &&
-                   strcasecmp(v, "direct")) {
-            HCCL_INFO(COLL, "HCCL_ALGO: %s is not implemented here; the selection chooses", v);
+            continue;
         }
+        if (!*v || !strcasecmp(v, "NA") || !strcasecmp(v, "fullmesh") || !strcasecmp(v, "mesh") ||
+            !strcasecmp(v, "direct"))
+            continue;
+        for (i = 0; i < sizeof upstream_only / sizeof upstream_only[0]; i++)
+            if (strcasecmp(v, upstream_only[i]) == 0) break;
+        if (i < sizeof upstream_only / sizeof upstream_only[0])
+            HCCL_INFO(COLL, "HCCL_ALGO: %s is not implemented here; the selection chooses", v);
+        else
+            HCCL_WARN(COLL, "HCCL_ALGO: unknown algorithm \"%s\" in \"%s\" ignored; the selection chooses", v, tok);
     }
     return ref ? 1 : algo;
 }
@@ -90,17 +101,27 @@ static void load(void)
 {
     int all = hccl_param_read_int("HCCL_REFERENCE_ALGOS", 0) != 0;
     const char *algo = hccl_param_read_str("HCCL_ALGO", NULL);
-    int global = algo && !strchr(algo, '=') ? parse_levels(algo) : 0;
+    /* A copy of any length: a truncated copy would drop the operations at its end. */
+    char *buf = algo ? strdup(algo) : NULL;
+    if (algo && !buf) HCCL_WARN(COLL, "HCCL_ALGO: out of memory; ignored, the selection chooses");
+    int global = buf && !strchr(buf, '=') ? parse_levels(buf) : 0;
     for (int i = 0; i < HCCL_OP_COUNT; i++) {
         force[i] = 0;
         apply((hccl_op_type)i, all ? 1 : global);
     }
-    if (!algo || !strchr(algo, '=')) return;
-    char buf[1600];
-    snprintf(buf, sizeof buf, "%s", algo);
+    if (!buf || !strchr(algo, '=')) {
+        free(buf);
+        return;
+    }
     for (char *save = NULL, *tok = strtok_r(buf, "/", &save); tok; tok = strtok_r(NULL, "/", &save)) {
         char *eq = strchr(tok, '=');
-        if (!eq) continue;
+        if (!eq) {
+            /* The per-operation form names an operation in every part: a global part
+             * mixed in ("level1:ring/allreduce=...") is not applied. */
+            HCCL_WARN(COLL, "HCCL_ALGO: \"%s\" names no operation (expected <op>=level0:...;level1:...) and is ignored",
+                      tok);
+            continue;
+        }
         *eq = 0;
         size_t i;
         for (i = 0; i < sizeof op_names / sizeof op_names[0]; i++)
@@ -115,6 +136,7 @@ static void load(void)
         for (int k = 0; k < 3 && !all; k++)
             if (force[op_names[i].ops[k]] != 1) apply(op_names[i].ops[k], value);
     }
+    free(buf);
 }
 
 int hccl_algo_env_reference(hccl_op_type type)

@@ -21,6 +21,8 @@
 #include "tinytest.h"
 
 #include <stdatomic.h>
+#include <stdio.h>
+#include <sys/wait.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -1223,6 +1225,96 @@ static void test_algo_env(void)
     unsetenv("HCCL_ALGO");
 }
 
+/* HCCL_ALGO forms beyond the ones above, each in a child (the variable is read once per
+ * process) with the log in a file: the child writes every operation's force value
+ * after its log, the parent checks both. want[] lists (op, value) pairs ended by -1;
+ * the others must be 0. warn: a text a WARN line must hold, or NULL for no WARN. */
+typedef struct algo_env_case {
+    const char *value;
+    int want[8];
+    const char *warn;
+} algo_env_case;
+
+static void algo_env_child(const algo_env_case *k, const char *log)
+{
+    setenv("HCCL_ALGO", k->value, 1);
+    setenv("HCCL_DEBUG", "WARN", 1);
+    setenv("HCCL_DEBUG_FILE", log, 1);
+    unsetenv("HCCL_REFERENCE_ALGOS");
+    char out[512];
+    snprintf(out, sizeof out, "%s.ops", log);
+    FILE *f = fopen(out, "w");
+    if (!f) _exit(2);
+    for (int op = 0; op < HCCL_OP_COUNT; op++) fprintf(f, "%d\n", hccl_algo_env_reference((hccl_op_type)op));
+    fclose(f);
+    exit(0);
+}
+
+static void test_algo_env_forms(void)
+{
+    static char long_value[4000];
+    size_t n = 0;
+    while (n < 2000) n += (size_t)snprintf(long_value + n, sizeof long_value - n, "allreduce=level0:NA;level1:NA/");
+    snprintf(long_value + n, sizeof long_value - n, "allgather=level0:NA;level1:NB");
+    const algo_env_case cases[] = {
+        /* Upstream's per-operation names include scatter. */
+        {"scatter=level0:NA;level1:ring", {HCCL_OP_SCATTER, 1, -1}, NULL},
+        /* Case, trailing separators, and upstream values we lack (quietly the selection). */
+        {"ALLREDUCE=LEVEL0:NA;LEVEL1:h-d_r;/", {HCCL_OP_ALLREDUCE, HCCL_ALGO_FORCED(HCCL_ALGO_HD), -1}, NULL},
+        {"level0:NA;level1:NHR", {-1}, NULL},
+        /* A typo: a WARN naming it, and the selection (not some other algorithm). */
+        {"level0:NA;level1:H-D_X", {-1}, "unknown algorithm \"H-D_X\""},
+        {"allreduce=level0:NA;level1: ring", {-1}, "unknown algorithm \" ring\""},
+        /* A global part mixed into the per-operation form: a WARN, the rest applied. */
+        {"level0:NA;level1:H-D_R/allgather=level1:NB",
+         {HCCL_OP_ALLGATHER, HCCL_ALGO_FORCED(HCCL_ALGO_BRUCK), HCCL_OP_ALLGATHER_V, HCCL_ALGO_FORCED(HCCL_ALGO_BRUCK), -1},
+         "\"level0:NA;level1:H-D_R\" names no operation"},
+        /* Longer than any fixed buffer: the operation at the end still counts. */
+        {long_value,
+         {HCCL_OP_ALLGATHER, HCCL_ALGO_FORCED(HCCL_ALGO_BRUCK), HCCL_OP_ALLGATHER_V, HCCL_ALGO_FORCED(HCCL_ALGO_BRUCK), -1},
+         NULL},
+    };
+    char dir[] = "/tmp/test_algo_env_XXXXXX";
+    TT_ASSERT(mkdtemp(dir) != NULL);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const algo_env_case *k = &cases[i];
+        char log[256], ops[300];
+        snprintf(log, sizeof log, "%s/case%zu.log", dir, i);
+        snprintf(ops, sizeof ops, "%s.ops", log);
+        fflush(NULL);
+        pid_t pid = fork();
+        if (pid == 0) algo_env_child(k, log);
+        int st = 0;
+        waitpid(pid, &st, 0);
+        TT_ASSERT_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0, "case %zu: child status %#x", i, st);
+        int got[HCCL_OP_COUNT] = {0}, want[HCCL_OP_COUNT] = {0};
+        FILE *f = fopen(ops, "r");
+        TT_ASSERT_MSG(f != NULL, "case %zu: no %s", i, ops);
+        for (int op = 0; f && op < HCCL_OP_COUNT; op++)
+            if (fscanf(f, "%d", &got[op]) != 1) got[op] = -99;
+        if (f) fclose(f);
+        for (int j = 0; k->want[j] >= 0; j += 2) want[k->want[j]] = k->want[j + 1];
+        for (int op = 0; op < HCCL_OP_COUNT; op++)
+            TT_ASSERT_MSG(got[op] == want[op], "case %zu (%.60s): op %d forced %#x, expected %#x", i, k->value, op,
+                          got[op], want[op]);
+        char text[8192] = "";
+        f = fopen(log, "r");
+        if (f) {
+            size_t m = fread(text, 1, sizeof text - 1, f);
+            text[m] = 0;
+            fclose(f);
+        }
+        if (k->warn)
+            TT_ASSERT_MSG(strstr(text, "WARN") && strstr(text, k->warn), "case %zu: no WARN with '%s' in: %s", i,
+                          k->warn, text);
+        else
+            TT_ASSERT_MSG(!strstr(text, "WARN"), "case %zu (%.60s): unexpected WARN: %s", i, k->value, text);
+        unlink(log);
+        unlink(ops);
+    }
+    rmdir(dir);
+}
+
 /* ---------- barrier, p2p, batch, failure modes ---------- */
 
 static atomic_int barrier_arrived, barrier_bad;
@@ -1445,6 +1537,7 @@ static HcclResult bad_args_fn(hccl_algo_ctx *ctx, void *arg)
 
 int main(void)
 {
+    test_algo_env_forms(); /* first: its children must not inherit a parsed HCCL_ALGO or log */
     fake_net_set_timeout(10.0);
     test_bad_args();
     TT_ASSERT(fake_net_run(3, bad_args_fn, NULL, NULL) == HCCL_SUCCESS);
