@@ -22,6 +22,7 @@
 #include <dirent.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -65,11 +66,15 @@ static void *enqueuer(void *p)
  * they sum to total (total + 1) / 2 exactly when none was handed out twice. */
 static void unique_ids(const char *size)
 {
+    /* HCCL_FLIGHT_RECORDER_SIZE is read once per process (util/param.h): the caller
+     * runs each size in a child of its own, and the ring must have that size. */
     setenv("HCCL_FLIGHT_RECORDER_SIZE", size, 1);
     hccl_flight_init(&g_f, 2);
+    TT_ASSERT_MSG(g_f.cap == (uint32_t)atoi(size), "HCCL_FLIGHT_RECORDER_SIZE=%s made a ring of %u entries", size,
+                  g_f.cap);
     g_go = 0;
     pthread_t th[NT];
-    for (long t = 0; t < NT; t++) pthread_create(&th[t], NULL, enqueuer, (void *)t);
+    for (long t = 0; t < NT; t++) TT_ASSERT(pthread_create(&th[t], NULL, enqueuer, (void *)t) == 0);
     g_go = 1;
     for (int t = 0; t < NT; t++) pthread_join(th[t], NULL);
     uint64_t total = 0, sum = 0;
@@ -92,6 +97,7 @@ static void unique_ids(const char *size)
 #define DUMP_ROUNDS 150
 static pthread_barrier_t g_bar;
 static char g_path[256];
+static int g_dump_failed;
 
 static void *dumper(void *p)
 {
@@ -101,7 +107,8 @@ static void *dumper(void *p)
     memset(long_reason, 'x', sizeof long_reason - 1);
     for (int i = 0; i < DUMP_ROUNDS; i++) {
         pthread_barrier_wait(&g_bar);
-        hccl_flight_dump(&g_f, g_path, "comm", 0, 2, t ? long_reason : "short", NULL, 0);
+        if (hccl_flight_dump(&g_f, g_path, "comm", 0, 2, t ? long_reason : "short", NULL, 0) != 0)
+            __atomic_add_fetch(&g_dump_failed, 1, __ATOMIC_RELAXED);
         pthread_barrier_wait(&g_bar);
     }
     return NULL;
@@ -111,6 +118,7 @@ static void overlapping_dumps(void)
 {
     setenv("HCCL_FLIGHT_RECORDER_SIZE", "256", 1);
     hccl_flight_init(&g_f, 2);
+    TT_ASSERT_EQ(g_f.cap, 256);
     hccl_op_args a;
     memset(&a, 0, sizeof a);
     a.type = HCCL_OP_ALLREDUCE;
@@ -141,6 +149,7 @@ static void overlapping_dumps(void)
         cJSON_Delete(j);
     }
     for (int t = 0; t < NT; t++) pthread_join(th[t], NULL);
+    TT_ASSERT_MSG(g_dump_failed == 0, "%d of %d dumps failed (see the WARN lines)", g_dump_failed, 2 * DUMP_ROUNDS);
     TT_ASSERT_MSG(torn == 0, "%d of %d overlapping pairs of dumps left a file that is not one JSON document", torn,
                   DUMP_ROUNDS);
     DIR *d = opendir(dir);
@@ -183,11 +192,29 @@ static void default_path_stays_in_dir(void)
     unsetenv("HCCL_FLIGHT_RECORDER_DIR");
 }
 
+/* unique_ids(size) in a child: the ring's size is fixed at the first read. */
+static void unique_ids_in_child(const char *size)
+{
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        unique_ids(size);
+        fflush(stdout);
+        _exit(tt_failed ? 1 : 0);
+    }
+    int st = 0;
+    TT_ASSERT(pid > 0 && waitpid(pid, &st, 0) == pid);
+    TT_ASSERT_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0, "HCCL_FLIGHT_RECORDER_SIZE=%s: the child failed (status %d)",
+                  size, st);
+}
+
 int main(void)
 {
+    /* Before anything here reads HCCL_FLIGHT_RECORDER_SIZE (once per process). */
+    unique_ids_in_child("1");
+    unique_ids_in_child("2");
+    setenv("HCCL_FLIGHT_RECORDER_SIZE", "256", 1);
     default_path_stays_in_dir();
-    unique_ids("1");
-    unique_ids("2");
     overlapping_dumps();
     return tt_report("test_flight");
 }
