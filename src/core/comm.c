@@ -343,11 +343,12 @@ static void comm_free(hccl_comm *c)
     comm_release_memory(c);
 }
 
-/* Set in a fork child: its copies of the parent's communicators must not run
- * operations (see hccl_comm_run), and comparing pids costs a system call, so only
- * a process that forked pays it. */
-int hccl_comm_forked;
-static void comm_postfork_child(void) { __atomic_store_n(&hccl_comm_forked, 1, __ATOMIC_RELAXED); }
+/* Set in a fork child to its own pid (getpid() is async-signal-safe): its copies of
+ * the parent's communicators must not run operations (see hccl_comm_run). Kept here
+ * so that the check costs no system call per operation, not even in a fork child
+ * (a multiprocessing worker) that runs communicators of its own. */
+int hccl_comm_fork_pid;
+static void comm_postfork_child(void) { __atomic_store_n(&hccl_comm_fork_pid, (int)getpid(), __ATOMIC_RELAXED); }
 static void comm_install_atfork(void) { pthread_atfork(NULL, NULL, comm_postfork_child); }
 
 static hccl_comm *comm_alloc(uint32_t rank, uint32_t nranks, const hccl_comm_cfg *cfg)

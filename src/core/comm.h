@@ -26,6 +26,10 @@
  * sockets per rank than any system allows. */
 #define HCCL_COMM_MAX_RANKS 65536u
 
+/* 0, or in a process made by fork() after a communicator existed, that process's pid
+ * (comm.c): a communicator whose owner_pid differs was inherited through fork(). */
+extern int hccl_comm_fork_pid;
+
 typedef struct hccl_comm_cfg {
     uint64_t exec_timeout_ns; /* 0 = wait forever */
     uint32_t buffsize_mb;
