@@ -135,10 +135,23 @@ static int span_cmp(const void *a, const void *b)
 static HcclResult check_disjoint(const char *fn, const uint64_t *counts, const uint64_t *displs, uint32_t n,
                                  const char *what)
 {
+    /* The usual layout (blocks in rank order, as prefix sums make them) in one pass:
+     * no copy, no sort on every call. */
+    uint64_t end = 0;
+    uint32_t r = 0;
+    for (; r < n; r++) {
+        if (!counts[r]) continue;
+        if (displs[r] < end) break;
+        end = displs[r] + counts[r];
+    }
+    if (r == n) return HCCL_SUCCESS;
     span small[16], *v = n <= 16 ? small : hccl_malloc(sizeof *v * n);
-    if (!v) return HCCL_E_MEMORY;
+    if (!v) {
+        HCCL_WARN(COLL, "%s: out of memory to check the %s blocks", fn, what);
+        return HCCL_E_MEMORY;
+    }
     uint32_t k = 0;
-    for (uint32_t r = 0; r < n; r++)
+    for (r = 0; r < n; r++)
         if (counts[r]) v[k++] = (span){displs[r], displs[r] + counts[r], r};
     qsort(v, k, sizeof *v, span_cmp);
     HcclResult res = HCCL_SUCCESS;

@@ -150,6 +150,12 @@ static void rank_bad(conf_ctx *ctx)
         BAD(ctx, PARA, HcclAlltoAllV(s, counts, displs, I32, r, ocounts, odispls, I32, comm, st));
         if (!strstr(HcclGetLastErrorMessage(), "overlap"))
             conf_fail(ctx, "HcclGetLastErrorMessage() after overlapping blocks: \"%s\"", HcclGetLastErrorMessage());
+        /* the same with the blocks in reverse rank order (the sorted check, not the
+         * in-order pass): rank 0's block starts inside rank 1's */
+        for (uint32_t i = 0; i < n; i++) odispls[i] = 2 * (n - 1 - i);
+        odispls[0] = 2 * (n - 1) - 1;
+        BAD(ctx, PARA, HcclAllGatherV(s, 2, r, ocounts, odispls, I32, comm, st));
+        BAD(ctx, PARA, HcclAlltoAllV(s, counts, displs, I32, r, ocounts, odispls, I32, comm, st));
     }
     /* unknown dtype / op */
     BAD(ctx, PARA, HcclAllReduce(s, r, 4, (HcclDataType)13, SUM, comm, st));
