@@ -165,6 +165,14 @@ static void test_destroy_race(void)
 
 /* ---- events */
 
+/* Waits until *arg is set (at most 10 s). */
+static aclError wait_flag_task(void *arg)
+{
+    for (int i = 0; i < 10000 && !__atomic_load_n((int *)arg, __ATOMIC_ACQUIRE); i++) sleep_ms(1);
+    return ACL_SUCCESS;
+}
+
+
 static void test_events(void)
 {
     aclrtStream a = NULL, b = NULL;
@@ -239,12 +247,14 @@ static void test_events(void)
     /* A record on a bad stream fails and leaves the event as it was: the earlier
      * record, still pending, is what queries and waits look at. */
     {
-        int flag4 = 0, junk4 = 0;
+        int flag4 = 0, junk4 = 0, gate4 = 0;
         ev_check chk4 = {&flag4, -1};
         aclrtStream dead = NULL;
         TT_ASSERT_EQ(aclrtCreateStream(&dead), ACL_SUCCESS);
         TT_ASSERT_EQ(aclrtDestroyStream(dead), ACL_SUCCESS);
-        TT_ASSERT_EQ(aclrtLaunchHostTask(a, sleep_task, (void *)(intptr_t)200), ACL_SUCCESS);
+        /* A holds until released (not a sleep: a loaded machine may stall this thread
+         * past any sleep before the query below) */
+        TT_ASSERT_EQ(aclrtLaunchHostTask(a, wait_flag_task, &gate4), ACL_SUCCESS);
         TT_ASSERT_EQ(aclrtLaunchHostTask(a, set_flag, &flag4), ACL_SUCCESS);
         TT_ASSERT_EQ(aclrtRecordEvent(ev, a), ACL_SUCCESS);
         TT_ASSERT_EQ(aclrtRecordEvent(ev, dead), ACL_ERROR_RT_INVALID_HANDLE);
@@ -253,6 +263,7 @@ static void test_events(void)
         TT_ASSERT_EQ(st, ACL_EVENT_RECORDED_STATUS_NOT_READY);
         TT_ASSERT_EQ(aclrtStreamWaitEvent(b, ev), ACL_SUCCESS);
         TT_ASSERT_EQ(aclrtLaunchHostTask(b, check_flag, &chk4), ACL_SUCCESS);
+        __atomic_store_n(&gate4, 1, __ATOMIC_RELEASE);
         TT_ASSERT_EQ(aclrtSynchronizeStream(b), ACL_SUCCESS);
         TT_ASSERT_EQ(chk4.seen, 1); /* B waited for the record on A */
         TT_ASSERT_EQ(aclrtSynchronizeStream(a), ACL_SUCCESS);
@@ -307,13 +318,6 @@ static aclError sync_event_before(void *arg) { return aclrtSynchronizeEvent(arg)
 static aclError null_wait_behind(void *arg)
 {
     return aclrtStreamWaitEvent(NULL, arg) == ACL_ERROR_INVALID_PARAM ? ACL_SUCCESS : ACL_ERROR_FAILURE;
-}
-
-/* Waits until *arg is set (at most 10 s). */
-static aclError wait_flag_task(void *arg)
-{
-    for (int i = 0; i < 10000 && !__atomic_load_n((int *)arg, __ATOMIC_ACQUIRE); i++) sleep_ms(1);
-    return ACL_SUCCESS;
 }
 
 static aclError get_device_task(void *arg)
