@@ -625,8 +625,11 @@ def _writable(t):
     that a read-only entry cannot leave the list half written)."""
     if _is_torch(t):
         return True
-    import numpy as np
-    return bool(np.asarray(t).flags.writeable)
+    if hasattr(t, "flags"):  # NumPy
+        return bool(t.flags.writeable)
+    # Another buffer object: np.asarray(bytes) would be a writable 0-d copy, so ask the
+    # buffer itself.
+    return not memoryview(t).readonly
 
 
 def _dtype_of(t):

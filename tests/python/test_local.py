@@ -160,6 +160,9 @@ def test_list_outputs_checked_before_the_operation_and_any_buffer_kind(one, two)
         hccl.gather(x, [outs[1]], dst=0, group=one)
     with pytest.raises(ValueError, match=r"output_tensor_list\[0\] is read-only"):
         hccl.all_to_all([outs[1]], [x], group=one)
+    # a bytes entry is read-only too (np.asarray(bytes) is a writable 0-d copy)
+    with pytest.raises(ValueError, match=r"tensor_list\[0\] is read-only"):
+        hccl.all_gather([bytes(2)], bytearray(2), group=one)
     # entries of other buffer kinds (array.array, bytearray) receive their block; the
     # copy used to fail with "copyto() argument 1 must be numpy.ndarray"
     import array
