@@ -1,5 +1,6 @@
 """Single-process tests: argument checking, dtype mapping, errors, async handles and
 ranks as threads (communicators from HcclCommInitAll / root info in one process)."""
+import re
 import subprocess
 import sys
 import threading
@@ -286,7 +287,10 @@ def test_ctrl_c_interrupts_wait_and_the_process_exits():
     # Work.wait() used to ignore Ctrl-C until the operation ended (HCCL_EXEC_TIMEOUT),
     # and the exit then waited for the operation again in the Work's destructor
     r = launch.run_python(SIGINT_DURING_WAIT, env={"HCCL_EXEC_TIMEOUT": "30"}, timeout=90)
-    assert r.rc == 0 and "interrupted after 0." in r.out, r
+    # the signal comes 0.5 s into the wait and is seen within a 0.1 s slice; allow for a
+    # loaded machine (the test is that it ends long before HCCL_EXEC_TIMEOUT's 30 s)
+    m = re.search(r"interrupted after ([0-9.]+) s", r.out)
+    assert r.rc == 0 and m and float(m.group(1)) < 5, r
     assert r.seconds < 15, r
     assert "destroyed with 1 operation(s) still waiting" in r.err, r
 
