@@ -576,6 +576,9 @@ int main(int argc, char **argv)
         if (live_children() == 0 && (open_pipes_left == 0 || t >= drain_until)) break;
         if (kill_at >= 0) {
             if (t >= kill_at) {
+                if (live_children() > 0)
+                    fprintf(stderr, "hcclrun: %d rank(s) still running at the end of the grace period: SIGKILL\n",
+                            live_children());
                 signal_children(SIGKILL);
                 kill_at = -1;
             } else {

@@ -238,9 +238,9 @@ HcclResult hccl_launch_env_read(hccl_launch_env *out, const char *(*getenv_fn)(c
 
     uint64_t rank, size;
     CHECK(get_uint(fn, l->rank_var, UINT32_MAX, &rank, err, errlen));
-    /* A communicator has at most 65536 ranks (HCCL_COMM_MAX_RANKS, core/comm.h): a larger
-     * world is refused here, not after HCCL_CONNECT_TIMEOUT spent waiting for it. */
-    CHECK(get_uint(fn, l->size_var, 65536u, &size, err, errlen));
+    /* A communicator has at most HCCL_COMM_MAX_RANKS ranks: a larger world is refused
+     * here, not after HCCL_CONNECT_TIMEOUT spent waiting for it. */
+    CHECK(get_uint(fn, l->size_var, HCCL_COMM_MAX_RANKS, &size, err, errlen));
     if (size == 0) return fail(err, errlen, "%s=0: the world size must be at least 1", l->size_var);
     if (rank >= size)
         return fail(err, errlen, "%s=%llu is not below %s=%llu", l->rank_var, (unsigned long long)rank, l->size_var,

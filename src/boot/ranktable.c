@@ -40,7 +40,7 @@
 #include "util/log.h"
 #include "util/util.h"
 
-#define MAX_RANKS 65536u /* HCCL_COMM_MAX_RANKS (core/comm.h) */
+#define MAX_RANKS HCCL_COMM_MAX_RANKS
 #define MAX_FILE_BYTES ((size_t)64 << 20)
 #define MAX_ID_LEN 64
 

@@ -84,12 +84,51 @@ static void reg_write_begin(void)
 
 static void reg_write_end(void) { __atomic_store_n(&registry_seq, registry_seq + 1, __ATOMIC_RELEASE); }
 
+/* The name a communicator will have (set up in `setup`): the configured one, else one
+ * from its identity. */
+static void name_of(const hccl_comm *c, char *out, size_t len)
+{
+    if (c->cfg.name[0]) snprintf(out, len, "%s", c->cfg.name);
+    else snprintf(out, len, "hccl_%016llx", (unsigned long long)c->ident.id);
+}
+
+/* Names are unique per rank in a process (HcclCommGetHandleWithName finds a
+ * communicator by its name; CANN asks that a configured name be unique): a live
+ * communicator with c's name and rank refuses c before its rendezvous, on every rank
+ * that repeats the name, so they all fail at once. Thread-ranks of one communicator
+ * share its name with different ranks. reg_add checks again (two threads creating the
+ * same name at once both pass this check). */
+/* Under registry_lock: a live communicator has this name and rank. */
+static int name_taken_locked(const char *name, uint32_t rank)
+{
+    for (uint32_t i = 0; i < registry_n; i++) {
+        hccl_comm *o = __atomic_load_n(&reg_at(i)->c, __ATOMIC_RELAXED);
+        if (o->rank == rank && strcmp(o->name, name) == 0) return 1;
+    }
+    return 0;
+}
+
+static HcclResult name_is_free(const hccl_comm *c, const char *fn, const char *hint)
+{
+    char name[sizeof c->name];
+    name_of(c, name, sizeof name);
+    hccl_spin_lock(&registry_lock);
+    int taken = name_taken_locked(name, c->rank);
+    hccl_spin_unlock(&registry_lock);
+    if (!taken) return HCCL_SUCCESS;
+    HCCL_WARN(INIT, "%s: a live communicator of this process is already named \"%s\" with rank %u%s", fn, name,
+              c->rank, hint);
+    return HCCL_E_PARA;
+}
+
 static HcclResult reg_add(hccl_comm *c)
 {
     HcclResult res = HCCL_SUCCESS;
     hccl_spin_lock(&registry_lock);
     uint32_t i = registry_n;
-    if (i / REG_CHUNK >= REG_CHUNKS) {
+    if (name_taken_locked(c->name, c->rank)) {
+        res = HCCL_E_PARA;
+    } else if (i / REG_CHUNK >= REG_CHUNKS) {
         res = HCCL_E_UNAVAIL;
     } else if (!registry_chunk[i / REG_CHUNK]) {
         reg_entry *chunk = hccl_calloc(REG_CHUNK, sizeof *chunk);
@@ -261,36 +300,6 @@ HcclResult hccl_comm_find_by_name(const char *name, hccl_comm **out)
     if (!found) return HCCL_E_NOT_FOUND;
     *out = found;
     return HCCL_SUCCESS;
-}
-
-/* The name a communicator will have (set up in `setup`): the configured one, else one
- * from its identity. */
-static void name_of(const hccl_comm *c, char *out, size_t len)
-{
-    if (c->cfg.name[0]) snprintf(out, len, "%s", c->cfg.name);
-    else snprintf(out, len, "hccl_%016llx", (unsigned long long)c->ident.id);
-}
-
-/* Names are unique per rank in a process (HcclCommGetHandleWithName finds a
- * communicator by its name; CANN asks that a configured name be unique): a live
- * communicator with c's name and rank refuses c before its rendezvous, on every rank
- * that repeats the name, so they all fail at once. Thread-ranks of one communicator
- * share its name with different ranks. */
-static HcclResult name_is_free(const hccl_comm *c, const char *fn, const char *hint)
-{
-    char name[sizeof c->name];
-    name_of(c, name, sizeof name);
-    int taken = 0;
-    hccl_spin_lock(&registry_lock);
-    for (uint32_t i = 0; i < registry_n && !taken; i++) {
-        hccl_comm *o = __atomic_load_n(&reg_at(i)->c, __ATOMIC_RELAXED);
-        taken = o->rank == c->rank && strcmp(o->name, name) == 0;
-    }
-    hccl_spin_unlock(&registry_lock);
-    if (!taken) return HCCL_SUCCESS;
-    HCCL_WARN(INIT, "%s: a live communicator of this process is already named \"%s\" with rank %u%s", fn, name,
-              c->rank, hint);
-    return HCCL_E_PARA;
 }
 
 /* Handles are the communicators' addresses. A freed one is not given back to malloc
@@ -533,7 +542,9 @@ static HcclResult setup_shm(hccl_comm *c)
     c->live = hccl_calloc(c->nranks, sizeof *c->live);
     if (!c->live) return HCCL_E_MEMORY;
     uint64_t deadline = hccl_now_ns() + hccl_boot_connect_timeout_ns();
-    uint32_t nshm = 0;
+    uint32_t nshm = 0, nfail = 0;
+    char failed[256] = "";
+    HcclResult why = HCCL_SUCCESS;
     for (uint32_t p = 0; p < c->nranks; p++) {
         /* A pair moves to shared memory only if neither rank disabled it (agreed in
          * setup_direct): a handshake with a peer that never answers would read its
@@ -542,15 +553,24 @@ static HcclResult setup_shm(hccl_comm *c)
         hccl_conn *shm = NULL;
         HcclResult r = hccl_shm_conn_create(hccl_tcp_conn_fd(c->conns[p]), c->rank, p, deadline, &shm);
         if (r != HCCL_SUCCESS) {
-            /* A WARN: the lines before it (shm.c) say why but not for which pair, and TCP
-             * on one host is several times slower. */
-            HCCL_WARN(SHM, "comm %s rank %u: shared memory with rank %u could not be set up (%s; see above); this "
-                      "pair uses TCP", c->name[0] ? c->name : "(new)", c->rank, p, hccl_result_str(r));
+            size_t o = strlen(failed);
+            if (o + 16 < sizeof failed) snprintf(failed + o, sizeof failed - o, "%s%u", nfail ? ", " : "", p);
+            else if (o + 4 < sizeof failed && !strstr(failed, "...")) snprintf(failed + o, sizeof failed - o, ", ...");
+            if (!nfail++) why = r;
             continue;
         }
         c->live[p] = c->conns[p];
         c->conns[p] = shm;
         nshm++;
+    }
+    /* One WARN per rank: the lines before it (shm.c) say why but not for which pairs, and
+     * TCP on one host is several times slower. */
+    if (nfail) {
+        char name[sizeof c->name];
+        name_of(c, name, sizeof name);
+        HCCL_WARN(SHM, "comm %s rank %u: shared memory with %u rank(s) of this host could not be set up (ranks %s; "
+                  "first error %s, see above); those pairs use TCP", name, c->rank, nfail, failed,
+                  hccl_result_str(why));
     }
     hccl_net_set_liveness(c->net, c->live);
     HCCL_INFO(SHM, "comm rank %u: %u peer(s) over shared memory", c->rank, nshm);
@@ -660,7 +680,9 @@ static HcclResult setup(hccl_comm *c)
     HcclResult res_reg = reg_add(c);
     if (res_reg != HCCL_SUCCESS) {
         HCCL_WARN(INIT, "comm %s rank %u: cannot register the communicator (%s)", c->name, c->rank,
-                  res_reg == HCCL_E_MEMORY ? "out of memory" : "65,536 communicators are live in this process");
+                  res_reg == HCCL_E_MEMORY ? "out of memory"
+                  : res_reg == HCCL_E_PARA ? "another one with this name and rank was made meanwhile"
+                                           : "65,536 communicators are live in this process");
         abort_setup(c);
         return res_reg;
     }
@@ -941,7 +963,7 @@ HcclResult hccl_comm_split(hccl_comm *parent, uint32_t nranks, const uint32_t *r
         if (res != HCCL_SUCCESS) goto fail;
     } else {
         res = hccl_boot_join(&parent->peers[rank_ids[0]].addr, &c->ident, nranks, &self, timeout, c->peers);
-        if (res == HCCL_E_SYSCALL) goto fail; /* no socket here: said, and not rank 0's doing */
+        if (res == HCCL_E_SYSCALL) goto fail; /* out of descriptors, here or at rank 0: said by the join */
         if (res != HCCL_SUCCESS) {
             HCCL_WARN(INIT,
                       "sub-communicator %llu: parent rank %u (its rank 0, which serves the rendezvous) did not "

@@ -21,11 +21,6 @@
 #include <pthread.h>
 #include <stdint.h>
 
-/* The most ranks a communicator may have: a rank table's and a launcher world's limit
- * too (boot/ranktable.c, boot/launch_env.c). A full TCP mesh of more would need more
- * sockets per rank than any system allows. */
-#define HCCL_COMM_MAX_RANKS 65536u
-
 /* 0, or in a process made by fork() after a communicator existed, that process's pid
  * (comm.c): a communicator whose owner_pid differs was inherited through fork(). */
 extern int hccl_comm_fork_pid;

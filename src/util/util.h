@@ -17,6 +17,11 @@ uint64_t hccl_timeout_ns(int64_t s);
 /* 64-bit FNV-1a of n bytes, continuing from h (HCCL_FNV_SEED to start): the
  * identities of jobs, communicators and hosts. */
 #define HCCL_FNV_SEED 14695981039346656037ull
+
+/* The most ranks a communicator may have, and so a rank table's and a launcher world's
+ * limit too (boot/ranktable.c, boot/launch_env.c, api/comm_api.c). A full TCP mesh of
+ * more would need more sockets per rank than any system allows. */
+#define HCCL_COMM_MAX_RANKS 65536u
 uint64_t hccl_fnv1a(const void *p, size_t n, uint64_t h);
 /* The same clock as of the last timer tick (a few ms behind; a quarter of the cost),
  * for idle times measured in tens of milliseconds. Compare only with itself. */

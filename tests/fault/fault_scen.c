@@ -22,7 +22,7 @@
  *           answer"). Then the parent sends SIGCONT: rank 2's op #2 must fail within
  *           2 s (its peers gave up), not hang.
  * giveup    2 ranks, HCCL_EXEC_TIMEOUT=3, AllReduces of 2 floats (through the shared
- *           slots): rank 0 enters op #2 at once, rank 1 only 3.5 s later, while rank
+ *           slots): rank 0 enters op #2 at once, rank 1 only 4.5 s later, while rank
  *           0, timed out, is still writing its flight recorder dump (a FIFO that the
  *           parent reads only a second after rank 1 arrived: a slow dump directory)
  *           and has not aborted yet. Both slots of op #2 are then there, but rank 0
@@ -62,7 +62,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -404,7 +403,7 @@ static void giveup_body(fault_ctx *c)
         FCHECK(c, mkfifo(g_giveup_fifo, 0600) == 0, "mkfifo %s failed", g_giveup_fifo);
         memcpy(g_sh->fifo, g_giveup_fifo, sizeof g_sh->fifo);
     } else {
-        usleep((EXEC_TIMEOUT_S * 1000 + 500) * 1000);
+        usleep((EXEC_TIMEOUT_S * 1000 + 1500) * 1000); /* well past rank 0's timeout, even on a loaded machine */
         atomic_store(&g_sh->flag[2], 1);
     }
     fault_step(c, "op #2 AllReduce");

@@ -82,9 +82,11 @@ grep -q "rank 1 .*status 7" "$T/err" && [ "$(wc -l < "$T/err")" = 1 ] && pass "o
     { fail "one line names the failing rank"; cat "$T/err"; }
 
 t0=$(now)
-"$HCCLRUN" -n 2 sh -c 'trap "" TERM; if [ "$RANK" = 0 ]; then sleep 0.3; exit 3; fi; exec sleep 30' 2>/dev/null; rc=$?
+"$HCCLRUN" -n 2 sh -c 'trap "" TERM; if [ "$RANK" = 0 ]; then sleep 0.3; exit 3; fi; exec sleep 30' 2>"$T/err"; rc=$?
 e=$(elapsed "$t0")
 check_rc "rank ignoring SIGTERM" 3 $rc
+grep -q "1 rank(s) still running at the end of the grace period: SIGKILL" "$T/err" && pass "the SIGKILL is said" ||
+    { fail "the SIGKILL is said"; cat "$T/err"; }
 awk -v e="$e" 'BEGIN { exit !(e >= 3 && e < 8) }' && pass "SIGKILL after the grace period (${e}s)" ||
     fail "SIGKILL after the grace period (${e}s)"
 

@@ -5,7 +5,8 @@
 # Then every other benchmark once with 2 ranks over a few sizes, and the crowded-host
 # agreement with 2 ranks bound one per CPU and with 2 ranks on one CPU; an unknown
 # HCCL_SOCKET_FAMILY, and numbers outside their variables' ranges; settings that differ
-# between the ranks of a job (HCCL_SHM_DISABLE on one rank; HCCL_ALGO on one rank).
+# between the ranks of a job (HCCL_SHM_DISABLE on one rank; HCCL_ALGO on one rank); a
+# /dev/shm too small for any ring.
 set -u
 BIN=${1:?usage: test_perf_run.sh BINDIR}
 HCCLRUN="$BIN/hcclrun"
@@ -116,6 +117,22 @@ dt=$(($(date +%s) - t0))
 [ $rc != 0 ] && [ $dt -lt 30 ] && grep -q 'configuration mismatch' "$T/err" &&
     pass "HCCL_ALGO on one rank: a configuration mismatch after ${dt} s" ||
     { fail "HCCL_ALGO on one rank: exit $rc after ${dt} s"; cat "$T/err"; }
+
+# /dev/shm too small for the rings (a private 64 KiB tmpfs, where this runs as root):
+# every pair falls back to TCP, results stay right, and each rank says so in one WARN
+# naming the communicator and the ranks it could not reach over shared memory.
+if [ "$(id -u)" = 0 ] && unshare -m true 2>/dev/null; then
+    timeout 120 unshare -m sh -c 'mount -t tmpfs -o size=64k tmpfs /dev/shm && exec "$@"' sh \
+        "$HCCLRUN" -n 3 "$BIN/all_reduce_perf" -b 8 -e 64K -f 16 -w 1 -n 2 -c 1 > "$T/out" 2> "$T/err"
+    rc=$?
+    nwarn=$(grep -c 'shared memory with 2 rank(s) of this host could not be set up (ranks' "$T/err")
+    [ $rc = 0 ] && [ "$nwarn" = 3 ] &&
+        awk '/^ +[0-9]/ {n++; if ($9 != 0 || $13 != 0) bad++} END {exit !(n >= 3 && !bad)}' "$T/out" &&
+        pass "a full /dev/shm: TCP, right results, one WARN per rank naming its pairs" ||
+        { fail "a full /dev/shm: exit $rc, $nwarn WARN lines naming pairs"; cat "$T/err" "$T/out"; }
+else
+    echo "skip a full /dev/shm (needs root and unshare -m)"
+fi
 
 echo "$fails failure(s)"
 [ $fails = 0 ]
