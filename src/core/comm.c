@@ -993,7 +993,7 @@ HcclResult hccl_comm_destroy(HcclComm handle)
         HCCL_WARN(INIT, "HcclCommDestroy: %p is not a live communicator", handle);
         return HCCL_E_PARA;
     }
-    if ((int)getpid() != c->owner_pid) {
+    if (hccl_comm_inherited(c)) {
         /* A fork child's copy: the operations its parent had queued hold references
          * that nothing here will ever drop (the child has no stream workers), and
          * closing would reach into state the parent shares (a shared-memory ring

@@ -71,6 +71,14 @@ typedef struct hccl_comm {
     uint32_t algo_logged[HCCL_OP_COUNT]; /* bit per algorithm already named at INFO */
 } hccl_comm;
 
+/* 1 for a fork child's copy of a parent's communicator (no system call: the child's
+ * pid is recorded at fork). */
+static inline int hccl_comm_inherited(const hccl_comm *c)
+{
+    int pid = __atomic_load_n(&hccl_comm_fork_pid, __ATOMIC_RELAXED);
+    return pid && pid != c->owner_pid;
+}
+
 HcclResult hccl_comm_cfg_resolve(const HcclCommConfig *config, hccl_comm_cfg *out);
 /* HcclSetConfig(HCCL_DETERMINISTIC): process-wide default for new communicators. */
 void hccl_comm_set_deterministic(int on);

@@ -92,11 +92,10 @@ static const hccl_op_args *unshift(const hccl_comm *c, const hccl_op_args *args,
  * such a copy. */
 static int inherited(const hccl_comm *c, const hccl_op_args *args)
 {
-    int pid = __atomic_load_n(&hccl_comm_fork_pid, __ATOMIC_RELAXED);
-    if (!pid || pid == c->owner_pid) return 0;
+    if (!hccl_comm_inherited(c)) return 0;
     HCCL_WARN(COLL, "comm %s rank %u: %s refused: this process (pid %d) is a fork() child of the one that "
               "created the communicator (pid %d), and cannot use it; create a new communicator in the child",
-              c->name, c->rank, hccl_op_name(args->type), pid, c->owner_pid);
+              c->name, c->rank, hccl_op_name(args->type), hccl_comm_fork_pid, c->owner_pid);
     return 1;
 }
 
