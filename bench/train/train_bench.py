@@ -186,19 +186,28 @@ def worker(cfg):
                 cur.append(p)
                 size += p.numel()
             buckets.append(cur)
-            self.flats, self.bucket_of = [], {}
+            # The parameters live in flat buffers of the same layout (as Megatron-LM and
+            # DeepSpeed keep them), so that AdamW updates one tensor per bucket instead
+            # of one per parameter: the same math element by element, in every row.
+            self.flats, self.bucket_of, opt_params = [], {}, []
             for i, bp in enumerate(buckets):
                 flat = torch.zeros(sum(p.numel() for p in bp))
+                pflat = torch.zeros_like(flat)
                 off = 0
                 for p in bp:
-                    p.grad = flat[off: off + p.numel()].view_as(p)
+                    n = p.numel()
+                    pflat[off: off + n].copy_(p.data.view(-1))
+                    p.data = pflat[off: off + n].view_as(p)
+                    p.grad = flat[off: off + n].view_as(p)
                     self.bucket_of[p] = i
-                    off += p.numel()
+                    off += n
                 self.flats.append(flat)
+                opt_params.append(nn.Parameter(pflat))   # shares pflat's storage
+                opt_params[-1].grad = flat
             self.nb = len(buckets)
             self.need = [len(bp) for bp in buckets]
             self.accs = [torch.zeros_like(f) for f in self.flats] if row in "abc" else []
-            self.opt = torch.optim.AdamW(params, lr=cfg["lr"], weight_decay=0.01)
+            self.opt = torch.optim.AdamW(opt_params, lr=cfg["lr"], weight_decay=0.01)
             self.active, self.ready, self.next, self.handles, self.comm = False, [0] * self.nb, 0, [], 0.0
             self.hooks = []
             if row in "cde":
