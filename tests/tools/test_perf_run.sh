@@ -2,7 +2,8 @@
 # test_perf_run.sh BINDIR - runs all_reduce_perf through hcclrun with 2 and 3 ranks
 # (-b 8 -e 64K) and checks the exit status and the nccl-tests table: one header,
 # one row per size with 13 columns (size = count * 4, #wrong 0), the footer lines.
-# Then every other benchmark once with 2 ranks over a few sizes, and the crowded-host
+# Then every other benchmark once with 2 ranks over a few sizes, all_reduce_perf under
+# the Slurm, Open MPI and MPICH variables, and the crowded-host
 # agreement with 2 ranks bound one per CPU and with 2 ranks on one CPU; an unknown
 # HCCL_SOCKET_FAMILY, and numbers outside their variables' ranges; settings that differ
 # between the ranks of a job (HCCL_SHM_DISABLE on one rank; HCCL_ALGO on one rank); a
@@ -46,6 +47,22 @@ for b in all_gather reduce_scatter broadcast reduce alltoall sendrecv gather sca
     rows=$(grep -c '^ ' "$T/out")
     [ $rc = 0 ] && [ "$rows" = 4 ] && grep -q '^# Out of bounds values : 0 OK$' "$T/out" && pass "${b}_perf with 2 ranks" ||
         { fail "${b}_perf with 2 ranks: exit $rc, $rows rows"; cat "$T/out" "$T/err"; }
+done
+
+# Under srun, mpirun (Open MPI) or MPICH each process is one rank too: the variables of
+# every launcher HcclCommInitFromEnv reads, not RANK/WORLD_SIZE only (hcclrun supplies
+# the root address and port; the wrapper renames its variables).
+for L in "SLURM_PROCID SLURM_NTASKS SLURM_LOCALID" "OMPI_COMM_WORLD_RANK OMPI_COMM_WORLD_SIZE OMPI_COMM_WORLD_LOCAL_RANK" \
+    "PMI_RANK PMI_SIZE MPI_LOCALRANKID"; do
+    set -- $L
+    printf '#!/bin/sh\nexport %s=$RANK %s=$WORLD_SIZE %s=$LOCAL_RANK\nunset RANK WORLD_SIZE LOCAL_RANK\nexec "$@"\n' \
+        "$1" "$2" "$3" > "$T/as_launcher.sh"
+    chmod +x "$T/as_launcher.sh"
+    timeout 120 "$HCCLRUN" -n 2 "$T/as_launcher.sh" "$BIN/all_reduce_perf" -b 8 -e 8 -w 1 -n 2 > "$T/out" 2> "$T/err"
+    rc=$?
+    [ $rc = 0 ] && grep -q "AllReduce: 2 ranks (2 processes x 1 thread)" "$T/out" &&
+        [ "$(grep -c '^# Collective test starting' "$T/out")" = 1 ] && pass "all_reduce_perf under $1/$2: one rank each" ||
+        { fail "all_reduce_perf under $1/$2: exit $rc"; cat "$T/out" "$T/err"; }
 done
 
 # Whether a host is crowded (more ranks than CPUs) is agreed from the CPUs the ranks may

@@ -675,10 +675,33 @@ static void *thread_main(void *arg)
     return NULL;
 }
 
+/* The launchers HcclCommInitFromEnv reads, in its order: the first whose rank and size
+ * variables are both set makes each process one rank. */
+static const struct {
+    const char *rank_var, *size_var;
+} launchers[] = {{"RANK", "WORLD_SIZE"},
+                 {"SLURM_PROCID", "SLURM_NTASKS"},
+                 {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"},
+                 {"PMI_RANK", "PMI_SIZE"}};
+static const char *const local_rank_vars[] = {"LOCAL_RANK", "SLURM_LOCALID", "OMPI_COMM_WORLD_LOCAL_RANK",
+                                              "MPI_LOCALRANKID"};
+
+static const char *env_set(const char *name)
+{
+    const char *v = getenv(name);
+    return v && *v ? v : NULL;
+}
+
 int main(int argc, char **argv)
 {
     const char *slash = strrchr(argv[0], '/');
-    const char *env_rank = getenv("RANK"), *env_size = getenv("WORLD_SIZE");
+    const char *env_rank = NULL, *env_size = NULL, *local_var = NULL;
+    for (size_t i = 0; i < sizeof launchers / sizeof launchers[0] && !env_rank; i++)
+        if (env_set(launchers[i].rank_var) && env_set(launchers[i].size_var)) {
+            env_rank = env_set(launchers[i].rank_var);
+            env_size = env_set(launchers[i].size_var);
+            local_var = local_rank_vars[i];
+        }
     uint32_t devcount = 0;
     int rc, status = 0;
     aclError ae;
@@ -695,9 +718,11 @@ int main(int argc, char **argv)
     }
     if (aclrtGetDeviceCount(&devcount) != ACL_SUCCESS || devcount == 0) devcount = 1;
 
-    if (env_rank && *env_rank && env_size && *env_size) {
+    if (env_rank) {
         rank_ctx x;
-        const char *lr = getenv("LOCAL_RANK");
+        const char *lr = env_set(local_var);
+        for (size_t i = 0; i < sizeof local_rank_vars / sizeof local_rank_vars[0] && !lr; i++)
+            lr = env_set(local_rank_vars[i]);
         memset(&x, 0, sizeof(x));
         x.pr.rank = atoi(env_rank);
         x.device = (int)((uint32_t)(lr ? atoi(lr) : 0) % devcount);
