@@ -1,7 +1,8 @@
 /*
  * common.c - the driver shared by every *_perf benchmark, after nccl-tests.
  *
- * Ranks: under a launcher (RANK and WORLD_SIZE set) this process is one rank and
+ * Ranks: under a launcher (RANK/WORLD_SIZE, SLURM_PROCID/SLURM_NTASKS,
+ * OMPI_COMM_WORLD_RANK/_SIZE or PMI_RANK/PMI_SIZE set) this process is one rank and
  * joins with HcclCommInitFromEnv(); otherwise -g N ranks run as threads of this
  * process on communicators from HcclCommInitAll(). Each rank has one stream and
  * buffers from aclrtMalloc.
