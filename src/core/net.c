@@ -666,6 +666,7 @@ typedef struct peer_status {
     uint8_t listed;   /* already named in the report */
     uint8_t adopted;  /* its STATUS frame began in one of the operation's receives */
     uint8_t past;     /* it has completed the operation (is idle after it, or in a later one) */
+    uint8_t heard;    /* a message of the operation came from it (it reached the operation) */
     uint8_t state, cur_op, cur_p2p, last_op, has_last, has_root;
     uint32_t cur_seq, last_seq, cur_root;
     uint32_t have; /* bytes of frame read */
@@ -724,13 +725,16 @@ static void status_classify(const hccl_netimpl *n, peer_status *s, const msg_hdr
  * same moment, so: send a STATUS frame to every peer (where our stream is at a
  * message boundary), then listen for a short grace period for theirs. Peers inside
  * an operation answer with their own round; idle ones through the responder (below)
- * with their last completed collective. The peers heard from in this operation, or
- * whose frame says they reached it, are fine; the others are named with what they
- * said, or as silent. */
+ * with their last completed collective. The peers whose frame says they reached it
+ * are fine; the others are named with what they said, or as silent. A peer heard from
+ * in this operation is asked too (one frozen after it sent its first messages is named
+ * when it stays silent), unless this rank is inside one of its messages: that one is
+ * named among the ranks this rank was waiting for. */
 static void status_round(hccl_netimpl *n, hccl_xfer *x, int cnt, peer_status *ps)
 {
     for (uint32_t p = 0; p < n->nranks; p++) {
-        ps[p].reached = p == n->rank || n->heard[p];
+        ps[p].heard = p != n->rank && n->heard[p];
+        ps[p].reached = p == n->rank || (ps[p].heard && receiving_from(n, x, cnt, p));
         if (p == n->rank || n->send_partial[p] || !n->conns[p]) continue;
         status_send(n, p, 1);
     }
@@ -793,7 +797,7 @@ static void status_round(hccl_netimpl *n, hccl_xfer *x, int cnt, peer_status *ps
 
 static int same_story(const peer_status *a, const peer_status *b)
 {
-    return a->answered == b->answered && a->state == b->state && a->cur_op == b->cur_op &&
+    return a->answered == b->answered && a->heard == b->heard && a->state == b->state && a->cur_op == b->cur_op &&
            a->cur_p2p == b->cur_p2p && a->cur_seq == b->cur_seq && a->has_last == b->has_last &&
            a->last_seq == b->last_seq && a->last_op == b->last_op;
 }
@@ -840,6 +844,9 @@ static void status_report(const hccl_netimpl *n, peer_status *ps, char *out, siz
             char story[200];
             status_story(&ps[p], story, sizeof story);
             tb_add(&t, " never reached %s #%u (%s)", op_str(n->fp.op), n->fp.seq, story);
+        } else if (ps[p].heard) {
+            tb_add(&t, ": no answer (it reached %s #%u, then stopped: frozen, dead, unreachable, or still waiting in it)",
+                   op_str(n->fp.op), n->fp.seq);
         } else {
             tb_add(&t, ": no answer (frozen, dead, unreachable, or stuck elsewhere)");
         }

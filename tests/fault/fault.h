@@ -127,6 +127,7 @@ int scen_kill(int argc, char **argv);
 int scen_skip(int argc, char **argv);
 int scen_peer_timeout(int argc, char **argv);
 int scen_stop(int argc, char **argv);
+int scen_stop_heard(int argc, char **argv);
 int scen_giveup(int argc, char **argv);
 int scen_mismatch(int argc, char **argv);
 int scen_subcomm(int argc, char **argv);

@@ -549,7 +549,7 @@ static const struct {
     int (*fn)(int, char **);
 } scenarios[] = {
     {"kill", scen_kill},       {"skip", scen_skip}, {"peer_timeout", scen_peer_timeout},   {"stop", scen_stop},
-    {"giveup", scen_giveup},
+    {"stop_heard", scen_stop_heard}, {"giveup", scen_giveup},
     {"mismatch", scen_mismatch}, {"subcomm", scen_subcomm}, {"stray", scen_stray},
     {"port", scen_port},       {"ranktable", scen_ranktable}, {"whitelist", scen_whitelist},
     {"frdump", scen_frdump},   {"late", scen_late},   {"logfile", scen_logfile},

@@ -21,6 +21,9 @@
  *           Ranks 0, 1 fail op #2 after about 3 s naming rank 2 as silent ("rank 2: no
  *           answer"). Then the parent sends SIGCONT: rank 2's op #2 must fail within
  *           2 s (its peers gave up), not hang.
+ * stop_heard 4 ranks over TCP, pairwise AlltoAll: rank 1 stops itself inside op #2 after
+ *           its first block went out; rank 3, which received that block and then waits
+ *           for the healthy rank 0, must still name rank 1 as silent (see the scenario).
  * giveup    2 ranks, HCCL_EXEC_TIMEOUT=3, AllReduces of 2 floats (through the shared
  *           slots): rank 0 enters op #2 at once, rank 1 only 4.5 s later, while rank
  *           0, timed out, is still writing its flight recorder dump (a FIFO that the
@@ -334,10 +337,11 @@ out:
     fault_bufs_free(&b);
 }
 
-static void stop_parent(fault_job *job, const pid_t *pids)
+/* Waits until the victim has stopped, then until the others have failed (flag[1]
+ * reaches survivors), then resumes it. */
+static void stop_resume(const pid_t *pids, int victim, int survivors)
 {
-    (void)job;
-    pid_t v = pids[STOP_VICTIM];
+    pid_t v = pids[victim];
     double end = fault_now() + 20;
     int st = 0, stopped = 0;
     while (fault_now() < end) {
@@ -350,13 +354,19 @@ static void stop_parent(fault_job *job, const pid_t *pids)
         usleep(1000);
     }
     if (!stopped) {
-        fault_fail(NULL, "rank %d never stopped", STOP_VICTIM);
+        fault_fail(NULL, "rank %d never stopped", victim);
         kill(v, SIGKILL);
         return;
     }
     g_sh->t_event = fault_now();
-    if (!fault_wait_flag(1, STOP_N - 1, 20)) fault_fail(NULL, "the running ranks did not fail within 20 s");
+    if (!fault_wait_flag(1, survivors, 20)) fault_fail(NULL, "the running ranks did not fail within 20 s");
     kill(v, SIGCONT);
+}
+
+static void stop_parent(fault_job *job, const pid_t *pids)
+{
+    (void)job;
+    stop_resume(pids, STOP_VICTIM, STOP_N - 1);
 }
 
 int scen_stop(int argc, char **argv)
@@ -377,6 +387,90 @@ int scen_stop(int argc, char **argv)
     }
     FCHECK(NULL, fault_output_has(STOP_VICTIM, "WARN", "op #2", NULL),
            "the resumed rank 2 printed no WARN line about its failed op #2");
+    return 0;
+}
+
+/* ---- a rank that stops inside an operation after its first messages ------------------------------- */
+
+/* 4 ranks, TCP, the reference (pairwise) AlltoAll: round k pairs r with (k - r) mod 4,
+ * so rank 1 exchanges with 3 in round 0, with 0 in round 1, with 2 in round 3. Rank 1
+ * runs op #2 on its stream and stops itself inside it, its round-0 block sent, its
+ * round-1 block not; rank 3 calls op #2 0.6 s late. Rank 3 then receives rank 1's
+ * block (it heard rank 1 in op #2) and waits in round 3 for rank 0, which waits for
+ * rank 1 in round 1. Every survivor must name rank 1 as silent, rank 3 too (it used to
+ * count a rank heard from in the operation as fine and report "every rank reached op
+ * #2; those are stuck in it", waiting for the healthy rank 0). */
+#define STOPH_N 4
+#define STOPH_VICTIM 1
+#define STOPH_COUNT 256
+
+static int stoph_alltoall(fault_ctx *c, fault_bufs *b, int sync)
+{
+    double t0 = fault_now();
+    HcclResult hr = HcclAlltoAll(b->dev_send, STOPH_COUNT, HCCL_DATA_TYPE_FP32, b->dev_recv, STOPH_COUNT,
+                                 HCCL_DATA_TYPE_FP32, c->comm, c->stream);
+    int rc = hr != HCCL_SUCCESS ? (int)hr : sync ? (int)aclrtSynchronizeStream(c->stream) : 0;
+    if (rc) fault_note_failure(c, t0, rc);
+    return rc;
+}
+
+static void stop_heard_body(fault_ctx *c)
+{
+    fault_bufs b;
+    size_t bytes = (size_t)STOPH_N * STOPH_COUNT * sizeof(float);
+    if (fault_bufs_alloc(c, &b, bytes, bytes) != 0) return;
+    fault_step(c, "op #1 AlltoAll");
+    if (stoph_alltoall(c, &b, 1) != 0) {
+        fault_fail(c, "op #1 (all ranks) failed");
+        goto out;
+    }
+    if (c->rank == STOPH_VICTIM) {
+        fault_step(c, "op #2 AlltoAll on the stream, then stopping itself inside it");
+        FCHECK(c, stoph_alltoall(c, &b, 0) == 0, "op #2 could not be launched");
+        usleep(300 * 1000); /* the stream's worker sends the round-0 block, then waits for rank 3 */
+        raise(SIGSTOP);
+        fault_step(c, "op #2 after SIGCONT");
+        double t0 = fault_now();
+        aclError e = aclrtSynchronizeStream(c->stream);
+        FCHECK(c, e != ACL_SUCCESS, "op #2 succeeded on the resumed rank although its peers gave up on it");
+        FCHECK(c, fault_now() - t0 < 2.0, "op #2 of the resumed rank took %.2f s to fail", fault_now() - t0);
+    } else {
+        if (c->rank == 3) usleep(600 * 1000);
+        fault_step(c, "op #2 AlltoAll (rank %d is stopped inside it)", STOPH_VICTIM);
+        fault_rank_state *s = &g_sh->r[c->rank];
+        int rc = stoph_alltoall(c, &b, 1);
+        FCHECK(c, rc != 0, "op #2 succeeded although rank %d is stopped", STOPH_VICTIM);
+        double dt = s->t_fail - s->t_op_start;
+        if (rc) FCHECK(c, dt <= EXEC_TIMEOUT_S + 5.0, "op #2 failed after %.2f s, long after HCCL_EXEC_TIMEOUT", dt);
+        atomic_fetch_add(&g_sh->flag[1], 1);
+    }
+out:
+    fault_bufs_free(&b);
+}
+
+static void stop_heard_parent(fault_job *job, const pid_t *pids)
+{
+    (void)job;
+    stop_resume(pids, STOPH_VICTIM, STOPH_N - 1);
+}
+
+int scen_stop_heard(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    char t[16];
+    snprintf(t, sizeof t, "%d", EXEC_TIMEOUT_S);
+    setenv("HCCL_EXEC_TIMEOUT", t, 1);
+    setenv("HCCL_SHM_DISABLE", "1", 1);
+    setenv("HCCL_REFERENCE_ALGOS", "1", 1);
+    fault_job job = {.name = "stop_heard", .nranks = STOPH_N, .init = INIT_ROOTINFO, .body = stop_heard_body,
+                     .parent = stop_heard_parent, .watchdog_s = 40};
+    fault_run(&job);
+    for (int r = 0; r < STOPH_N; r++) {
+        if (r == STOPH_VICTIM) continue;
+        FCHECK(NULL, fault_output_has(r, "WARN", "op #2", "rank 1: no answer", NULL),
+               "rank %d printed no WARN line saying that the stopped rank %d did not answer", r, STOPH_VICTIM);
+    }
     return 0;
 }
 
