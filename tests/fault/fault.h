@@ -132,6 +132,7 @@ int scen_giveup(int argc, char **argv);
 int scen_mismatch(int argc, char **argv);
 int scen_subcomm(int argc, char **argv);
 int scen_stray(int argc, char **argv);
+int scen_slow_hello(int argc, char **argv);
 int scen_port(int argc, char **argv);
 int scen_nofile(int argc, char **argv);
 int scen_nothread(int argc, char **argv);

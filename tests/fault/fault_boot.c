@@ -18,6 +18,11 @@
  *           rank 0 logs at least one WARN line about a dropped connection.
  *           --case flood: 5 silent connections instead; ranks 1, 2 must still
  *           initialise within 3 s (idle connections must not stall the root).
+ * slow_hello 3 ranks with HcclCommInitFromEnv; rank 1 reaches the root through a relay
+ *           in the test that holds its connection's first bytes for 3 s (a lossy link:
+ *           a lost SYN leaves TCP a 3 s retransmission timeout for the first segment).
+ *           The root must wait for that opening, not drop the connection: every rank
+ *           initialises and a checked AllReduce passes.
  * port      (a) HCCL_IF_BASE_PORT=B with B..B+3 occupied by the test: a 3-rank job still
  *           works and its listeners are in [B+4, B+1024); (b) HcclCommInitFromEnv with
  *           MASTER_PORT+1 occupied (HCCL_CONNECT_TIMEOUT=3): rank 0 fails within 2 s
@@ -55,6 +60,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -312,6 +318,98 @@ int scen_stray(int argc, char **argv)
     if (ea.flood) return 0; /* silent connections need not be logged */
     FCHECK(NULL, fault_output_has(0, "WARN", "dropped", NULL),
            "rank 0 (the bootstrap root) logged no WARN line about a dropped stray connection");
+    return 0;
+}
+
+/* ---- a rank whose opening reaches the root late (a lossy link) ---------------------------------- */
+
+#define SLOW_HELLO_MS 3000
+static int g_relay_lfd = -1;
+
+static void slow_hello_body(fault_ctx *c)
+{
+    const env_arg *ea = c->arg;
+    env_set_rank(c->rank);
+    if (c->rank == 1) { /* through the relay */
+        char v[16];
+        snprintf(v, sizeof v, "%d", ea->port + 2);
+        setenv("HCCL_ROOT_ADDR", "127.0.0.1", 1);
+        setenv("HCCL_ROOT_PORT", v, 1);
+    }
+    fault_step(c, "HcclCommInitFromEnv%s", c->rank == 1 ? " through a relay that holds the opening" : "");
+    HcclResult rc = HcclCommInitFromEnv(NULL, &c->comm);
+    if (rc != HCCL_SUCCESS) {
+        fault_fail(c, "HcclCommInitFromEnv returned %d (%s): a rank whose opening took %d ms was refused", (int)rc,
+                   HcclGetErrorString(rc), SLOW_HELLO_MS);
+        c->comm = NULL;
+        return;
+    }
+    fault_bufs b;
+    if (fault_bufs_alloc(c, &b, 4096, 4096) != 0) return;
+    FCHECK(c, fault_allreduce_check(c, &b, 1024, 3.0f) == 0, "AllReduce failed after the slow opening");
+    fault_bufs_free(&b);
+}
+
+/* Accepts rank 1's connection to the root, connects to the root, waits SLOW_HELLO_MS,
+ * then relays both ways until either side closes. */
+static void slow_hello_parent(fault_job *job, const pid_t *pids)
+{
+    (void)pids;
+    const env_arg *ea = job->arg;
+    struct pollfd pf[2] = {{g_relay_lfd, POLLIN, 0}, {-1, POLLIN, 0}};
+    if (poll(pf, 1, 15000) != 1) {
+        fault_fail(NULL, "rank 1 did not connect to the relay within 15 s");
+        return;
+    }
+    int a = accept(g_relay_lfd, NULL, NULL);
+    int b = connect_port(ea->port + 1, 15);
+    if (a < 0 || b < 0) {
+        fault_fail(NULL, "relay: accept or connect to the root failed");
+        if (a >= 0) close(a);
+        if (b >= 0) close(b);
+        return;
+    }
+    usleep(SLOW_HELLO_MS * 1000);
+    pf[0] = (struct pollfd){a, POLLIN, 0};
+    pf[1] = (struct pollfd){b, POLLIN, 0};
+    double end = fault_now() + 30;
+    for (int open = 1; open && fault_now() < end;) {
+        if (poll(pf, 2, 100) <= 0) continue;
+        for (int i = 0; i < 2 && open; i++) {
+            if (!pf[i].revents) continue;
+            char buf[65536];
+            ssize_t got = recv(pf[i].fd, buf, sizeof buf, 0);
+            if (got <= 0 || send(pf[1 - i].fd, buf, (size_t)got, MSG_NOSIGNAL) != got) open = 0;
+        }
+    }
+    close(a);
+    close(b);
+}
+
+int scen_slow_hello(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    env_arg ea = {0};
+    fault_job job;
+    for (int attempt = 0; attempt < 3; attempt++) { /* as in scen_stray: ports taken by another test */
+        ea.port = fault_free_ports(3);
+        g_relay_lfd = ea.port < 0 ? -1 : fault_occupy_port(ea.port + 2, 1);
+        if (g_relay_lfd < 0) {
+            fault_fail(NULL, "no free ports");
+            return 0;
+        }
+        env_common(ea.port);
+        setenv("HCCL_CONNECT_TIMEOUT", "15", 1);
+        job = (fault_job){.name = "slow_hello", .nranks = ENV_N, .init = INIT_NONE, .body = slow_hello_body,
+                          .parent = slow_hello_parent, .arg = &ea, .watchdog_s = 40};
+        fault_run(&job);
+        close(g_relay_lfd);
+        if (!job.failed_checks || !fault_output_has(0, "cannot listen", "already in use", NULL)) break;
+        fault_forgive(&job);
+    }
+    FCHECK(NULL, !fault_output_has(0, "WARN", "dropped", NULL),
+           "the root dropped rank 1's connection, whose opening came after %d ms", SLOW_HELLO_MS);
     return 0;
 }
 

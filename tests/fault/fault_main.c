@@ -550,7 +550,7 @@ static const struct {
 } scenarios[] = {
     {"kill", scen_kill},       {"skip", scen_skip}, {"peer_timeout", scen_peer_timeout},   {"stop", scen_stop},
     {"stop_heard", scen_stop_heard}, {"giveup", scen_giveup},
-    {"mismatch", scen_mismatch}, {"subcomm", scen_subcomm}, {"stray", scen_stray},
+    {"mismatch", scen_mismatch}, {"subcomm", scen_subcomm}, {"stray", scen_stray}, {"slow_hello", scen_slow_hello},
     {"port", scen_port},       {"ranktable", scen_ranktable}, {"whitelist", scen_whitelist},
     {"frdump", scen_frdump},   {"late", scen_late},   {"logfile", scen_logfile},
     {"eager_exit", scen_eager_exit}, {"nranks", scen_nranks}, {"reuse", scen_reuse}, {"nofile", scen_nofile}, {"nothread", scen_nothread}, {"setup_death", scen_setup_death}, {"algo", scen_algo},
