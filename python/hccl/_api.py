@@ -123,9 +123,20 @@ def _exec_timeout_of(comm):
     return t
 
 
-def _library_message(comm):
+_REFUSED = "refused: the communicator failed earlier"
+
+
+def _fr_name(opname):
+    """"all_reduce" -> "allreduce", as the flight recorder's "AllReduce" compares."""
+    return "batchsendrecv" if opname == "batch_isend_irecv" else opname.replace("_", "").lower()
+
+
+def _library_message(comm, opname=None):
     """The library's own text for the communicator's failure, read from its flight
-    recorder (HcclCommDumpFlightRecorder), or None."""
+    recorder (HcclCommDumpFlightRecorder), or None: the latest failed operation of
+    opname's kind (an isend that failed before a later collective was refused reports
+    its own failure), else the latest failed one. A refusal because the communicator
+    had failed names that first failure too."""
     import json
     import tempfile
     try:
@@ -140,9 +151,15 @@ def _library_message(comm):
             os.unlink(path)
     except Exception:
         return None
-    for op in reversed(rec.get("ops") or []):
-        if op.get("state") == "failed" and op.get("error"):
-            return op["error"]
+    failed = [op for op in rec.get("ops") or [] if op.get("state") == "failed" and op.get("error")]
+    if failed:
+        mine = [op for op in failed if opname and str(op.get("op", "")).lower() == _fr_name(opname)]
+        text = (mine or failed)[-1]["error"]
+        if text.startswith(_REFUSED):
+            first = next((op for op in failed if not op["error"].startswith(_REFUSED)), None)
+            if first is not None:
+                text += "; the first failure, %s #%s: %s" % (first.get("op"), first.get("seq"), first["error"])
+        return text
     reason = rec.get("reason") or ""
     return None if not reason or reason.startswith("requested by") else reason  # not our own dump's
 
@@ -196,10 +213,11 @@ def _make_error(code, opname, comm, peer, detail):
     if detail:
         msg = "hccl %s on %s: %s" % (opname, where, detail)
         return HcclError(msg, code, opname, g(me), peers)
-    lib = _library_message(comm)
+    lib = _library_message(comm, opname)
     exact = False
     culprits = _missing_ranks(lib) if lib else []
-    aborted = re.match(r"rank (\d+) aborted: ", lib) if lib and code == E_REMOTE else None
+    aborted = re.match(r"(?:%s; the first failure, [^:]*: )?rank (\d+) aborted: " % _REFUSED, lib) \
+        if lib and code == E_REMOTE else None
     if aborted:  # a peer failed first: the rest of the text is its own report
         peers, exact = [g(int(aborted.group(1)))], True
     elif culprits:  # the ranks the library found had not reached the operation

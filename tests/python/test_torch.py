@@ -32,3 +32,8 @@ def test_backend_edges():
 def test_missing_rank_at_init_is_named():
     r = launch.run(3, launch.worker("torch_edges.py"), "noarrive", timeout=120, check=False)
     assert "rank 0: init failed after" in r.out and r.out.count("1 checks passed") == 2, r
+
+
+def test_refused_operation_names_the_first_failure():
+    r = launch.run(2, launch.worker("torch_edges.py"), "refused", timeout=120)
+    assert r.out.count("1 checks passed") == 2, r

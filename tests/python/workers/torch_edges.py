@@ -13,9 +13,16 @@ mode "edges" (2 ranks):
 mode "noarrive" (3 ranks, HCCL_CONNECT_TIMEOUT unset): rank 2 never creates the
   group; rank 0's init fails within about the group's timeout (3 s) with an HcclError
   whose peers include rank 2 and whose message names it.
+mode "refused" (2 ranks, group timeout 3 s): rank 0 isends 4 MiB to rank 1, then
+  all_reduces, rank 1 all_reduces first (the send waits for a receive that never comes,
+  so rank 1 times out and aborts): rank 0's all_reduce, refused because the
+  communicator failed, names that first failure (the Send: rank 1 aborted, or its own
+  timeout when that came first), and the isend's own wait reports the Send's failure,
+  not the later refusal.
 """
 import gc
 import os
+import re
 import sys
 import threading
 import time
@@ -129,9 +136,41 @@ def noarrive(r):
     C.report(r)
 
 
+def refused(r):
+    dist.init_process_group("hccl", timeout=timedelta(seconds=3))
+    a = torch.ones(1)
+    if r == 1:
+        try:
+            dist.all_reduce(a)
+            raise AssertionError("rank 1's all_reduce returned")
+        except hccl.HcclError as e:
+            assert e.code_name == "HCCL_E_TIMEOUT", e
+        C.ok("refused")
+        return C.report(r)
+    w = dist.isend(torch.ones(1 << 20), 1)
+    try:
+        dist.all_reduce(a)
+        raise AssertionError("rank 0's all_reduce returned")
+    except hccl.HcclError as e:
+        # the Send's failure: rank 1's abort, or its own timeout when that came first
+        m = re.match(r"refused: the communicator failed earlier; the first failure, Send #\d+: (.*)",
+                     e.library_message or "")
+        assert m and "timed out" in m.group(1) and e.peers == [1], e
+        first = m.group(1)
+    try:
+        w.wait()
+        raise AssertionError("the isend did not fail")
+    except hccl.HcclError as e:
+        assert e.library_message == first and e.peers == [1], (e, first)
+    C.ok("refused")
+    C.report(r)
+
+
 def main():
     if sys.argv[1] == "noarrive":
         return noarrive(int(os.environ["RANK"]))
+    if sys.argv[1] == "refused":
+        return refused(int(os.environ["RANK"]))
     dist.init_process_group("hccl", timeout=timedelta(seconds=30))
     r = dist.get_rank()
     waits(r)
