@@ -437,7 +437,9 @@ class ProcessGroupHCCL(_BasePG):
     def _p2p(self, tensors, peer, is_recv):
         t = _one(tensors, "recv" if is_recv else "send")
         if self._coalesced is not None:
-            w = self._work(None, [t])
+            # A Work of its own (not the shared one of inline operations): _end_coalescing
+            # binds it to this batch, and its future must wait for this batch.
+            w = WorkHCCL(self, None, [t])
             w._pending_batch = True
             self._coalesced.append((is_recv, t, peer, w))
             return w

@@ -8,6 +8,8 @@ mode "edges" (2 ranks):
     bfloat16 and int32 (floor division), for all_reduce and reduce_scatter_tensor;
   - a list-form all_gather's list is filled once is_completed() says True;
   - batch_isend_irecv on one rank matches plain send/recv on the other;
+  - the future of a batch's request waits for that batch (rank 1 sends 0.5 s late),
+    not for an earlier batch;
   - groups that used get_future() leave no thread or communicator behind when
     destroyed.
 mode "noarrive" (3 ranks, HCCL_CONNECT_TIMEOUT unset): rank 2 never creates the
@@ -99,6 +101,27 @@ def p2p_kinds(r):
     C.ok("batch vs plain p2p")
 
 
+def batch_futures(r):
+    # Each batch's requests are Works of their own: the future of a second batch waits
+    # for that batch (it once returned the first batch's completed future at once,
+    # with the receive buffer still unfilled).
+    s, o = torch.full((4,), float(r)), torch.zeros(4)
+    reqs = dist.batch_isend_irecv([dist.P2POp(dist.isend, s, 1 - r), dist.P2POp(dist.irecv, o, 1 - r)])
+    reqs[0].get_future().wait()
+    assert o.tolist() == [float(1 - r)] * 4, o
+    if r == 0:
+        o2 = torch.zeros(1 << 18)
+        reqs2 = dist.batch_isend_irecv([dist.P2POp(dist.irecv, o2, 1)])
+        assert reqs2[0] is not reqs[0]
+        reqs2[0].get_future().wait()
+        assert o2[0].item() == 1.0 and o2[-1].item() == 1.0, o2
+    else:
+        time.sleep(0.5)
+        for w in dist.batch_isend_irecv([dist.P2POp(dist.isend, torch.ones(1 << 18), 0)]):
+            w.wait()
+    C.ok("batch futures")
+
+
 def group_churn(r):
     def threads():
         return sum(1 for t in threading.enumerate() if t.name == "hccl-completion")
@@ -177,6 +200,7 @@ def main():
     averages(r)
     p2p_kinds(r)
     group_churn(r)
+    batch_futures(r)  # after group_churn: its futures start the world group's completion thread
     dist.destroy_process_group()
     C.report(r)
 
