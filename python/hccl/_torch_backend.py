@@ -89,7 +89,11 @@ class WorkHCCL(_BaseWork):
             if getattr(self, "_pending_batch", False):
                 raise RuntimeError("hccl: wait() on an operation queued inside a coalescing block that was never ended")
             return True
-        return self._work.wait(t)
+        r = self._work.wait(t)
+        pg = self._pg()
+        if pg is not None and pg._posts:
+            pg._fill_lists()
+        return r
 
     def is_completed(self):
         return self._work is None or self._work.is_completed()
@@ -245,6 +249,8 @@ class ProcessGroupHCCL(_BasePG):
         self._cq = None
         self._coalesced = None
         self._live = collections.deque()
+        self._posts = collections.deque()  # list-form hccl.Works whose lists are not filled yet
+        self._posts_lock = threading.Lock()  # the completion thread's wait() fills them too
         self._done = WorkHCCL(self, None, [])  # returned by operations that ran inline
         if comm is None:
             exec_timeout = -1
@@ -297,6 +303,8 @@ class ProcessGroupHCCL(_BasePG):
 
     def _work(self, work, outputs):
         if work is None:  # ran inline: torch only waits on it
+            if self._posts:
+                self._fill_lists()
             return self._done
         # Keep each Work's Python object alive while C++ may still call it: a Work
         # returned to C++ (DDP's reducer) loses its Python overrides (wait,
@@ -317,7 +325,24 @@ class ProcessGroupHCCL(_BasePG):
         w = WorkHCCL(self, work, outputs)
         w._pinned = not _from_c10d(sys._getframe(1))
         live.append(w)
+        for x in getattr(work, "_works", None) or [work]:  # a _Chain's, or the one
+            if getattr(x, "_post", None) is not None:
+                self._posts.append(x)
         return w
+
+    def _fill_lists(self):
+        """An operation of this group finished, so every earlier one has (one in-order
+        stream): fill the lists of earlier list-form operations (all_gather, gather,
+        all_to_all into lists) that nobody waited on, as gloo's would be by now. Their
+        hccl.Work fills its list in the is_completed() that first finds it done."""
+        if not self._posts_lock.acquire(blocking=False):
+            return  # another thread is filling them
+        try:
+            posts = self._posts
+            while posts and posts[0].is_completed():
+                posts.popleft()
+        finally:
+            self._posts_lock.release()
 
     # -- collectives
     def allreduce(self, tensors, opts=None):
@@ -326,6 +351,8 @@ class ProcessGroupHCCL(_BasePG):
         code = _op_from(loc, opts)
         if _caller_waits(loc):
             self.comm.all_reduce(t, t, code, False)  # AVG (4) included: the extension divides
+            if self._posts:
+                self._fill_lists()
             return self._done
         return self._work(_api.all_reduce(t, code, self.comm, True), [t])
 

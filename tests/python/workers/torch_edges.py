@@ -6,7 +6,8 @@ mode "edges" (2 ranks):
   - ReduceOp.AVG with async_op=True is divided when is_completed() first says True,
     and when the Work is dropped (read after a barrier), in float32, float16,
     bfloat16 and int32 (floor division), for all_reduce and reduce_scatter_tensor;
-  - a list-form all_gather's list is filled once is_completed() says True;
+  - a list-form all_gather's list is filled once is_completed() says True, and a
+    dropped one's (and a dropped gather's) once a later operation of the group is done;
   - batch_isend_irecv on one rank matches plain send/recv on the other;
   - the future of a batch's request waits for that batch (rank 1 sends 0.5 s late),
     not for an earlier batch;
@@ -99,6 +100,26 @@ def p2p_kinds(r):
             w.wait()
     assert o.tolist() == [10.0, 11.0, 12.0], o
     C.ok("batch vs plain p2p")
+
+
+def dropped_lists(r):
+    # A list-form all_gather / gather whose Work is dropped unwaited: its list is filled
+    # once a later operation of the group (synchronous, or an async one waited on) is
+    # done, as with gloo (it stayed empty while the group kept the Work).
+    for later in ("all_reduce", "barrier", "async wait"):
+        lst = [torch.zeros(3) for _ in range(2)]
+        dist.all_gather(lst, torch.full((3,), float(r + 1)), async_op=True)
+        gl = [torch.zeros(2) for _ in range(2)] if r == 0 else None
+        dist.gather(torch.full((2,), float(r + 5)), gl, 0, async_op=True)
+        if later == "all_reduce":
+            dist.all_reduce(torch.ones(1))
+        elif later == "barrier":
+            dist.barrier()
+        else:
+            dist.all_reduce(torch.ones(1), async_op=True).wait()
+        assert [x.tolist() for x in lst] == [[1.0] * 3, [2.0] * 3], (later, lst)
+        assert r != 0 or [x.tolist() for x in gl] == [[5.0] * 2, [6.0] * 2], (later, gl)
+    C.ok("dropped list forms")
 
 
 def batch_futures(r):
@@ -199,6 +220,7 @@ def main():
     waits(r)
     averages(r)
     p2p_kinds(r)
+    dropped_lists(r)
     group_churn(r)
     batch_futures(r)  # after group_churn: its futures start the world group's completion thread
     dist.destroy_process_group()
