@@ -8,6 +8,7 @@
 #include "util/log.h"
 #include "util/util.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -429,16 +430,31 @@ HcclResult HcclAlltoAllVC(const void *sendBuf, const void *sendCountMatrix, Hccl
         a->matrix = copy_u64(sendCountMatrix, (size_t)n * n);
         if (!a->matrix) res = HCCL_E_MEMORY;
     }
+    /* Every rank checks every row (what rank i sends) and column (what rank i
+     * receives), not only its own: the matrix is the same on every rank, so all of
+     * them refuse it alike, and none is left waiting in the operation for ranks that
+     * refused it. */
     uint64_t stotal = 0, rtotal = 0;
-    for (uint32_t j = 0; res == HCCL_SUCCESS && j < n; j++) {
-        if (__builtin_add_overflow(stotal, a->matrix[(size_t)c->rank * n + j], &stotal) ||
-            __builtin_add_overflow(rtotal, a->matrix[(size_t)j * n + c->rank], &rtotal)) {
-            HCCL_WARN(COLL, "%s: the counts of sendCountMatrix overflow", fn);
-            res = HCCL_E_PARA;
+    for (uint32_t i = 0; res == HCCL_SUCCESS && i < n; i++) {
+        uint64_t st = 0, rt = 0;
+        for (uint32_t j = 0; res == HCCL_SUCCESS && j < n; j++) {
+            if (__builtin_add_overflow(st, a->matrix[(size_t)i * n + j], &st) ||
+                __builtin_add_overflow(rt, a->matrix[(size_t)j * n + i], &rt)) {
+                HCCL_WARN(COLL, "%s: the counts of sendCountMatrix overflow (%s of rank %u)", fn,
+                          st < a->matrix[(size_t)i * n + j] ? "row" : "column", i);
+                res = HCCL_E_PARA;
+            }
+        }
+        char what[48];
+        snprintf(what, sizeof what, "send total of rank %u", i);
+        if (res == HCCL_SUCCESS) res = hccl_api_bytes(fn, st, size, 1, what);
+        snprintf(what, sizeof what, "receive total of rank %u", i);
+        if (res == HCCL_SUCCESS) res = hccl_api_bytes(fn, rt, size, 1, what);
+        if (i == c->rank) {
+            stotal = st;
+            rtotal = rt;
         }
     }
-    if (res == HCCL_SUCCESS) res = hccl_api_bytes(fn, stotal, size, 1, "send total");
-    if (res == HCCL_SUCCESS) res = hccl_api_bytes(fn, rtotal, size, 1, "receive total");
     if (res == HCCL_SUCCESS) res = hccl_api_ptr(fn, sendBuf, stotal, "sendBuf");
     if (res == HCCL_SUCCESS) res = hccl_api_ptr(fn, recvBuf, rtotal, "recvBuf");
     a->sendbuf = sendBuf;

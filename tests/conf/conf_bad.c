@@ -8,10 +8,12 @@
  *     HcclCommInitAll with 0 devices or NULL arrays; NULL/destroyed handles.
  *   per rank (1 and 2 ranks as threads): NULL buffers with non-zero counts, unknown
  *     dtypes (13, 99, 255) and reduce ops (7, 255), roots and peers out of range,
- *     counts whose byte size overflows, NULL count arrays, bad BatchSendRecv items
- *     (self sends and receives without a partner of their size, also from a group),
- *     NULL communicator, NULL out-pointers; afterwards the communicator and stream
- *     must still work (a rejected call queues nothing). Also per rank: count 0 is not
+ *     counts whose byte size overflows (an AlltoAllVC matrix refused by every rank,
+ *     not only those whose row or column holds the bad entry), NULL count arrays, bad
+ *     BatchSendRecv items (self sends and receives without a partner of their size,
+ *     also from a group), NULL communicator, NULL out-pointers; afterwards the
+ *     communicator and stream must still work (a rejected call queues nothing). Also
+ *     per rank: count 0 is not
  *     bad input but nothing to do: on rank 0 alone, each fixed-count operation with
  *     count 0 returns success at once and queues nothing (as HCCL's and NCCL's do).
  * "At once" is checked as: each call returns within 2 s (5 s for init calls).
@@ -187,6 +189,14 @@ static void rank_bad(conf_ctx *ctx)
     BAD(ctx, PARA, HcclAllGather(s, r, UINT64_MAX / 4, I32, comm, st));
     BAD(ctx, PARA, HcclBroadcast(s, UINT64_MAX / 8, HCCL_DATA_TYPE_INT128, 0, comm, st));
     BAD(ctx, PARA, HcclReduceScatter(s, r, UINT64_MAX / 2, HCCL_DATA_TYPE_FP16, SUM, comm, st));
+    /* an AlltoAllVC matrix whose entry (0, 0) overflows: rank 0 sends and receives it,
+     * but every rank must refuse the matrix (all ranks pass it alike), or those that
+     * took it would wait in the operation for rank 0 */
+    matrix[0] = UINT64_MAX / 8;
+    BAD(ctx, PARA, HcclAlltoAllVC(s, matrix, I32, r, I32, comm, st));
+    if (!strstr(HcclGetLastErrorMessage(), "rank 0"))
+        conf_fail(ctx, "HcclGetLastErrorMessage() after an overflowing matrix: \"%s\"", HcclGetLastErrorMessage());
+    matrix[0] = 1;
     /* BatchSendRecv */
     {
         HcclSendRecvItem it = {HCCL_SEND, s, 4, I32, 0};
@@ -247,7 +257,6 @@ static void rank_bad(conf_ctx *ctx)
                           (int)rc, HcclGetLastErrorMessage());
         }
     }
-    (void)matrix;
 
     /* count 0 moves nothing: success at once, on rank 0 alone (its peers never make
      * these calls; an operation that waited for them would hang here) */
