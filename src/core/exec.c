@@ -84,6 +84,46 @@ static const hccl_op_args *unshift(const hccl_comm *c, const hccl_op_args *args,
     return local;
 }
 
+/* The network algorithms' ReduceScatter(V) (ring, halving-doubling, hierarchical)
+ * and AlltoAll (Bruck) write recvBuf window by window while later windows still read
+ * sendBuf: right for the in-place forms (recvBuf == sendBuf, or the own block of
+ * sendBuf), but a recvBuf that partly overlaps sendBuf otherwise would overwrite
+ * input not yet read. Such an operation reads a private copy of its input instead
+ * (*copy, freed by the caller). 0 when that copy cannot be allocated. */
+static int private_input(const hccl_comm *c, const hccl_op_args *args, hccl_algo_id algo, hccl_op_args *local,
+                         const hccl_op_args **out, void **copy)
+{
+    *copy = NULL;
+    *out = args;
+    int rs = args->type == HCCL_OP_REDUCE_SCATTER || args->type == HCCL_OP_REDUCE_SCATTER_V;
+    if (!(rs && (algo == HCCL_ALGO_REFERENCE || algo == HCCL_ALGO_HD || algo == HCCL_ALGO_HIER)) &&
+        !(args->type == HCCL_OP_ALLTOALL && algo == HCCL_ALGO_BRUCK))
+        return 1;
+    const size_t es = hccl_dtype_size(args->dtype);
+    uint64_t sbytes = 0, rbytes = args->count * es, own = (uint64_t)c->rank * args->count * es;
+    if (args->type == HCCL_OP_REDUCE_SCATTER_V) {
+        for (uint32_t j = 0; j < c->nranks; j++)
+            if (args->send_counts[j])
+                sbytes = HCCL_MAX(sbytes, (args->send_displs[j] + args->send_counts[j]) * es);
+        own = args->send_displs[c->rank] * es;
+    } else {
+        sbytes = (uint64_t)c->nranks * args->count * es;
+        if (args->type == HCCL_OP_ALLTOALL) rbytes = sbytes;
+    }
+    const char *s = args->sendbuf, *r = args->recvbuf;
+    if (!sbytes || !rbytes || !(s < r + rbytes && r < s + sbytes) || r == s || (rs && r == s + own)) return 1;
+    if (!(*copy = hccl_malloc(sbytes))) {
+        HCCL_WARN(COLL, "comm %s rank %u: %s: out of memory for a copy of sendBuf (%llu bytes), which recvBuf "
+                  "partly overlaps", c->name, c->rank, hccl_op_name(args->type), (unsigned long long)sbytes);
+        return 0;
+    }
+    memcpy(*copy, s, sbytes);
+    *local = *args;
+    local->sendbuf = *copy;
+    *out = local;
+    return 1;
+}
+
 /* fr_id: the flight recorder's entry of an enqueued operation; 0 for one called on
  * the NULL stream (recorded here). */
 /* A fork child's copy of a communicator shares the parent's connections and shared
@@ -141,7 +181,12 @@ HcclResult hccl_comm_run(hccl_comm *c, const hccl_op_args *args, uint64_t fr_id)
                   c->rank, hccl_op_name(args->type), (unsigned long long)args->count,
                   hccl_algo_id_name(algo, args->type), c->nranks, c->nhosts);
     }
-    HcclResult res = hccl_algo_run_with(&ctx, args, algo);
+    hccl_op_args copied;
+    void *copy;
+    const hccl_op_args *run;
+    HcclResult res = private_input(c, args, algo, &copied, &run, &copy) ? hccl_algo_run_with(&ctx, run, algo)
+                                                                       : HCCL_E_MEMORY;
+    hccl_free(copy);
     if (res != HCCL_SUCCESS) {
         char what[160];
         hccl_fingerprint_str(&fp, what, sizeof what);

@@ -3,7 +3,8 @@
  * ReduceScatterV (every reducible dtype x SUM/PROD/MAX/MIN), AllGather, AllGatherV,
  * Broadcast, Scatter, HcclGather, AlltoAll, AlltoAllV, AlltoAllVC (every dtype, moved
  * bit for bit), at counts 0, 1, not divisible by nranks and a few MiB, in place
- * (sendBuf == recvBuf, and the NCCL-style offset form where it exists) and out of place.
+ * (sendBuf == recvBuf, and the NCCL-style offset form where it exists), out of place,
+ * and with recvBuf partly overlapping sendBuf (AllReduce, Reduce, ReduceScatter, AlltoAll).
  *
  * Every buffer gets GUARD bytes after its end that no operation may touch; out-of-place
  * operations must leave sendBuf unchanged; receive buffers start filled with a pattern so
@@ -233,6 +234,26 @@ static void t_reduce_scatter(T *t, HcclDataType dt, HcclReduceOp op, uint64_t rc
     }
     freebuf(sb);
     freebuf(rb);
+}
+
+/* ReduceScatter whose recvBuf starts one element into sendBuf (one allocation of
+ * n * rc + 1 elements): partly overlapping buffers that are not the in-place form.
+ * recvBuf gets what separate buffers give; the elements of sendBuf outside recvBuf
+ * stay as they were. */
+static void t_reduce_scatter_shifted(T *t, HcclDataType dt, HcclReduceOp op, uint64_t rc)
+{
+    size_t es = conf_dt_size(dt);
+    uint64_t seed = ++t->seed, n = (uint64_t)t->n;
+    char label[128];
+    snprintf(label, sizeof label, "ReduceScatter(%s, %s, recvCount=%llu, recvBuf = sendBuf + 1 element)",
+             conf_dt_name(dt), conf_op_name(op), (unsigned long long)rc);
+    buf_t *b = newbuf(t, (n * rc + 1) * es, seed);
+    put_vals(b->init, 0, n * rc, dt, op, t->n, t->r, seed, 0);
+    upload(t, b);
+    put_reduced(b->exp, 1, rc, dt, op, t->n, seed, (uint64_t)t->r * rc);
+    if (conf_enq(t->b, HcclReduceScatter(b->dev, b->dev + es, rc, dt, op, t->comm, t->stream), label))
+        expect_all(t, b, label, "sendBuf and recvBuf", dt, 1);
+    freebuf(b);
 }
 
 /* Uneven counts (some zero) and displacements in reverse rank order with gaps. */
@@ -553,6 +574,26 @@ static void t_alltoall(T *t, HcclDataType dt, uint64_t c, int inplace)
     if (!inplace) freebuf(rb);
 }
 
+/* AlltoAll whose recvBuf starts one element into sendBuf (one allocation of n * c + 1
+ * elements): the result is what separate buffers give; the first element of sendBuf
+ * stays as it was. */
+static void t_alltoall_shifted(T *t, HcclDataType dt, uint64_t c)
+{
+    size_t es = conf_dt_size(dt), blk = c * es;
+    uint64_t seed = ++t->seed;
+    int n = t->n, r = t->r;
+    char label[128];
+    snprintf(label, sizeof label, "AlltoAll(%s, count=%llu, recvBuf = sendBuf + 1 element)", conf_dt_name(dt),
+             (unsigned long long)c);
+    buf_t *b = newbuf(t, (size_t)n * blk + es, seed);
+    rank_bytes(t, b->init, seed, r, 0, (size_t)n * blk);
+    upload(t, b);
+    for (int q = 0; q < n; q++) rank_bytes(t, b->exp + es + (size_t)q * blk, seed, q, (size_t)r * blk, blk);
+    if (conf_enq(t->b, HcclAlltoAll(b->dev, c, dt, b->dev + es, c, dt, t->comm, t->stream), label))
+        expect_all(t, b, label, "sendBuf and recvBuf", dt, 0);
+    freebuf(b);
+}
+
 /* Count from rank s to rank d. */
 static uint64_t a2a_count(uint64_t seed, int s, int d, int zero)
 {
@@ -707,6 +748,12 @@ static void large_batch(T *t)
     t_allreduce(t, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, m / 4 + 5, 3);
     t_reduce(t, HCCL_DATA_TYPE_INT32, HCCL_REDUCE_MAX, 4099, n - 1, 3);
     t_reduce(t, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, m / 4 + 5, 0, 2);
+    /* ReduceScatter and AlltoAll the same way: small, and over several windows of the
+     * network algorithms (which write recvBuf while later windows still read sendBuf) */
+    t_reduce_scatter_shifted(t, HCCL_DATA_TYPE_INT32, HCCL_REDUCE_SUM, 5);
+    t_reduce_scatter_shifted(t, HCCL_DATA_TYPE_INT32, HCCL_REDUCE_SUM, m / 2 + 3);
+    t_alltoall_shifted(t, HCCL_DATA_TYPE_INT16, 7);
+    t_alltoall_shifted(t, HCCL_DATA_TYPE_INT32, m / 4 + 3);
     conf_batch_run(t->b);
     t->b = conf_batch_new(t->ctx);
     t_allgather(t, HCCL_DATA_TYPE_INT8, (4 * m) / (uint64_t)n + 5, 0);
