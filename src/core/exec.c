@@ -186,7 +186,7 @@ HcclResult hccl_comm_run(hccl_comm *c, const hccl_op_args *args, uint64_t fr_id)
     const hccl_op_args *run;
     HcclResult res = private_input(c, args, algo, &copied, &run, &copy) ? hccl_algo_run_with(&ctx, run, algo)
                                                                        : HCCL_E_MEMORY;
-    hccl_free(copy);
+    if (copy) hccl_free(copy);
     if (res != HCCL_SUCCESS) {
         char what[160];
         hccl_fingerprint_str(&fp, what, sizeof what);
