@@ -74,6 +74,34 @@ void hccl_boot_stash_init(hccl_boot_stash *s)
     s->head = NULL;
 }
 
+/* Whether a stashed hello's rank has given up: after its hello it sends nothing until
+ * the root's reply, so a readable connection is one its peer closed (or reset). */
+static int stash_gone(int fd)
+{
+    struct pollfd p = {fd, POLLIN, 0};
+    if (poll(&p, 1, 0) <= 0) return 0;
+    char c;
+    ssize_t n = recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+    return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+}
+
+/* Drops the hellos whose ranks gave up (a sub-communicator that its first rank never
+ * served, or served under another id): kept, each held a descriptor until the parent
+ * was destroyed. Caller holds s->lock. */
+static void stash_prune_locked(hccl_boot_stash *s)
+{
+    for (struct stash_entry **pe = &s->head; *pe;) {
+        struct stash_entry *e = *pe;
+        if (!stash_gone(e->fd)) {
+            pe = &e->next;
+            continue;
+        }
+        *pe = e->next;
+        close(e->fd);
+        hccl_free(e);
+    }
+}
+
 /* Keep a hello for a later serve on this listener; 0 when it could not be kept. */
 static int stash_put(hccl_boot_stash *s, int fd, const conn_open *o, const hccl_boot_peer *p)
 {
@@ -85,6 +113,7 @@ static int stash_put(hccl_boot_stash *s, int fd, const conn_open *o, const hccl_
     pthread_mutex_lock(&s->lock);
     e->next = s->head;
     s->head = e;
+    stash_prune_locked(s);
     pthread_mutex_unlock(&s->lock);
     return 1;
 }
@@ -324,6 +353,7 @@ static HcclResult serve_q(int listen_fd, accept_q *q, hccl_boot_stash *stash, co
         int from_stash = 0;
         if (stash) {
             pthread_mutex_lock(&stash->lock);
+            stash_prune_locked(stash);
             for (struct stash_entry **pe = &stash->head; *pe; pe = &(*pe)->next) {
                 if ((*pe)->open.id == ident->id) {
                     struct stash_entry *e = *pe;

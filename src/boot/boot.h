@@ -13,7 +13,7 @@
  * the ranks that never arrived. The root is either a thread started by
  * HcclGetRootInfo (serving one group, then exiting) or, for sub-communicators, the
  * sub-communicator's first rank serving on its parent's listener; hellos for another
- * group that arrive meanwhile wait in a stash.
+ * group that arrive meanwhile wait in a stash (dropped once their rank gives up).
  *
  * Mesh: rank r connects to every lower rank's listener and accepts from every higher
  * rank (one or several sockets per pair); each data connection opens with {magic HCDC,

@@ -10,6 +10,12 @@
  *           rendezvous) never calls: ranks 2 and 3 fail the same way naming rank 1
  *           (or sub rank 0). Afterwards an AllReduce over the parent (all 4) must
  *           still work: a failed sub-communicator leaves its parent usable.
+ *           --case stale: 2 ranks, HCCL_CONNECT_TIMEOUT=1, three times over: rank 1
+ *           calls HcclCreateSubCommConfig with one subCommId, rank 0 (who serves the
+ *           rendezvous on its parent's listener) with another; both fail. Rank 1's
+ *           hello, kept for a later serve, must be dropped once rank 1 gave up: rank
+ *           0's descriptors after the third round are as many as after the first
+ *           (each failed round kept one until the parent was destroyed).
  * stray     3 ranks with HcclCommInitFromEnv (MASTER_PORT): before ranks 1 and 2 start,
  *           the test opens connections to the bootstrap root port (MASTER_PORT+1): one
  *           sends 4 KiB of garbage, one sends a header-sized block of 0xff, one sends
@@ -125,6 +131,40 @@ static void sub_body(fault_ctx *c)
     fault_bufs_free(&b);
 }
 
+#define STALE_ROUNDS 3
+
+static void stale_body(fault_ctx *c)
+{
+    fault_bufs b;
+    if (fault_bufs_alloc(c, &b, 4096, 4096) != 0) return;
+    int fds_first = -1;
+    for (int i = 0; i < STALE_ROUNDS; i++) {
+        HcclCommConfig cfg;
+        HcclCommConfigInit(&cfg);
+        HcclComm sub = NULL;
+        uint32_t ids[2] = {0, 1};
+        uint64_t id = c->rank == 0 ? 200 + i : 100 + i; /* the ranks disagree about the id */
+        fault_step(c, "round %d: HcclCreateSubCommConfig({0,1}, subCommId %llu)", i, (unsigned long long)id);
+        HcclResult rc = HcclCreateSubCommConfig(&c->comm, 2, ids, id, (uint32_t)c->rank, &cfg, &sub);
+        if (rc == HCCL_SUCCESS) {
+            fault_fail(c, "HcclCreateSubCommConfig succeeded although the ranks passed different subCommIds");
+            HcclCommDestroy(sub);
+        }
+        atomic_fetch_add(&g_sh->flag[2], 1); /* both gave up: rank 1's connection is closed */
+        if (!fault_wait_flag(2, 2 * (i + 1), 20)) fault_fail(c, "round %d: the peer did not give up within 20 s", i);
+        if (c->rank != 0) continue;
+        int fds = fault_count_fds();
+        if (i == 0) fds_first = fds;
+        else
+            FCHECK(c, fds <= fds_first, "round %d: rank 0 holds %d descriptors, %d after round 0: the hellos of "
+                   "sub-communicators that were never served are kept", i, fds, fds_first);
+    }
+    fault_step(c, "AllReduce on the parent after the failed sub-communicators");
+    int rc = fault_allreduce_check(c, &b, 1024, 3.0f);
+    FCHECK(c, rc == 0, "an AllReduce on the parent failed (rc %d) after failed sub-communicator creations", rc);
+    fault_bufs_free(&b);
+}
+
 static const char *case_arg(int argc, char **argv)
 {
     for (int i = 1; i + 1 < argc; i++)
@@ -139,6 +179,13 @@ int scen_subcomm(int argc, char **argv)
     snprintf(t, sizeof t, "%d", CONNECT_TIMEOUT_S);
     setenv("HCCL_CONNECT_TIMEOUT", t, 1);
     setenv("HCCL_EXEC_TIMEOUT", "30", 1);
+    if (only && !strcmp(only, "stale")) {
+        setenv("HCCL_CONNECT_TIMEOUT", "1", 1);
+        fault_job job = {.name = "subcomm_stale", .nranks = 2, .init = INIT_ROOTINFO, .body = stale_body,
+                         .watchdog_s = 40};
+        fault_run(&job);
+        return 0;
+    }
     for (size_t k = 0; k < sizeof sub_cases / sizeof sub_cases[0]; k++) {
         const sub_case *sc = &sub_cases[k];
         if (only && strcmp(only, sc->name + strlen("subcomm_")) != 0) continue;
