@@ -542,9 +542,10 @@ HcclResult hccl_boot_join(const hccl_addr *root, const hccl_boot_ident *ident, u
     int fd;
     uint64_t deadline = hccl_now_ns() + timeout_ns;
     HcclResult res = hccl_socket_connect(root, deadline, &fd);
-    if (res == HCCL_E_SYSCALL) { /* no socket at all (EMFILE...): said by hccl_socket_connect */
-        HCCL_WARN(BOOT, "rank %u: cannot open a connection to the bootstrap root at %s", self->rank,
-                  hccl_addr_str(root));
+    if (res == HCCL_E_SYSCALL) { /* no socket at all (EMFILE...): errno says why */
+        int err = errno;
+        HCCL_WARN(BOOT, "rank %u: cannot open a connection to the bootstrap root at %s: %s%s", self->rank,
+                  hccl_addr_str(root), strerror(err), err == EMFILE ? " (raise RLIMIT_NOFILE, ulimit -n)" : "");
         return res;
     }
     if (res != HCCL_SUCCESS) {
@@ -605,8 +606,10 @@ HcclResult hccl_boot_mesh(int listen_fd, hccl_boot_stash *stash, const hccl_boot
             int *fd = &fds[p * HCCL_BOOT_MAX_SOCKS + k];
             res = hccl_socket_connect(&table[p].addr, deadline, fd);
             if (res == HCCL_E_SYSCALL) {
-                HCCL_WARN(BOOT, "rank %u: cannot open a connection to rank %u at %s", rank, p,
-                          hccl_addr_str(&table[p].addr));
+                int err = errno;
+                HCCL_WARN(BOOT, "rank %u: cannot open a connection to rank %u at %s: %s%s", rank, p,
+                          hccl_addr_str(&table[p].addr), strerror(err),
+                          err == EMFILE ? " (raise RLIMIT_NOFILE, ulimit -n)" : "");
                 goto fail;
             }
             if (res != HCCL_SUCCESS) {

@@ -267,7 +267,9 @@ HcclResult hccl_socket_connect(const hccl_addr *addr, uint64_t deadline_ns, int 
     for (;;) {
         int fd = socket(addr->ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
         if (fd < 0) {
-            HCCL_WARN(BOOT, "cannot open a socket to connect to %s: %s", hccl_addr_str(addr), strerror(errno));
+            int err = errno;
+            HCCL_WARN(BOOT, "cannot open a socket to connect to %s: %s", hccl_addr_str(addr), strerror(err));
+            errno = err; /* for the caller's own line */
             return HCCL_E_SYSCALL;
         }
         int rc = connect(fd, (const struct sockaddr *)addr, hccl_addr_len(addr));

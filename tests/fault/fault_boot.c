@@ -831,11 +831,52 @@ static void nofile_body(fault_ctx *c)
     atomic_store(&g_sh->flag[1], 1);
 }
 
+/* --case rank: the joining rank is the one out of descriptors. Rank 1 leaves itself one
+ * free descriptor, which its listener takes, so its connection to the root cannot get a
+ * socket: it fails at once, and the text of its failure (HcclGetLastErrorMessage, what
+ * the Python package raises) says why, not only that it could not connect. */
+static void nofile_rank_body(fault_ctx *c)
+{
+    if (c->rank == 0) {
+        FCHECK(c, HcclGetRootInfo(&g_sh->root) == HCCL_SUCCESS, "HcclGetRootInfo failed");
+        atomic_store(&g_sh->flag[0], 1);
+        fault_wait_flag(1, 1, 25.0); /* rank 1 is done */
+        return;
+    }
+    FCHECK(c, fault_wait_flag(0, 1, 10.0), "rank 0 never made the root info");
+    struct rlimit rl;
+    getrlimit(RLIMIT_NOFILE, &rl);
+    rl.rlim_cur = 64;
+    setrlimit(RLIMIT_NOFILE, &rl);
+    int held[64], nheld = 0;
+    for (int fd; nheld < 64 && (fd = open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0;) held[nheld++] = fd;
+    if (nheld > 0) close(held[--nheld]); /* one left: for the listener */
+    fault_step(c, "HcclCommInitRootInfo(2, root, 1) with one free descriptor");
+    double t0 = fault_now();
+    HcclComm comm = NULL;
+    HcclResult rc = HcclCommInitRootInfo(2, &g_sh->root, 1, &comm);
+    double dt = fault_now() - t0;
+    char msg[512];
+    snprintf(msg, sizeof msg, "%s", HcclGetLastErrorMessage());
+    while (nheld > 0) close(held[--nheld]);
+    FCHECK(c, rc != HCCL_SUCCESS, "HcclCommInitRootInfo succeeded");
+    if (rc == HCCL_SUCCESS) HcclCommDestroy(comm);
+    FCHECK(c, dt < 5.0, "HcclCommInitRootInfo took %.2f s to fail (HCCL_CONNECT_TIMEOUT=15)", dt);
+    FCHECK(c, strstr(msg, "bootstrap root") && strstr(msg, "Too many open files") && strstr(msg, "RLIMIT_NOFILE"),
+           "the failure's text does not say that this rank ran out of descriptors: \"%s\"", msg);
+    atomic_store(&g_sh->flag[1], 1);
+}
+
 int scen_nofile(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
+    const char *only = case_arg(argc, argv);
     setenv("HCCL_CONNECT_TIMEOUT", "15", 1);
+    if (only && !strcmp(only, "rank")) {
+        fault_job job = {.name = "nofile_rank", .nranks = 2, .init = INIT_NONE, .body = nofile_rank_body,
+                         .watchdog_s = 40, .skip_fd_check = 1};
+        fault_run(&job);
+        return 0;
+    }
     fault_job job = {.name = "nofile", .nranks = 2, .init = INIT_NONE, .body = nofile_body, .watchdog_s = 40,
                      .skip_fd_check = 1};
     fault_run(&job);
