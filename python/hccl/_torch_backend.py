@@ -7,7 +7,8 @@ allgather; Work.wait and Work.get_future) go through torch's pybind trampolines
 (PyProcessGroup / PyWork). Backend.register_backend("hccl", creator) makes
 init_process_group("hccl") and new_group() call the creator with a per-group
 PrefixStore: rank 0 of the group calls HcclGetRootInfo and store.set()s the blob, the
-others store.get() it, and everyone calls HcclCommInitRootInfo.
+others store.get() it, and everyone calls HcclCommInitRootInfo; rank 0 then deletes the
+key (every rank has read it by the time its communicator is made).
 
 Every operation is queued on the communicator's stream and returns a WorkHCCL (torch
 waits on it at once when async_op=False). get_future() completes a
@@ -269,6 +270,13 @@ class ProcessGroupHCCL(_BasePG):
             else:
                 info = store.get(key)
             comm = _hccl.comm_init_root_info(size, bytes(info), rank, exec_timeout)
+            if rank == 0:
+                # Every rank read the root info before it joined, so the key (4 KiB a
+                # group, held by the store's server on rank 0 for the job's life) goes.
+                try:
+                    store.delete_key(key)
+                except Exception:  # noqa: BLE001 - a store that cannot delete keeps it
+                    pass
             if exec_timeout > 0:
                 comm.exec_timeout = exec_timeout
         self.comm = comm

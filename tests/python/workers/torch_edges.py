@@ -12,7 +12,7 @@ mode "edges" (2 ranks):
   - the future of a batch's request waits for that batch (rank 1 sends 0.5 s late),
     not for an earlier batch;
   - groups that used get_future() leave no thread or communicator behind when
-    destroyed.
+    destroyed, and a group's root info does not stay in the store.
 mode "noarrive" (3 ranks, HCCL_CONNECT_TIMEOUT unset): rank 2 never creates the
   group; rank 0's init fails within about the group's timeout (3 s) with an HcclError
   whose peers include rank 2 and whose message names it.
@@ -159,6 +159,17 @@ def group_churn(r):
         time.sleep(0.05)
     assert threads() == 0, threading.enumerate()
     C.ok("destroyed groups leave no threads")
+    # The root info a group's rank 0 puts in the store is deleted once the group is
+    # made (it held 4 KiB of the store server's memory per group for the job's life).
+    from hccl import _torch_backend as B
+    base = dist.distributed_c10d._get_default_store()
+    dist.barrier()
+    before = base.num_keys() if r == 0 else 0
+    pg = B.ProcessGroupHCCL(dist.PrefixStore("churn/", base), r, 2, timedelta(seconds=30))
+    assert r != 0 or base.num_keys() == before, (before, base.num_keys())
+    dist.barrier()
+    pg.comm.destroy()
+    C.ok("the group's root info leaves the store")
 
 
 def noarrive(r):
