@@ -608,7 +608,8 @@ static const char *op_str(unsigned op)
 }
 
 /* This rank's STATUS frame: in_op (it timed out in n->fp, a question every peer
- * answers) or idle (the responder's answer, never answered itself). */
+ * answers; 2: an answer from inside n->fp, never answered itself) or idle (the
+ * responder's answer, never answered itself). */
 static void status_fill(const hccl_netimpl *n, int in_op, msg_hdr *h, status_body *b)
 {
     memset(h, 0, sizeof *h);
@@ -625,6 +626,7 @@ static void status_fill(const hccl_netimpl *n, int in_op, msg_hdr *h, status_bod
         b->cur_p2p = (uint8_t)(n->fp.p2p != 0);
         b->cur_seq = n->fp.seq;
         b->cur_root = n->fp.root;
+        if (in_op == 2) h->flags = FLAG_STATUS_REPLY;
     } else {
         h->seq = n->last_fp.seq;
         h->flags = FLAG_STATUS_REPLY;
@@ -853,6 +855,8 @@ static void status_report(const hccl_netimpl *n, peer_status *ps, char *out, siz
     }
 }
 
+static int peek_from(hccl_netimpl *n, uint32_t p, void *buf, size_t len);
+
 /* by: the peer whose STATUS question arrived where this rank expected its data (it
  * timed out first), UINT32_MAX when this rank's own deadline passed. Said as the
  * peer's timeout when this rank's own had not expired (HCCL_EXEC_TIMEOUT 0 here, or
@@ -885,9 +889,22 @@ static HcclResult timed_out(hccl_netimpl *n, hccl_xfer *x, int cnt, uint32_t by)
         if (c && c->ops->stalled && c->ops->stalled(c, why, sizeof why))
             o += (size_t)snprintf(peers + o, sizeof peers - o, "; rank %u looks unreachable (%s)", p, why);
     }
-    if (n->fp.p2p)
+    if (n->fp.p2p) {
+        /* No status round of our own; but the peers that asked where this rank is
+         * (by, and those whose question waits at the head of their stream: their
+         * collective timed out) get an answer, that it is in a point-to-point call,
+         * so they do not take its ABORT frame for a sign that it reached their
+         * collective. */
+        for (uint32_t p = 0; p < n->nranks; p++) {
+            msg_hdr h;
+            if (p == n->rank || n->send_partial[p] || !n->conns[p]) continue;
+            if (p == by || (!receiving_from(n, x, cnt, p) && peek_from(n, p, &h, sizeof h) && h.op == OP_STATUS &&
+                            !(h.flags & FLAG_STATUS_REPLY)))
+                status_send(n, p, 2);
+        }
         return fail(n, HCCL_E_TIMEOUT,
                     "%s %s waiting for: %s (the peer did not post the matching call, or is stuck)", fps, tmo, peers);
+    }
     peer_status *ps = hccl_calloc(n->nranks, sizeof *ps);
     if (!ps)
         return fail(n, HCCL_E_TIMEOUT,
@@ -1314,8 +1331,8 @@ static HcclResult net_exchange_run(hccl_netimpl *n, hccl_xfer *x, int cnt)
                 s->checked = 1;
                 HcclResult hr = check_header(n, &x[i], s);
                 n->heard[x[i].peer] = 1;
-                if (hr == HCCL_E_AGAIN && !n->fp.p2p) return timed_out(n, x, cnt, x[i].peer);
-                if (hr != HCCL_SUCCESS) return hr == HCCL_E_AGAIN ? fail(n, HCCL_E_TIMEOUT, "rank %u timed out", x[i].peer) : hr;
+                if (hr == HCCL_E_AGAIN) return timed_out(n, x, cnt, x[i].peer);
+                if (hr != HCCL_SUCCESS) return hr;
             }
             if (s->done == total) {
                 s->finished = 1;

@@ -126,6 +126,7 @@ void fault_note_failure(fault_ctx *c, double t_start, int rc);
 int scen_kill(int argc, char **argv);
 int scen_skip(int argc, char **argv);
 int scen_peer_timeout(int argc, char **argv);
+int scen_p2p_timeout(int argc, char **argv);
 int scen_stop(int argc, char **argv);
 int scen_stop_heard(int argc, char **argv);
 int scen_giveup(int argc, char **argv);

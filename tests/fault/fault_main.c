@@ -549,6 +549,7 @@ static const struct {
     int (*fn)(int, char **);
 } scenarios[] = {
     {"kill", scen_kill},       {"skip", scen_skip}, {"peer_timeout", scen_peer_timeout},   {"stop", scen_stop},
+    {"p2p_timeout", scen_p2p_timeout},
     {"stop_heard", scen_stop_heard}, {"giveup", scen_giveup},
     {"mismatch", scen_mismatch}, {"subcomm", scen_subcomm}, {"stray", scen_stray}, {"slow_hello", scen_slow_hello},
     {"port", scen_port},       {"ranktable", scen_ranktable}, {"whitelist", scen_whitelist},

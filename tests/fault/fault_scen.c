@@ -17,6 +17,11 @@
  *           reached AllReduce #2 (idle; last completed: #1 AllReduce)". With --fr,
  *           rank 1 then calls HcclCommDumpFlightRecorder(comm, NULL) (for
  *           tests/fault/fr_check.py, which checks the dumps and the report).
+ * p2p_timeout 3 ranks: after op #1, rank 0 (no timeout of its own) posts a Recv from
+ *           rank 1 while ranks 1 and 2 (timeout 2 s) call op #2 AllReduce. Rank 0's Recv
+ *           fails naming rank 1's timeout; rank 1 names rank 0 as "in a point-to-point
+ *           call" (rank 0 answers its question before it fails), not as a rank that
+ *           reached op #2.
  * stop      3 ranks, HCCL_EXEC_TIMEOUT=3: after op #1 rank 2 stops itself (SIGSTOP).
  *           Ranks 0, 1 fail op #2 after about 3 s naming rank 2 as silent ("rank 2: no
  *           answer"). Then the parent sends SIGCONT: rank 2's op #2 must fail within
@@ -299,6 +304,57 @@ int scen_peer_timeout(int argc, char **argv)
            "rank 0, with no timeout of its own, reported a timeout as its own");
     FCHECK(NULL, fault_output_has(1, "WARN", "op #2", "timed out (HCCL_EXEC_TIMEOUT) on rank 1", NULL),
            "rank 1 printed no WARN line with its own timeout");
+    return 0;
+}
+
+/* 3 ranks; after op #1, rank 0 posts a Recv from rank 1, ranks 1 and 2 op #2 AllReduce.
+ * Rank 0 has no execution timeout of its own (hcclExecTimeOut 0), the others 2 s. Rank
+ * 0 fails when rank 1's status question reaches its Recv and says the timeout was rank
+ * 1's; it answers the question first, so rank 1 reports rank 0 as in a point-to-point
+ * call, not as a rank that reached op #2. */
+static void p2p_timeout_body(fault_ctx *c)
+{
+    HcclCommConfig cfg;
+    HcclCommConfigInit(&cfg);
+    cfg.hcclExecTimeOut = c->rank == 0 ? 0 : 2;
+    fault_step(c, "HcclCommInitRootInfoConfig(hcclExecTimeOut %d)", (int)cfg.hcclExecTimeOut);
+    HcclResult rc = HcclCommInitRootInfoConfig(3, &g_sh->root, (uint32_t)c->rank, &cfg, &c->comm);
+    FCHECK(c, rc == HCCL_SUCCESS, "HcclCommInitRootInfoConfig returned %d", (int)rc);
+    if (rc != HCCL_SUCCESS) return;
+    fault_bufs b;
+    if (fault_bufs_alloc(c, &b, 4096, 4096) != 0) return;
+    fault_step(c, "op #1 AllReduce");
+    FCHECK(c, fault_allreduce_check(c, &b, 1024, 1.0f) == 0, "op #1 (all ranks) failed");
+    if (c->rank == 0) {
+        fault_step(c, "Recv from rank 1 (which is in op #2)");
+        rc = HcclRecv(b.dev_recv, 1024, HCCL_DATA_TYPE_FP32, 1, c->comm, NULL);
+        FCHECK(c, rc == HCCL_E_TIMEOUT, "the Recv returned %d, not a timeout", (int)rc);
+    } else {
+        fault_step(c, "op #2 AllReduce (rank 0 is in a Recv)");
+        rc = HcclAllReduce(b.dev_send, b.dev_recv, 1024, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, c->comm, NULL);
+        FCHECK(c, rc == HCCL_E_TIMEOUT || rc == HCCL_E_REMOTE, "op #2 returned %d, not a timeout", (int)rc);
+    }
+    fault_bufs_free(&b);
+}
+
+int scen_p2p_timeout(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    if (HcclGetRootInfo(&g_sh->root) != HCCL_SUCCESS) {
+        fault_fail(NULL, "HcclGetRootInfo failed");
+        return 0;
+    }
+    fault_job job = {.name = "p2p_timeout", .nranks = 3, .init = INIT_NONE, .body = p2p_timeout_body,
+                     .watchdog_s = 40};
+    fault_run(&job);
+    FCHECK(NULL, fault_output_has(0, "WARN", "point-to-point transfer", "rank 1's HCCL_EXEC_TIMEOUT", NULL),
+           "rank 0 (no timeout of its own) printed no WARN line giving its Recv's timeout as rank 1's");
+    FCHECK(NULL, fault_output_has(1, "WARN", "op #2", "rank 0 never reached AllReduce #2 (in a point-to-point call",
+                                  NULL),
+           "rank 1 printed no WARN line saying that rank 0 never reached op #2 and is in a point-to-point call");
+    FCHECK(NULL, !fault_output_has(1, "WARN", "every rank reached", NULL),
+           "rank 1 reported that every rank reached op #2 although rank 0 was in a Recv");
     return 0;
 }
 
