@@ -1222,9 +1222,36 @@ static int of_this_op(const hccl_netimpl *n, const msg_hdr *h)
 #define STALL_LOOK_NS 50000000ull
 #define STALL_EVERY_NS 100000000ull
 
+/* A stalled point-to-point call answers, as the responder does for an idle rank, the
+ * STATUS questions at the head of the streams of peers it is not receiving from
+ * (their collective timed out): this rank is in a point-to-point call. Otherwise they
+ * would hear nothing, or take its later ABORT frame for a sign that it reached their
+ * collective. */
+static void p2p_answer(hccl_netimpl *n, hccl_xfer *x, int cnt)
+{
+    for (uint32_t p = 0; p < n->nranks; p++) {
+        unsigned char frame[sizeof(msg_hdr) + STATUS_BODY_MAX];
+        msg_hdr h;
+        int reading = 0;
+        for (int i = 0; i < cnt && !reading; i++)
+            reading = x[i].peer == p && x[i].dir == HCCL_XFER_RECV && !n->st[i].finished;
+        if (p == n->rank || !n->conns[p] || reading || n->send_partial[p] || !peek_from(n, p, &h, sizeof h))
+            continue;
+        if (h.op != OP_STATUS || (h.flags & FLAG_STATUS_REPLY) || h.len > STATUS_BODY_MAX) continue;
+        size_t whole = sizeof h + (size_t)h.len; /* taken only once all of it is here */
+        if (!peek_from(n, p, frame, whole) ||
+            read_until(n, p, n->conns[p], frame, 0, whole, hccl_now_ns() + 100000000ull) < whole)
+            continue;
+        status_send(n, p, 2);
+    }
+}
+
 static HcclResult stall_evidence(hccl_netimpl *n, hccl_xfer *x, int cnt)
 {
-    if (n->fp.p2p) return HCCL_SUCCESS;
+    if (n->fp.p2p) {
+        p2p_answer(n, x, cnt);
+        return HCCL_SUCCESS;
+    }
     for (uint32_t p = 0; p < n->nranks; p++) {
         msg_hdr h;
         int reading = 0;

@@ -21,7 +21,9 @@
  *           rank 1 while ranks 1 and 2 (timeout 2 s) call op #2 AllReduce. Rank 0's Recv
  *           fails naming rank 1's timeout; rank 1 names rank 0 as "in a point-to-point
  *           call" (rank 0 answers its question before it fails), not as a rank that
- *           reached op #2.
+ *           reached op #2. --case stalled: rank 2 times out first (1 s, rank 1 after
+ *           4 s), and rank 0, which does not receive from it, answers its question from
+ *           the waiting Recv.
  * stop      3 ranks, HCCL_EXEC_TIMEOUT=3: after op #1 rank 2 stops itself (SIGSTOP).
  *           Ranks 0, 1 fail op #2 after about 3 s naming rank 2 as silent ("rank 2: no
  *           answer"). Then the parent sends SIGCONT: rank 2's op #2 must fail within
@@ -308,15 +310,19 @@ int scen_peer_timeout(int argc, char **argv)
 }
 
 /* 3 ranks; after op #1, rank 0 posts a Recv from rank 1, ranks 1 and 2 op #2 AllReduce.
- * Rank 0 has no execution timeout of its own (hcclExecTimeOut 0), the others 2 s. Rank
- * 0 fails when rank 1's status question reaches its Recv and says the timeout was rank
- * 1's; it answers the question first, so rank 1 reports rank 0 as in a point-to-point
- * call, not as a rank that reached op #2. */
+ * Rank 0 has no execution timeout of its own (hcclExecTimeOut 0). asked (default):
+ * ranks 1 and 2 time out after 2 s; rank 0 fails when rank 1's status question
+ * reaches its Recv, says the timeout was rank 1's, and answers the question first, so
+ * rank 1 reports rank 0 as in a point-to-point call, not as a rank that reached op
+ * #2. --case stalled: rank 2 times out first (1 s; rank 1 after 4 s); rank 0, which
+ * does not receive from it, answers its question from inside the stalled Recv. */
+static int g_p2p_stalled;
+
 static void p2p_timeout_body(fault_ctx *c)
 {
     HcclCommConfig cfg;
     HcclCommConfigInit(&cfg);
-    cfg.hcclExecTimeOut = c->rank == 0 ? 0 : 2;
+    cfg.hcclExecTimeOut = c->rank == 0 ? 0 : g_p2p_stalled ? (c->rank == 2 ? 1 : 4) : 2;
     fault_step(c, "HcclCommInitRootInfoConfig(hcclExecTimeOut %d)", (int)cfg.hcclExecTimeOut);
     HcclResult rc = HcclCommInitRootInfoConfig(3, &g_sh->root, (uint32_t)c->rank, &cfg, &c->comm);
     FCHECK(c, rc == HCCL_SUCCESS, "HcclCommInitRootInfoConfig returned %d", (int)rc);
@@ -328,7 +334,7 @@ static void p2p_timeout_body(fault_ctx *c)
     if (c->rank == 0) {
         fault_step(c, "Recv from rank 1 (which is in op #2)");
         rc = HcclRecv(b.dev_recv, 1024, HCCL_DATA_TYPE_FP32, 1, c->comm, NULL);
-        FCHECK(c, rc == HCCL_E_TIMEOUT, "the Recv returned %d, not a timeout", (int)rc);
+        FCHECK(c, g_p2p_stalled ? rc != HCCL_SUCCESS : rc == HCCL_E_TIMEOUT, "the Recv returned %d", (int)rc);
     } else {
         fault_step(c, "op #2 AllReduce (rank 0 is in a Recv)");
         rc = HcclAllReduce(b.dev_send, b.dev_recv, 1024, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, c->comm, NULL);
@@ -339,8 +345,8 @@ static void p2p_timeout_body(fault_ctx *c)
 
 int scen_p2p_timeout(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
+    for (int i = 1; i + 1 < argc; i++)
+        if (!strcmp(argv[i], "--case") && !strcmp(argv[i + 1], "stalled")) g_p2p_stalled = 1;
     if (HcclGetRootInfo(&g_sh->root) != HCCL_SUCCESS) {
         fault_fail(NULL, "HcclGetRootInfo failed");
         return 0;
@@ -348,13 +354,17 @@ int scen_p2p_timeout(int argc, char **argv)
     fault_job job = {.name = "p2p_timeout", .nranks = 3, .init = INIT_NONE, .body = p2p_timeout_body,
                      .watchdog_s = 40};
     fault_run(&job);
-    FCHECK(NULL, fault_output_has(0, "WARN", "point-to-point transfer", "rank 1's HCCL_EXEC_TIMEOUT", NULL),
-           "rank 0 (no timeout of its own) printed no WARN line giving its Recv's timeout as rank 1's");
-    FCHECK(NULL, fault_output_has(1, "WARN", "op #2", "rank 0 never reached AllReduce #2 (in a point-to-point call",
-                                  NULL),
-           "rank 1 printed no WARN line saying that rank 0 never reached op #2 and is in a point-to-point call");
-    FCHECK(NULL, !fault_output_has(1, "WARN", "every rank reached", NULL),
-           "rank 1 reported that every rank reached op #2 although rank 0 was in a Recv");
+    const int asker = g_p2p_stalled ? 2 : 1;
+    if (!g_p2p_stalled)
+        FCHECK(NULL, fault_output_has(0, "WARN", "point-to-point transfer", "rank 1's HCCL_EXEC_TIMEOUT", NULL),
+               "rank 0 (no timeout of its own) printed no WARN line giving its Recv's timeout as rank 1's");
+    FCHECK(NULL,
+           fault_output_has(asker, "WARN", "op #2", "rank 0 never reached AllReduce #2 (in a point-to-point call",
+                            NULL),
+           "rank %d printed no WARN line saying that rank 0 never reached op #2 and is in a point-to-point call",
+           asker);
+    FCHECK(NULL, !fault_output_has(asker, "WARN", "every rank reached", NULL),
+           "rank %d reported that every rank reached op #2 although rank 0 was in a Recv", asker);
     return 0;
 }
 
