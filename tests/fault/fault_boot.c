@@ -801,6 +801,19 @@ int scen_reuse(int argc, char **argv)
 
 /* ---- a root that runs out of file descriptors ---------------------------------------------- */
 
+/* Lowers RLIMIT_NOFILE to 64 and opens /dev/null until no descriptor is left; the
+ * descriptors go to held (64 at most); returns how many. */
+static int hold_all_fds(int held[64])
+{
+    struct rlimit rl;
+    getrlimit(RLIMIT_NOFILE, &rl);
+    rl.rlim_cur = 64;
+    setrlimit(RLIMIT_NOFILE, &rl);
+    int nheld = 0;
+    for (int fd; nheld < 64 && (fd = open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0;) held[nheld++] = fd;
+    return nheld;
+}
+
 /* Rank 0's process hosts the root (HcclGetRootInfo), then uses up every descriptor
  * RLIMIT_NOFILE allows, so the root cannot accept rank 1's connection (EMFILE). The
  * root must say so and give up at once (rank 1, whose connection it closes, fails at
@@ -810,12 +823,7 @@ static void nofile_body(fault_ctx *c)
 {
     if (c->rank == 0) {
         FCHECK(c, HcclGetRootInfo(&g_sh->root) == HCCL_SUCCESS, "HcclGetRootInfo failed");
-        struct rlimit rl;
-        getrlimit(RLIMIT_NOFILE, &rl);
-        rl.rlim_cur = 64;
-        setrlimit(RLIMIT_NOFILE, &rl);
-        int held[64], nheld = 0;
-        for (int fd; nheld < 64 && (fd = open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0;) held[nheld++] = fd;
+        int held[64], nheld = hold_all_fds(held);
         atomic_store(&g_sh->flag[0], 1);
         fault_step(c, "holding %d descriptors: no free one left for the root", nheld);
         fault_wait_flag(1, 1, 25.0); /* rank 1 is done */
@@ -844,12 +852,7 @@ static void nofile_rank_body(fault_ctx *c)
         return;
     }
     FCHECK(c, fault_wait_flag(0, 1, 10.0), "rank 0 never made the root info");
-    struct rlimit rl;
-    getrlimit(RLIMIT_NOFILE, &rl);
-    rl.rlim_cur = 64;
-    setrlimit(RLIMIT_NOFILE, &rl);
-    int held[64], nheld = 0;
-    for (int fd; nheld < 64 && (fd = open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0;) held[nheld++] = fd;
+    int held[64], nheld = hold_all_fds(held);
     if (nheld > 0) close(held[--nheld]); /* one left: for the listener */
     fault_step(c, "HcclCommInitRootInfo(2, root, 1) with one free descriptor");
     double t0 = fault_now();
