@@ -1246,6 +1246,50 @@ static void p2p_answer(hccl_netimpl *n, hccl_xfer *x, int cnt)
     }
 }
 
+/* Behind this operation's messages at the head of p's stream, which this rank does not
+ * read yet (at most BEHIND_MAX bytes of them, BEHIND_MSGS messages): p's ABORT frame, or
+ * its STATUS question from inside this operation (it timed out). A peer whose stream
+ * is its only connection (TCP, no liveness connection) sends both there, behind the
+ * data its algorithm had already sent; a rank without a timeout of its own that waits
+ * on another peer would otherwise never learn of p's failure. 1 and p's reason in
+ * why (its ABORT text, or "" for a question) when there is one. */
+#define BEHIND_MAX (256u << 10)
+#define BEHIND_MSGS 8
+static int failed_behind(hccl_netimpl *n, uint32_t p, const msg_hdr *first, char *why, size_t whylen)
+{
+    msg_hdr h = *first;
+    size_t at = 0;
+    unsigned char *buf = NULL;
+    int found = 0;
+    for (int k = 0; k < BEHIND_MSGS; k++) {
+        if (k > 0 && (h.op == OP_ABORT || (h.op == OP_STATUS && !(h.flags & FLAG_STATUS_REPLY) &&
+                                           h.seq == n->fp.seq))) {
+            found = 1;
+            why[0] = 0;
+            size_t tl = h.op == OP_ABORT && h.len < whylen ? (size_t)h.len : 0;
+            unsigned char *nb = tl ? hccl_malloc(at + sizeof h + tl) : NULL;
+            if (nb && peek_from(n, p, nb, at + sizeof h + tl)) {
+                memcpy(why, nb + at + sizeof h, tl);
+                why[tl] = 0;
+            }
+            hccl_free(nb);
+            break;
+        }
+        if (h.op == OP_ABORT || h.op == OP_STATUS || (h.flags & FLAG_P2P) || !of_this_op(n, &h) ||
+            h.len > BEHIND_MAX - at)
+            break;
+        at += sizeof h + (size_t)h.len;
+        unsigned char *nb = hccl_malloc(at + sizeof h);
+        if (!nb) break;
+        hccl_free(buf);
+        buf = nb;
+        if (!peek_from(n, p, buf, at + sizeof h)) break;
+        memcpy(&h, buf + at, sizeof h);
+    }
+    hccl_free(buf);
+    return found;
+}
+
 static HcclResult stall_evidence(hccl_netimpl *n, hccl_xfer *x, int cnt)
 {
     if (n->fp.p2p) {
@@ -1257,6 +1301,9 @@ static HcclResult stall_evidence(hccl_netimpl *n, hccl_xfer *x, int cnt)
         int reading = 0;
         for (int i = 0; i < cnt && !reading; i++) reading = x[i].peer == p && x[i].dir == HCCL_XFER_RECV;
         if (p == n->rank || !n->conns[p] || reading || !peek_from(n, p, &h, sizeof h)) continue;
+        char why[ABORT_TEXT_MAX + 1];
+        if (failed_behind(n, p, &h, why, sizeof why))
+            return why[0] ? fail(n, HCCL_E_REMOTE, "rank %u aborted: %s", p, why) : timed_out(n, x, cnt, p);
         if (h.op != OP_ABORT && (h.op == OP_STATUS || (h.flags & FLAG_P2P) || h.seq != n->fp.seq || of_this_op(n, &h)))
             continue;
         xstate s;
@@ -1408,13 +1455,21 @@ static HcclResult net_exchange_run(hccl_netimpl *n, hccl_xfer *x, int cnt)
             }
             n->pfds[j].events |= ev;
         }
-        /* Watch the liveness connections of the peers we wait on for hang-up. */
+        /* Watch the liveness connections of the peers we wait on for hang-up, and in a
+         * collective those of every peer for an ABORT frame: a peer that failed dooms the
+         * operation even when this rank waits on another (its STATUS question and
+         * ABORT frame on the data stream may sit behind data this rank is not reading
+         * yet; without a timeout of its own the rank would wait forever). */
         int first_live = np;
         for (int i = 0; i < cnt; i++)
             if (!n->st[i].finished) np = add_live(n, x[i].peer, first_live, np);
+        if (!n->fp.p2p)
+            for (uint32_t p = 0; p < n->nranks; p++)
+                if (p != n->rank) np = add_live(n, p, first_live, np);
         if (np) {
             poll(n->pfds, (nfds_t)np, 100);
             live_events(n, first_live, np);
+            if (!n->fp.p2p && n->aborted_peer >= 0) return peer_aborted_before(n);
         } else {
             sched_yield(); /* transports without a descriptor: keep polling */
         }

@@ -315,14 +315,18 @@ int scen_peer_timeout(int argc, char **argv)
  * reaches its Recv, says the timeout was rank 1's, and answers the question first, so
  * rank 1 reports rank 0 as in a point-to-point call, not as a rank that reached op
  * #2. --case stalled: rank 2 times out first (1 s; rank 1 after 4 s); rank 0, which
- * does not receive from it, answers its question from inside the stalled Recv. */
+ * does not receive from it, answers its question from inside the stalled Recv.
+ * --case stalled_none: the same, but rank 1 has no timeout either: waiting for rank 0,
+ * it must learn of rank 2's failure and fail, not wait forever: from the ABORT frame on
+ * rank 2's liveness connection (shared memory), or from the question or ABORT frame
+ * behind the data rank 2 had already sent it (TCP: one connection). */
 static int g_p2p_stalled;
 
 static void p2p_timeout_body(fault_ctx *c)
 {
     HcclCommConfig cfg;
     HcclCommConfigInit(&cfg);
-    cfg.hcclExecTimeOut = c->rank == 0 ? 0 : g_p2p_stalled ? (c->rank == 2 ? 1 : 4) : 2;
+    cfg.hcclExecTimeOut = c->rank == 0 ? 0 : g_p2p_stalled ? (c->rank == 2 ? 1 : g_p2p_stalled == 2 ? 0 : 4) : 2;
     fault_step(c, "HcclCommInitRootInfoConfig(hcclExecTimeOut %d)", (int)cfg.hcclExecTimeOut);
     HcclResult rc = HcclCommInitRootInfoConfig(3, &g_sh->root, (uint32_t)c->rank, &cfg, &c->comm);
     FCHECK(c, rc == HCCL_SUCCESS, "HcclCommInitRootInfoConfig returned %d", (int)rc);
@@ -346,7 +350,7 @@ static void p2p_timeout_body(fault_ctx *c)
 int scen_p2p_timeout(int argc, char **argv)
 {
     for (int i = 1; i + 1 < argc; i++)
-        if (!strcmp(argv[i], "--case") && !strcmp(argv[i + 1], "stalled")) g_p2p_stalled = 1;
+        if (!strcmp(argv[i], "--case")) g_p2p_stalled = !strcmp(argv[i + 1], "stalled") ? 1 : !strcmp(argv[i + 1], "stalled_none") ? 2 : 0;
     if (HcclGetRootInfo(&g_sh->root) != HCCL_SUCCESS) {
         fault_fail(NULL, "HcclGetRootInfo failed");
         return 0;
@@ -365,6 +369,11 @@ int scen_p2p_timeout(int argc, char **argv)
            asker);
     FCHECK(NULL, !fault_output_has(asker, "WARN", "every rank reached", NULL),
            "rank %d reported that every rank reached op #2 although rank 0 was in a Recv", asker);
+    if (g_p2p_stalled == 2) /* rank 1 has no timeout: rank 2's question or ABORT ends its wait */
+        FCHECK(NULL,
+               fault_output_has(1, "WARN", "op #2", "rank 2 aborted", NULL) ||
+                   fault_output_has(1, "WARN", "op #2", "rank 2's HCCL_EXEC_TIMEOUT", NULL),
+               "rank 1 (no timeout of its own, waiting for rank 0) printed no WARN line naming rank 2's failure");
     return 0;
 }
 
