@@ -1251,8 +1251,8 @@ static void p2p_answer(hccl_netimpl *n, hccl_xfer *x, int cnt)
  * its STATUS question from inside this operation (it timed out). A peer whose stream
  * is its only connection (TCP, no liveness connection) sends both there, behind the
  * data its algorithm had already sent; a rank without a timeout of its own that waits
- * on another peer would otherwise never learn of p's failure. 1 and p's reason in
- * why (its ABORT text, or "" for a question) when there is one. */
+ * on another peer would otherwise never learn of p's failure. 1 for a question, 2 for
+ * an ABORT frame (its text in why), 0 when there is neither. */
 #define BEHIND_MAX (256u << 10)
 #define BEHIND_MSGS 8
 static int failed_behind(hccl_netimpl *n, uint32_t p, const msg_hdr *first, char *why, size_t whylen)
@@ -1264,7 +1264,7 @@ static int failed_behind(hccl_netimpl *n, uint32_t p, const msg_hdr *first, char
     for (int k = 0; k < BEHIND_MSGS; k++) {
         if (k > 0 && (h.op == OP_ABORT || (h.op == OP_STATUS && !(h.flags & FLAG_STATUS_REPLY) &&
                                            h.seq == n->fp.seq))) {
-            found = 1;
+            found = h.op == OP_ABORT ? 2 : 1;
             why[0] = 0;
             size_t tl = h.op == OP_ABORT && h.len < whylen ? (size_t)h.len : 0;
             unsigned char *nb = tl ? hccl_malloc(at + sizeof h + tl) : NULL;
@@ -1276,7 +1276,7 @@ static int failed_behind(hccl_netimpl *n, uint32_t p, const msg_hdr *first, char
             break;
         }
         if (h.op == OP_ABORT || h.op == OP_STATUS || (h.flags & FLAG_P2P) || !of_this_op(n, &h) ||
-            h.len > BEHIND_MAX - at)
+            at + sizeof h > BEHIND_MAX || h.len > BEHIND_MAX - at - sizeof h)
             break;
         at += sizeof h + (size_t)h.len;
         unsigned char *nb = hccl_malloc(at + sizeof h);
@@ -1302,8 +1302,9 @@ static HcclResult stall_evidence(hccl_netimpl *n, hccl_xfer *x, int cnt)
         for (int i = 0; i < cnt && !reading; i++) reading = x[i].peer == p && x[i].dir == HCCL_XFER_RECV;
         if (p == n->rank || !n->conns[p] || reading || !peek_from(n, p, &h, sizeof h)) continue;
         char why[ABORT_TEXT_MAX + 1];
-        if (failed_behind(n, p, &h, why, sizeof why))
-            return why[0] ? fail(n, HCCL_E_REMOTE, "rank %u aborted: %s", p, why) : timed_out(n, x, cnt, p);
+        int behind = failed_behind(n, p, &h, why, sizeof why);
+        if (behind == 2) return fail(n, HCCL_E_REMOTE, "rank %u aborted: %s", p, why[0] ? why : "(no reason given)");
+        if (behind == 1) return timed_out(n, x, cnt, p);
         if (h.op != OP_ABORT && (h.op == OP_STATUS || (h.flags & FLAG_P2P) || h.seq != n->fp.seq || of_this_op(n, &h)))
             continue;
         xstate s;
