@@ -121,6 +121,8 @@ struct hccl_netimpl {
      * later one, so what it sent is still taken; a transfer that then waits on it, in
      * this operation or a later one, fails with that reason (the frame is read once). */
     int64_t aborted_peer;
+    uint32_t aborted_seq; /* the collective aborted_peer failed in (its ABORT frame's seq; 0: not known) */
+    uint32_t read_abort_seq; /* the seq of the last ABORT frame read_abort_on read */
     char abort_why[1024];
     /* STATUS answers between operations (the responder thread, below). */
     pthread_mutex_t io_lock; /* held by a responder pass, by abort and by a begin_op that waits */
@@ -542,7 +544,10 @@ static HcclResult read_abort_on(hccl_netimpl *n, hccl_conn *c, uint32_t peer, in
     msg_hdr h;
     for (int k = 0;; k++) {
         if (read_until(n, peer, c, &h, 0, sizeof h, dl) < sizeof h) return HCCL_E_TCP_TRANSFER;
-        if (h.op == OP_ABORT) break;
+        if (h.op == OP_ABORT) {
+            n->read_abort_seq = h.seq;
+            break;
+        }
         if (!data || k == ABORT_SKIP_MESSAGES || !skip_bytes(n, peer, c, h.len, dl)) return HCCL_E_TCP_TRANSFER;
     }
     xstate s;
@@ -1118,6 +1123,7 @@ static void live_events(hccl_netimpl *n, int first, int np)
             if ((n->pfds[j].revents & POLLIN) && n->aborted_peer < 0 &&
                 read_abort_on(n, n->live[p], p, 0) == HCCL_E_REMOTE) {
                 n->aborted_peer = p;
+                n->aborted_seq = n->read_abort_seq;
                 memcpy(n->abort_why, n->err, sizeof n->err);
             }
             if (n->pfds[j].revents & (POLLRDHUP | POLLHUP | POLLERR)) n->dead[p] = 1;
@@ -1247,8 +1253,8 @@ static void p2p_answer(hccl_netimpl *n, hccl_xfer *x, int cnt)
 }
 
 /* Behind this operation's messages at the head of p's stream, which this rank does not
- * read yet (at most BEHIND_MAX bytes of them, BEHIND_MSGS messages): p's ABORT frame, or
- * its STATUS question from inside this operation (it timed out). A peer whose stream
+ * read yet (at most BEHIND_MAX bytes of them, BEHIND_MSGS messages): p's ABORT frame
+ * from this operation, or its STATUS question from inside it (it timed out). A peer whose stream
  * is its only connection (TCP, no liveness connection) sends both there, behind the
  * data its algorithm had already sent; a rank without a timeout of its own that waits
  * on another peer would otherwise never learn of p's failure. 1 for a question, 2 for
@@ -1262,8 +1268,8 @@ static int failed_behind(hccl_netimpl *n, uint32_t p, const msg_hdr *first, char
     unsigned char *buf = NULL;
     int found = 0;
     for (int k = 0; k < BEHIND_MSGS; k++) {
-        if (k > 0 && (h.op == OP_ABORT || (h.op == OP_STATUS && !(h.flags & FLAG_STATUS_REPLY) &&
-                                           h.seq == n->fp.seq))) {
+        if (k > 0 && ((h.op == OP_ABORT && h.seq && h.seq <= n->fp.seq) ||
+                      (h.op == OP_STATUS && !(h.flags & FLAG_STATUS_REPLY) && h.seq == n->fp.seq))) {
             found = h.op == OP_ABORT ? 2 : 1;
             why[0] = 0;
             size_t tl = h.op == OP_ABORT && h.len < whylen ? (size_t)h.len : 0;
@@ -1457,10 +1463,12 @@ static HcclResult net_exchange_run(hccl_netimpl *n, hccl_xfer *x, int cnt)
             n->pfds[j].events |= ev;
         }
         /* Watch the liveness connections of the peers we wait on for hang-up, and in a
-         * collective those of every peer for an ABORT frame: a peer that failed dooms the
-         * operation even when this rank waits on another (its STATUS question and
-         * ABORT frame on the data stream may sit behind data this rank is not reading
-         * yet; without a timeout of its own the rank would wait forever). */
+         * collective those of every peer for an ABORT frame: a peer that failed in this
+         * operation (or an earlier one) dooms it even when this rank waits on another
+         * (its STATUS question and ABORT frame on the data stream may sit behind data
+         * this rank is not reading yet; without a timeout of its own the rank would wait
+         * forever). One that failed in a later operation had done its part of this one,
+         * which may still complete. */
         int first_live = np;
         for (int i = 0; i < cnt; i++)
             if (!n->st[i].finished) np = add_live(n, x[i].peer, first_live, np);
@@ -1470,7 +1478,8 @@ static HcclResult net_exchange_run(hccl_netimpl *n, hccl_xfer *x, int cnt)
         if (np) {
             poll(n->pfds, (nfds_t)np, 100);
             live_events(n, first_live, np);
-            if (!n->fp.p2p && n->aborted_peer >= 0) return peer_aborted_before(n);
+            if (!n->fp.p2p && n->aborted_peer >= 0 && n->aborted_seq && n->aborted_seq <= n->fp.seq)
+                return peer_aborted_before(n);
         } else {
             sched_yield(); /* transports without a descriptor: keep polling */
         }
@@ -1936,11 +1945,12 @@ void hccl_net_set_crowded(hccl_netimpl *n, int crowded)
 }
 
 /* Best effort: a full socket or ring just misses it. */
-static void send_abort_frame(hccl_conn *c, const char *why, size_t len)
+static void send_abort_frame(hccl_conn *c, const char *why, size_t len, uint32_t seq)
 {
     msg_hdr h;
     memset(&h, 0, sizeof h);
     h.op = OP_ABORT;
+    h.seq = seq; /* the collective this rank failed in (0: not one) */
     h.len = len;
     struct iovec iov[2] = {{&h, sizeof h}, {(void *)why, len}};
     size_t moved = 0;
@@ -1951,6 +1961,7 @@ static void send_abort_frame(hccl_conn *c, const char *why, size_t len)
 void hccl_net_abort(hccl_netimpl *n, const char *why)
 {
     size_t len = strnlen(why, ABORT_TEXT_MAX);
+    const uint32_t seq = n->fp.p2p ? 0 : n->fp.seq;
     if (n->slots) hccl_slots_abort(n->slots);
     pthread_mutex_lock(&n->io_lock); /* the responder reads these connections no more */
     __atomic_store_n(&n->broken, 1, __ATOMIC_RELAXED);
@@ -1962,8 +1973,8 @@ void hccl_net_abort(hccl_netimpl *n, const char *why)
         if (!c) continue;
         /* On the data connection only where the frame lands on a message boundary;
          * the control connection of a shared-memory peer always is at one. */
-        if (!n->send_partial[p]) send_abort_frame(c, why, len);
-        if (live) send_abort_frame(live, why, len);
+        if (!n->send_partial[p]) send_abort_frame(c, why, len, seq);
+        if (live) send_abort_frame(live, why, len, seq);
         if (c->ops->shutdown) c->ops->shutdown(c);
         if (live && live->ops->shutdown) live->ops->shutdown(live);
     }
