@@ -122,7 +122,6 @@ struct hccl_netimpl {
      * this operation or a later one, fails with that reason (the frame is read once). */
     int64_t aborted_peer;
     uint32_t aborted_seq; /* the collective aborted_peer failed in (its ABORT frame's seq; 0: not known) */
-    uint32_t read_abort_seq; /* the seq of the last ABORT frame read_abort_on read */
     char abort_why[1024];
     /* STATUS answers between operations (the responder thread, below). */
     pthread_mutex_t io_lock; /* held by a responder pass, by abort and by a begin_op that waits */
@@ -537,15 +536,16 @@ static int skip_bytes(hccl_netimpl *n, uint32_t peer, hccl_conn *c, uint64_t len
 /* If the peer left an ABORT frame on c, report its reason (HCCL_E_REMOTE). On a data
  * connection (data = 1) the frame may follow messages the peer sent earlier in the
  * operation: those are skipped (at a message boundary: the caller knows no receive
- * from the peer is part-way through). A control connection carries ABORT frames only. */
-static HcclResult read_abort_on(hccl_netimpl *n, hccl_conn *c, uint32_t peer, int data)
+ * from the peer is part-way through). A control connection carries ABORT frames only.
+ * seq (unless NULL): the frame's, the collective the peer failed in (0: not known). */
+static HcclResult read_abort_on(hccl_netimpl *n, hccl_conn *c, uint32_t peer, int data, uint32_t *seq)
 {
     uint64_t dl = hccl_now_ns() + 50000000ull;
     msg_hdr h;
     for (int k = 0;; k++) {
         if (read_until(n, peer, c, &h, 0, sizeof h, dl) < sizeof h) return HCCL_E_TCP_TRANSFER;
         if (h.op == OP_ABORT) {
-            n->read_abort_seq = h.seq;
+            if (seq) *seq = h.seq;
             break;
         }
         if (!data || k == ABORT_SKIP_MESSAGES || !skip_bytes(n, peer, c, h.len, dl)) return HCCL_E_TCP_TRANSFER;
@@ -563,8 +563,9 @@ static HcclResult read_abort_on(hccl_netimpl *n, hccl_conn *c, uint32_t peer, in
  * part-way through), on the data connection. */
 static HcclResult read_abort(hccl_netimpl *n, uint32_t peer, int data_ok)
 {
-    if (n->live && n->live[peer] && read_abort_on(n, n->live[peer], peer, 0) == HCCL_E_REMOTE) return HCCL_E_REMOTE;
-    return data_ok ? read_abort_on(n, n->conns[peer], peer, 1) : HCCL_E_TCP_TRANSFER;
+    if (n->live && n->live[peer] && read_abort_on(n, n->live[peer], peer, 0, NULL) == HCCL_E_REMOTE)
+        return HCCL_E_REMOTE;
+    return data_ok ? read_abort_on(n, n->conns[peer], peer, 1, NULL) : HCCL_E_TCP_TRANSFER;
 }
 
 /* A transfer waits on n->aborted_peer: its reason is the error. */
@@ -1121,9 +1122,8 @@ static void live_events(hccl_netimpl *n, int first, int np)
         for (uint32_t p = 0; p < n->nranks; p++) {
             if (!n->live[p] || hccl_tcp_conn_fd(n->live[p]) != n->pfds[j].fd) continue;
             if ((n->pfds[j].revents & POLLIN) && n->aborted_peer < 0 &&
-                read_abort_on(n, n->live[p], p, 0) == HCCL_E_REMOTE) {
+                read_abort_on(n, n->live[p], p, 0, &n->aborted_seq) == HCCL_E_REMOTE) {
                 n->aborted_peer = p;
-                n->aborted_seq = n->read_abort_seq;
                 memcpy(n->abort_why, n->err, sizeof n->err);
             }
             if (n->pfds[j].revents & (POLLRDHUP | POLLHUP | POLLERR)) n->dead[p] = 1;
@@ -1264,31 +1264,26 @@ static void p2p_answer(hccl_netimpl *n, hccl_xfer *x, int cnt)
 static int failed_behind(hccl_netimpl *n, uint32_t p, const msg_hdr *first, char *why, size_t whylen)
 {
     msg_hdr h = *first;
-    size_t at = 0;
-    unsigned char *buf = NULL;
+    size_t at = 0; /* where h is in the stream */
+    unsigned char *buf = NULL; /* the messages peeked past, h, and an ABORT frame's text */
     int found = 0;
     for (int k = 0; k < BEHIND_MSGS; k++) {
         if (k > 0 && ((h.op == OP_ABORT && h.seq && h.seq <= n->fp.seq) ||
                       (h.op == OP_STATUS && !(h.flags & FLAG_STATUS_REPLY) && h.seq == n->fp.seq))) {
             found = h.op == OP_ABORT ? 2 : 1;
-            why[0] = 0;
             size_t tl = h.op == OP_ABORT && h.len < whylen ? (size_t)h.len : 0;
-            unsigned char *nb = tl ? hccl_malloc(at + sizeof h + tl) : NULL;
-            if (nb && peek_from(n, p, nb, at + sizeof h + tl)) {
-                memcpy(why, nb + at + sizeof h, tl);
+            why[0] = 0;
+            if (tl && peek_from(n, p, buf, at + sizeof h + tl)) {
+                memcpy(why, buf + at + sizeof h, tl);
                 why[tl] = 0;
             }
-            hccl_free(nb);
             break;
         }
         if (h.op == OP_ABORT || h.op == OP_STATUS || (h.flags & FLAG_P2P) || !of_this_op(n, &h) ||
             at + sizeof h > BEHIND_MAX || h.len > BEHIND_MAX - at - sizeof h)
             break;
         at += sizeof h + (size_t)h.len;
-        unsigned char *nb = hccl_malloc(at + sizeof h);
-        if (!nb) break;
-        hccl_free(buf);
-        buf = nb;
+        if (!buf && !(buf = hccl_malloc(BEHIND_MAX + sizeof h + whylen))) break;
         if (!peek_from(n, p, buf, at + sizeof h)) break;
         memcpy(&h, buf + at, sizeof h);
     }
