@@ -92,12 +92,6 @@ static void name_of(const hccl_comm *c, char *out, size_t len)
     else snprintf(out, len, "hccl_%016llx", (unsigned long long)c->ident.id);
 }
 
-/* Names are unique per rank in a process (HcclCommGetHandleWithName finds a
- * communicator by its name; CANN asks that a configured name be unique): a live
- * communicator with c's name and rank refuses c before its rendezvous, on every rank
- * that repeats the name, so they all fail at once. Thread-ranks of one communicator
- * share its name with different ranks. reg_add checks again (two threads creating the
- * same name at once both pass this check). */
 /* Under registry_lock: a live communicator has this name and rank. */
 static int name_taken_locked(const char *name, uint32_t rank)
 {
@@ -108,6 +102,12 @@ static int name_taken_locked(const char *name, uint32_t rank)
     return 0;
 }
 
+/* Names are unique per rank in a process (HcclCommGetHandleWithName finds a
+ * communicator by its name; CANN asks that a configured name be unique): a live
+ * communicator with c's name and rank refuses c before its rendezvous, on every rank
+ * that repeats the name, so they all fail at once. Thread-ranks of one communicator
+ * share its name with different ranks. reg_add checks again (two threads creating the
+ * same name at once both pass this check). */
 static HcclResult name_is_free(const hccl_comm *c, const char *fn, const char *hint)
 {
     char name[sizeof c->name];

@@ -69,7 +69,8 @@ static double ticks_us(uint64_t t0, uint64_t t1)
  * address: that is in place) would read inputs it has already overwritten. MPI and
  * NCCL leave it undefined; here the input moves to recvBuf first (memmove, as the
  * caller's recvBuf is ours to write) and the operation runs in place, so the result
- * is what separate buffers give. The other operations handle overlaps themselves. */
+ * is what separate buffers give. private_input (below) covers the ReduceScatter(V)
+ * and AlltoAll algorithms that need it; the others handle overlaps themselves. */
 static const hccl_op_args *unshift(const hccl_comm *c, const hccl_op_args *args, hccl_op_args *local)
 {
     if ((args->type != HCCL_OP_ALLREDUCE && !(args->type == HCCL_OP_REDUCE && args->root == c->rank)) ||
