@@ -261,22 +261,31 @@ int scen_skip(int argc, char **argv)
     return 0;
 }
 
+/* The timeout scenarios' start: join the 3-rank communicator with hcclExecTimeOut
+ * timeout_s (0: none), allocate 4 KiB buffers and run a checked op #1 AllReduce.
+ * 0 when all of it worked; otherwise the failure is recorded and b holds nothing. */
+static int join_with_timeout(fault_ctx *c, uint32_t timeout_s, fault_bufs *b)
+{
+    HcclCommConfig cfg;
+    HcclCommConfigInit(&cfg);
+    cfg.hcclExecTimeOut = timeout_s;
+    fault_step(c, "HcclCommInitRootInfoConfig(hcclExecTimeOut %d)", (int)cfg.hcclExecTimeOut);
+    HcclResult rc = HcclCommInitRootInfoConfig(3, &g_sh->root, (uint32_t)c->rank, &cfg, &c->comm);
+    FCHECK(c, rc == HCCL_SUCCESS, "HcclCommInitRootInfoConfig returned %d", (int)rc);
+    if (rc != HCCL_SUCCESS || fault_bufs_alloc(c, b, 4096, 4096) != 0) return -1;
+    fault_step(c, "op #1 AllReduce");
+    FCHECK(c, fault_allreduce_check(c, b, 1024, 1.0f) == 0, "op #1 (all ranks) failed");
+    return 0;
+}
+
 /* 3 ranks, rank 2 skips op #2; rank 0 has no execution timeout of its own
  * (hcclExecTimeOut 0), the others 2 s. Rank 0 fails when rank 1's status question
  * reaches it, and must say the timeout was rank 1's, not its own. */
 static void peer_timeout_body(fault_ctx *c)
 {
-    HcclCommConfig cfg;
-    HcclCommConfigInit(&cfg);
-    cfg.hcclExecTimeOut = c->rank == 0 ? 0 : 2;
-    fault_step(c, "HcclCommInitRootInfoConfig(hcclExecTimeOut %d)", (int)cfg.hcclExecTimeOut);
-    HcclResult rc = HcclCommInitRootInfoConfig(3, &g_sh->root, (uint32_t)c->rank, &cfg, &c->comm);
-    FCHECK(c, rc == HCCL_SUCCESS, "HcclCommInitRootInfoConfig returned %d", (int)rc);
-    if (rc != HCCL_SUCCESS) return;
     fault_bufs b;
-    if (fault_bufs_alloc(c, &b, 4096, 4096) != 0) return;
-    fault_step(c, "op #1 AllReduce");
-    FCHECK(c, fault_allreduce_check(c, &b, 1024, 1.0f) == 0, "op #1 (all ranks) failed");
+    if (join_with_timeout(c, c->rank == 0 ? 0 : 2, &b) != 0) return;
+    HcclResult rc;
     if (c->rank == 2) {
         fault_step(c, "skipping op #2: waiting for the others to fail");
         FCHECK(c, fault_wait_flag(1, 2, 20), "the other ranks did not report their op #2 failure within 20 s");
@@ -324,17 +333,11 @@ static int g_p2p_stalled;
 
 static void p2p_timeout_body(fault_ctx *c)
 {
-    HcclCommConfig cfg;
-    HcclCommConfigInit(&cfg);
-    cfg.hcclExecTimeOut = c->rank == 0 ? 0 : g_p2p_stalled ? (c->rank == 2 ? 1 : g_p2p_stalled == 2 ? 0 : 4) : 2;
-    fault_step(c, "HcclCommInitRootInfoConfig(hcclExecTimeOut %d)", (int)cfg.hcclExecTimeOut);
-    HcclResult rc = HcclCommInitRootInfoConfig(3, &g_sh->root, (uint32_t)c->rank, &cfg, &c->comm);
-    FCHECK(c, rc == HCCL_SUCCESS, "HcclCommInitRootInfoConfig returned %d", (int)rc);
-    if (rc != HCCL_SUCCESS) return;
     fault_bufs b;
-    if (fault_bufs_alloc(c, &b, 4096, 4096) != 0) return;
-    fault_step(c, "op #1 AllReduce");
-    FCHECK(c, fault_allreduce_check(c, &b, 1024, 1.0f) == 0, "op #1 (all ranks) failed");
+    if (join_with_timeout(c, c->rank == 0 ? 0 : g_p2p_stalled ? (c->rank == 2 ? 1 : g_p2p_stalled == 2 ? 0 : 4) : 2,
+                          &b) != 0)
+        return;
+    HcclResult rc;
     if (c->rank == 0) {
         fault_step(c, "Recv from rank 1 (which is in op #2)");
         rc = HcclRecv(b.dev_recv, 1024, HCCL_DATA_TYPE_FP32, 1, c->comm, NULL);
