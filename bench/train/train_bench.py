@@ -18,7 +18,7 @@ micro-batches. The rows differ only in how gradients are communicated:
   e  d + communication groups: ranks are split into simulated hosts (HCCL_HOST_ID); each
      bucket is reduced inside its host to the host's leader, all_reduced among the leaders,
      and broadcast inside the host (a communication thread runs the chain, overlapped with
-     backward)
+     backward; a rank alone on its host launches the leaders' all_reduce async, as in d)
 
 Every (row, backend) pair has its own model and runs in the same processes: the default
 process group (gloo) only coordinates, and each backend's rows use groups of their own
@@ -214,11 +214,13 @@ def worker(cfg):
                 for p in params:
                     acc = p.view_as(p).grad_fn.next_functions[0][0]   # p's AccumulateGrad node
                     self.hooks.append((acc, acc.register_hook(self._hook(p))))
-            # row (e): a communication thread runs reduce -> leaders' all_reduce -> broadcast
+            # row (e): a communication thread runs reduce -> leaders' all_reduce -> broadcast.
+            # A rank alone on its host has no intra-host steps: its chain is the leaders'
+            # all_reduce alone, launched with async_op like (d)'s, with no thread.
             self.cv = threading.Condition()
             self.queue, self.done, self.stop, self.err = [], 0, False, None
             self.thread = None
-            if row == "e":
+            if row == "e" and self.intra is not None:
                 self.thread = threading.Thread(target=self._chain_loop, daemon=True)
                 self.thread.start()
             self.rec = {"loss": [], "step_t": [], "comm_t": [], "opt_t": [], "acc_t": []}
@@ -247,12 +249,13 @@ def worker(cfg):
 
         def _launch(self, i):
             t0 = clock()
-            if self.row == "e":
+            if self.thread is not None:
                 with self.cv:
                     self.queue.append(i)
                     self.cv.notify_all()
             else:
-                self.handles.append(dist.all_reduce(self.flats[i], group=self.W, async_op=True))
+                group = self.inter if self.row == "e" and self.inter is not None else self.W
+                self.handles.append(dist.all_reduce(self.flats[i], group=group, async_op=True))
             self.comm += clock() - t0
 
         def _hook(self, p):
@@ -271,7 +274,7 @@ def worker(cfg):
         def _wait_all(self):
             """Training thread: wait for every bucket launched in this backward."""
             t0 = clock()
-            if self.row == "e":
+            if self.thread is not None:
                 with self.cv:
                     while self.done < self.nb:
                         self.cv.wait()
