@@ -41,7 +41,7 @@ typedef struct conn_open {
     uint32_t b; /* hello: rank;   data: to rank */
     uint16_t sock_idx; /* data: which of the pair's sockets this is */
     uint16_t sock_cnt; /* data: how many sockets the connecting rank opens to b */
-    uint32_t pad;
+    uint32_t group; /* hello: the ident's group tag (0: none) */
 } conn_open;
 _Static_assert(sizeof(conn_open) == 40, "wire layout");
 
@@ -318,6 +318,48 @@ HcclResult hccl_boot_serve(int listen_fd, hccl_boot_stash *stash, const hccl_boo
     return res;
 }
 
+/* A hello for the sub-communicator that ident serves, with other rankIds: the same
+ * subCommId under the same parent (group tag), another member list (id). */
+static int other_rank_ids(const hccl_boot_ident *ident, const conn_open *o)
+{
+    return ident->group && o->kind == KIND_HELLO && o->secret == ident->secret && o->group == ident->group &&
+           o->id != ident->id;
+}
+
+/* A rank serving its sub-communicator stops at the first mismatch; the members (and
+ * other-rankIds callers) that are already here, or come within SETTLE_NS, get the same
+ * refusal rather than waiting out their connect timeout. Other hellos go to the stash. */
+static void refuse_stragglers(int listen_fd, accept_q *q, hccl_boot_stash *stash, const hccl_boot_ident *ident,
+                              uint32_t nranks, const char *msg)
+{
+    if (stash) {
+        pthread_mutex_lock(&stash->lock);
+        for (struct stash_entry **pe = &stash->head; *pe;) {
+            struct stash_entry *e = *pe;
+            if (e->open.id != ident->id && !other_rank_ids(ident, &e->open)) {
+                pe = &e->next;
+                continue;
+            }
+            *pe = e->next;
+            send_reply(e->fd, REPLY_MISMATCH, nranks, msg, NULL);
+            close(e->fd);
+            hccl_free(e);
+        }
+        pthread_mutex_unlock(&stash->lock);
+    }
+    uint64_t deadline = hccl_now_ns() + SETTLE_NS;
+    int fd;
+    conn_open o;
+    hccl_boot_peer p;
+    while (accept_open(listen_fd, q, deadline, &fd, &o, &p) == HCCL_SUCCESS) {
+        if (o.kind == KIND_HELLO && o.secret == ident->secret && (o.id == ident->id || other_rank_ids(ident, &o)))
+            send_reply(fd, REPLY_MISMATCH, nranks, msg, NULL);
+        else if (o.kind == KIND_HELLO && o.secret == ident->secret && stash_put(stash, fd, &o, &p))
+            continue;
+        close(fd);
+    }
+}
+
 static HcclResult serve_q(int listen_fd, accept_q *q, hccl_boot_stash *stash, const hccl_boot_ident *ident,
                           uint32_t nranks, const hccl_boot_peer *self, uint64_t timeout_ns, hccl_boot_peer *table)
 {
@@ -355,7 +397,7 @@ static HcclResult serve_q(int listen_fd, accept_q *q, hccl_boot_stash *stash, co
             pthread_mutex_lock(&stash->lock);
             stash_prune_locked(stash);
             for (struct stash_entry **pe = &stash->head; *pe; pe = &(*pe)->next) {
-                if ((*pe)->open.id == ident->id) {
+                if ((*pe)->open.id == ident->id || other_rank_ids(ident, &(*pe)->open)) {
                     struct stash_entry *e = *pe;
                     *pe = e->next;
                     fd = e->fd;
@@ -395,7 +437,7 @@ static HcclResult serve_q(int listen_fd, accept_q *q, hccl_boot_stash *stash, co
                 close(fd);
                 continue;
             }
-            if (o.id != ident->id) {
+            if (o.id != ident->id && !other_rank_ids(ident, &o)) {
                 if (stash_put(stash, fd, &o, &p)) continue;
                 HCCL_WARN(BOOT, "bootstrap: dropped a hello for another group (id %llx)", (unsigned long long)o.id);
                 close(fd);
@@ -409,8 +451,14 @@ static HcclResult serve_q(int listen_fd, accept_q *q, hccl_boot_stash *stash, co
             refused++;
             continue;
         }
-        if (o.a != nranks || r >= nranks || fds[r] >= 0 || (self && self->rank == r)) {
-            if (o.a != nranks)
+        if (o.id != ident->id || o.a != nranks || r >= nranks || fds[r] >= 0 || (self && self->rank == r)) {
+            if (o.id != ident->id)
+                snprintf(msg, sizeof msg,
+                         "a rank (pid %u on %s, rank %u of a %u-rank list) called HcclCreateSubCommConfig with this "
+                         "subCommId but with other rankIds than the %u-rank list of the rank that serves it (pid %u "
+                         "on %s): every member must pass the same rankIds",
+                         p.pid, p.host, r, o.a, nranks, self ? self->pid : 0, self ? self->host : "?");
+            else if (o.a != nranks)
                 snprintf(msg, sizeof msg, "rank %u was started with nranks=%u but the group has nranks=%u", r, o.a,
                          nranks);
             else if (r >= nranks)
@@ -445,6 +493,7 @@ static HcclResult serve_q(int listen_fd, accept_q *q, hccl_boot_stash *stash, co
         send_reply(fds[r], status, nranks, msg, peers);
         close(fds[r]);
     }
+    if (status == REPLY_MISMATCH && self) refuse_stragglers(listen_fd, q, stash, ident, nranks, msg);
     if (status != REPLY_OK && !refused) HCCL_WARN(BOOT, "bootstrap root: %s", msg);
     else if (status == REPLY_OK && table) memcpy(table, peers, sizeof *peers * nranks);
     hccl_free(fds);
@@ -553,7 +602,7 @@ HcclResult hccl_boot_join(const hccl_addr *root, const hccl_boot_ident *ident, u
                   self->rank, hccl_addr_str(root), (unsigned long long)(timeout_ns / 1000000000ull), ONE_ROOT_HINT);
         return res == HCCL_E_TIMEOUT ? HCCL_E_TIMEOUT : HCCL_E_TCP_CONNECT;
     }
-    conn_open o = {OPEN_MAGIC, KIND_HELLO, ident->secret, ident->id, nranks, self->rank, 0, 0, 0};
+    conn_open o = {OPEN_MAGIC, KIND_HELLO, ident->secret, ident->id, nranks, self->rank, 0, 0, ident->group};
     boot_reply r;
     /* The root answers at its own deadline; wait a little longer than that. */
     uint64_t reply_deadline = hccl_now_ns() + timeout_ns + 2000000000ull;

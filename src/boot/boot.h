@@ -31,6 +31,10 @@
 typedef struct hccl_boot_ident {
     uint64_t secret;
     uint64_t id;
+    /* A sub-communicator's subCommId under its parent, hashed (0: none). A hello with
+     * this tag but another id is the same subCommId called with other rankIds: the
+     * serving rank refuses it and its own group at once, not at the connect timeout. */
+    uint32_t group;
 } hccl_boot_ident;
 
 /* What every rank publishes about itself. */

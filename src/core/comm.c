@@ -720,7 +720,7 @@ HcclResult hccl_comm_get_root_info(HcclRootInfo *root)
         return HCCL_E_SYSCALL;
     CHECK(hccl_socket_local_addr(NULL, &b.root));
     hccl_addr_set_port(&b.root, 0);
-    hccl_boot_ident ident = {b.secret, b.id};
+    hccl_boot_ident ident = {b.secret, b.id, 0};
     CHECK(hccl_boot_root_start(&b.root, &ident, 1));
     memset(root, 0, sizeof *root);
     memcpy(root->internal, &b, sizeof b);
@@ -763,7 +763,7 @@ HcclResult hccl_comm_init_root(uint32_t nranks, const HcclRootInfo *root, uint32
     }
     hccl_comm_cfg cfg;
     CHECK(hccl_comm_cfg_resolve(config, &cfg));
-    hccl_boot_ident ident = {b.secret, b.id};
+    hccl_boot_ident ident = {b.secret, b.id, 0};
     return init_with_root(nranks, &b.root, &ident, rank, &cfg, 0, out);
 }
 
@@ -781,7 +781,7 @@ HcclResult hccl_comm_init_env(const HcclCommConfig *config, hccl_comm **out)
     CHECK(hccl_comm_cfg_resolve(config, &cfg));
     hccl_addr root;
     CHECK(hccl_addr_parse(env.root_addr, env.root_port, &root));
-    hccl_boot_ident ident = {env.secret, hccl_fnv1a("world", 5, env.secret ^ HCCL_FNV_SEED)};
+    hccl_boot_ident ident = {env.secret, hccl_fnv1a("world", 5, env.secret ^ HCCL_FNV_SEED), 0};
     /* A host name that resolves to loopback here (Debian maps the own host name to
      * 127.0.1.1) may name a real interface for the other hosts. */
     unsigned char lit[sizeof(struct in6_addr)];
@@ -943,8 +943,9 @@ HcclResult hccl_comm_split(hccl_comm *parent, uint32_t nranks, const uint32_t *r
     hccl_comm *c = comm_alloc(sub_rank, nranks, &cfg);
     if (!c) return HCCL_E_MEMORY;
     c->ident.secret = parent->ident.secret;
-    c->ident.id = hccl_fnv1a(&sub_id, sizeof sub_id, parent->ident.id ^ HCCL_FNV_SEED);
-    c->ident.id = hccl_fnv1a(rank_ids, sizeof *rank_ids * nranks, c->ident.id);
+    uint64_t g = hccl_fnv1a(&sub_id, sizeof sub_id, parent->ident.id ^ HCCL_FNV_SEED);
+    c->ident.id = hccl_fnv1a(rank_ids, sizeof *rank_ids * nranks, g);
+    c->ident.group = (uint32_t)(g ^ (g >> 32)) | 1u;
     CHECK_GOTO(name_is_free(c, "HcclCreateSubCommConfig",
                             c->cfg.name[0] ? " (HcclCommConfig.hcclCommName must be unique)"
                                            : ": the parent's sub-communicator with this subCommId and rankIds; "
@@ -963,7 +964,9 @@ HcclResult hccl_comm_split(hccl_comm *parent, uint32_t nranks, const uint32_t *r
         if (res != HCCL_SUCCESS) goto fail;
     } else {
         res = hccl_boot_join(&parent->peers[rank_ids[0]].addr, &c->ident, nranks, &self, timeout, c->peers);
-        if (res == HCCL_E_SYSCALL) goto fail; /* out of descriptors, here or at rank 0: said by the join */
+        /* Out of descriptors (here or at rank 0), or refused (other rankIds or nranks):
+         * the join said why. */
+        if (res == HCCL_E_SYSCALL || res == HCCL_E_PARA) goto fail;
         if (res != HCCL_SUCCESS) {
             HCCL_WARN(INIT,
                       "sub-communicator %llu: parent rank %u (its rank 0, which serves the rendezvous) did not "

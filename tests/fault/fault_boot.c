@@ -16,6 +16,10 @@
  *           hello, kept for a later serve, must be dropped once rank 1 gave up: rank
  *           0's descriptors after the third round are as many as after the first
  *           (each failed round kept one until the parent was destroyed).
+ *           --case rankids: 3 ranks; ranks 0 and 1 call HcclCreateSubCommConfig over
+ *           {0,1,2}, rank 2 over {0,2}, one subCommId. All three fail with HCCL_E_PARA
+ *           in under 2 s (not at HCCL_CONNECT_TIMEOUT=3), ranks 0 and 2 say the rankIds
+ *           differ, and the parent still works.
  * stray     3 ranks with HcclCommInitFromEnv (MASTER_PORT): before ranks 1 and 2 start,
  *           the test opens connections to the bootstrap root port (MASTER_PORT+1): one
  *           sends 4 KiB of garbage, one sends a header-sized block of 0xff, one sends
@@ -165,6 +169,45 @@ static void stale_body(fault_ctx *c)
     fault_bufs_free(&b);
 }
 
+/* Ranks 0 and 1 list {0,1,2}; rank 2 lists {0,2} for the same subCommId. Ranks 1 and 2
+ * call first; rank 0, who serves the rendezvous, calls once both have (their hellos are
+ * queued at its listener, whichever it reads first). */
+static void rankids_body(fault_ctx *c)
+{
+    fault_bufs b;
+    if (fault_bufs_alloc(c, &b, 4096, 4096) != 0) return;
+    uint32_t all[3] = {0, 1, 2}, two[2] = {0, 2};
+    uint32_t *ids = c->rank == 2 ? two : all, n = c->rank == 2 ? 2 : 3, idx = c->rank == 2 ? 1 : (uint32_t)c->rank;
+    if (c->rank == 0) {
+        if (!fault_wait_flag(3, 2, 20)) fault_fail(c, "ranks 1 and 2 did not start within 20 s");
+        usleep(300000);
+    } else {
+        atomic_fetch_add(&g_sh->flag[3], 1);
+    }
+    HcclCommConfig cfg;
+    HcclCommConfigInit(&cfg);
+    HcclComm sub = NULL;
+    fault_step(c, "HcclCreateSubCommConfig(%u ranks, subCommId 11) while another rank lists other rankIds", n);
+    double t0 = fault_now();
+    HcclResult rc = HcclCreateSubCommConfig(&c->comm, n, ids, 11, idx, &cfg, &sub);
+    double dt = fault_now() - t0;
+    if (rc == HCCL_SUCCESS) {
+        fault_fail(c, "HcclCreateSubCommConfig succeeded although the ranks passed different rankIds");
+        HcclCommDestroy(sub);
+    } else {
+        FCHECK(c, rc == HCCL_E_PARA, "HcclCreateSubCommConfig returned %d (%s), not HCCL_E_PARA", (int)rc,
+               HcclGetErrorString(rc));
+        FCHECK(c, dt < CONNECT_TIMEOUT_S - 1.0, "HcclCreateSubCommConfig failed after %.2f s: the ranks waited for "
+               "HCCL_CONNECT_TIMEOUT=%d s instead of failing at the mismatch", dt, CONNECT_TIMEOUT_S);
+    }
+    atomic_fetch_add(&g_sh->flag[1], 1);
+    if (!fault_wait_flag(1, 3, 20)) fault_fail(c, "the other ranks did not give up within 20 s");
+    fault_step(c, "AllReduce on the parent after the failed sub-communicator");
+    int r = fault_allreduce_check(c, &b, 1024, 3.0f);
+    FCHECK(c, r == 0, "an AllReduce on the parent failed (rc %d) after a failed sub-communicator creation", r);
+    fault_bufs_free(&b);
+}
+
 static const char *case_arg(int argc, char **argv)
 {
     for (int i = 1; i + 1 < argc; i++)
@@ -179,6 +222,15 @@ int scen_subcomm(int argc, char **argv)
     snprintf(t, sizeof t, "%d", CONNECT_TIMEOUT_S);
     setenv("HCCL_CONNECT_TIMEOUT", t, 1);
     setenv("HCCL_EXEC_TIMEOUT", "30", 1);
+    if (only && !strcmp(only, "rankids")) {
+        fault_job job = {.name = "subcomm_rankids", .nranks = 3, .init = INIT_ROOTINFO, .body = rankids_body,
+                         .watchdog_s = 40};
+        fault_run(&job);
+        for (int r = 0; r < 3; r += 2)
+            FCHECK(NULL, fault_output_has(r, "WARN", "with other rankIds than the 3-rank list", NULL),
+                   "subcomm_rankids: rank %d printed no WARN line saying the rankIds differ", r);
+        return 0;
+    }
     if (only && !strcmp(only, "stale")) {
         setenv("HCCL_CONNECT_TIMEOUT", "1", 1);
         fault_job job = {.name = "subcomm_stale", .nranks = 2, .init = INIT_ROOTINFO, .body = stale_body,

@@ -211,7 +211,7 @@ static void join_without_fds(void)
         sin->sin_family = AF_INET;
         sin->sin_port = htons(1);
         sin->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        hccl_boot_ident id = {1, 2};
+        hccl_boot_ident id = {1, 2, 0};
         hccl_boot_peer self, table[2];
         memset(&self, 0, sizeof self);
         self.rank = 1;
