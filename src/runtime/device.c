@@ -18,7 +18,9 @@
  * another thread is never dereferenced.
  *
  * aclInit is optional (everything works without it); a second aclInit before
- * aclFinalize returns ACL_ERROR_REPEAT_INITIALIZE. The config file is not interpreted.
+ * aclFinalize returns ACL_ERROR_REPEAT_INITIALIZE, and a second aclFinalize before the
+ * next aclInit returns ACL_ERROR_REPEAT_FINALIZE, as upstream does (an aclFinalize
+ * without any aclInit succeeds). The config file is not interpreted.
  */
 #include "runtime/runtime_int.h"
 
@@ -42,6 +44,7 @@ typedef struct rt_context {
 } rt_context;
 
 static int initialized; /* under init_mu */
+static int finalized;   /* under init_mu: aclFinalize ran since the last aclInit */
 static pthread_mutex_t init_mu = PTHREAD_MUTEX_INITIALIZER;
 
 static pthread_mutex_t ctx_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -59,6 +62,7 @@ aclError aclInit(const char *configPath)
         return hccl_rt_error(ACL_ERROR_REPEAT_INITIALIZE, "aclInit: already initialized (call aclFinalize first)");
     }
     initialized = 1;
+    finalized = 0;
     pthread_mutex_unlock(&init_mu);
     if (configPath && *configPath && access(configPath, R_OK) != 0)
         HCCL_WARN(INIT, "aclInit: config file %s is not readable (errno %d); continuing without it", configPath,
@@ -69,7 +73,12 @@ aclError aclInit(const char *configPath)
 aclError aclFinalize(void)
 {
     pthread_mutex_lock(&init_mu);
+    if (finalized) {
+        pthread_mutex_unlock(&init_mu);
+        return hccl_rt_error(ACL_ERROR_REPEAT_FINALIZE, "aclFinalize: already finalized (call aclInit first)");
+    }
     initialized = 0;
+    finalized = 1;
     pthread_mutex_unlock(&init_mu);
     return ACL_SUCCESS;
 }

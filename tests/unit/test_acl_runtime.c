@@ -89,6 +89,10 @@ static void test_init(void)
     TT_ASSERT_EQ(aclFinalize(), ACL_SUCCESS);
     TT_ASSERT_EQ(aclInit("/nonexistent/acl.json"), ACL_SUCCESS); /* warned, not fatal */
     TT_ASSERT_EQ(aclFinalize(), ACL_SUCCESS);
+    TT_ASSERT_EQ(aclFinalize(), ACL_ERROR_REPEAT_FINALIZE); /* as upstream */
+    TT_ASSERT(strstr(aclGetRecentErrMsg(), "aclFinalize: already finalized") != NULL);
+    TT_ASSERT_EQ(aclInit(NULL), ACL_SUCCESS); /* a new cycle */
+    TT_ASSERT_EQ(aclFinalize(), ACL_SUCCESS);
     int32_t ma = -1, mi = -1, pa = -1;
     TT_ASSERT_EQ(aclrtGetVersion(&ma, &mi, &pa), ACL_SUCCESS);
     TT_ASSERT(ma >= 0 && mi >= 0 && pa >= 0);
