@@ -11,6 +11,16 @@
  * never set a device (nor a context) gets ACL_ERROR_RT_CONTEXT_NULL from aclrtGetDevice
  * and aclrtGetCurrentContext, as upstream does when no context exists.
  *
+ * aclrtSetDevice also takes a reference on the device (process-wide, one per call) and
+ * aclrtResetDevice drops one, as upstream counts them. The reset that drops the last
+ * one (or finds none) is upstream's real reset, which waits for the tasks of the
+ * device's streams to finish: here it waits for every stream created on that device,
+ * as aclrtSynchronizeDevice does, and returns ACL_SUCCESS; the streams stay usable
+ * (destroy them before the reset, as upstream asks) and a task's error stays for their
+ * next synchronize. Earlier resets return at once: other threads may still use the
+ * device (a rank per thread sharing one), and waiting for their streams could wait for
+ * this thread's own next operation.
+ *
  * Contexts: small registered objects holding a device id. Each device has a default
  * context (made on first use, never destroyed); aclrtSetDevice makes it the thread's
  * current one, aclrtCreateContext makes the new context current, as upstream does.
@@ -50,6 +60,7 @@ static pthread_mutex_t init_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t ctx_mu = PTHREAD_MUTEX_INITIALIZER;
 static hccl_rt_map ctx_reg;      /* context -> 1 */
 static hccl_rt_map default_ctxs; /* device id + 1 -> context */
+static hccl_rt_map dev_refs;     /* device id + 1 -> aclrtSetDevice calls not yet reset */
 
 static __thread int32_t tls_device = -1;
 static __thread rt_context *tls_ctx; /* NULL: the default context of tls_device */
@@ -120,6 +131,12 @@ aclError aclrtSetDevice(int32_t deviceId)
 {
     aclError rc = check_device(deviceId, "aclrtSetDevice");
     if (rc != ACL_SUCCESS) return rc;
+    pthread_mutex_lock(&ctx_mu);
+    uint64_t n = 0;
+    hccl_rt_map_get(&dev_refs, (uintptr_t)deviceId + 1, &n);
+    rc = hccl_rt_map_put(&dev_refs, (uintptr_t)deviceId + 1, n + 1);
+    pthread_mutex_unlock(&ctx_mu);
+    if (rc != ACL_SUCCESS) return hccl_rt_error(rc, "aclrtSetDevice: out of memory");
     tls_device = deviceId;
     tls_ctx = NULL;
     return ACL_SUCCESS;
@@ -157,7 +174,20 @@ void hccl_rt_device_leave(const hccl_rt_binding *saved)
     tls_ctx = saved->ctx;
 }
 
-aclError aclrtResetDevice(int32_t deviceId) { return check_device(deviceId, "aclrtResetDevice"); }
+aclError aclrtResetDevice(int32_t deviceId)
+{
+    aclError rc = check_device(deviceId, "aclrtResetDevice");
+    if (rc != ACL_SUCCESS) return rc;
+    pthread_mutex_lock(&ctx_mu);
+    uint64_t n = 0;
+    if (hccl_rt_map_get(&dev_refs, (uintptr_t)deviceId + 1, &n) && n > 1)
+        hccl_rt_map_put(&dev_refs, (uintptr_t)deviceId + 1, n - 1); /* replaces: cannot fail */
+    else
+        hccl_rt_map_del(&dev_refs, (uintptr_t)deviceId + 1, NULL);
+    pthread_mutex_unlock(&ctx_mu);
+    if (n <= 1) (void)hccl_rt_stream_sync_device(deviceId, "aclrtResetDevice"); /* the last reference */
+    return ACL_SUCCESS;
+}
 
 aclError aclrtGetRunMode(aclrtRunMode *runMode)
 {
@@ -166,7 +196,10 @@ aclError aclrtGetRunMode(aclrtRunMode *runMode)
     return ACL_SUCCESS;
 }
 
-aclError aclrtSynchronizeDevice(void) { return hccl_rt_stream_sync_all(); }
+aclError aclrtSynchronizeDevice(void)
+{
+    return hccl_rt_stream_sync_device(hccl_rt_device_current(), "aclrtSynchronizeDevice");
+}
 
 /* ---- contexts */
 

@@ -78,9 +78,10 @@ void hccl_rt_stream_help(const hccl_rt_stream_pos *pos);
 int hccl_rt_stream_behind_here(const hccl_rt_stream_pos *pos);
 /* Makes pos's stream's worker start its queued tasks now (no deferred wake-up). */
 void hccl_rt_stream_kick(const hccl_rt_stream_pos *pos);
-/* Waits for the live streams of the caller's device (skipping any whose task is running
- * on this thread), running their tasks here; first error found, not cleared. */
-aclError hccl_rt_stream_sync_all(void);
+/* Waits for the live streams created on device (skipping any whose task is running on
+ * this thread), running their tasks here; first error found, not cleared (its text
+ * names api). */
+aclError hccl_rt_stream_sync_device(int32_t device, const char *api);
 void hccl_rt_stream_atfork_prepare(void);
 void hccl_rt_stream_atfork_parent(void);
 void hccl_rt_stream_atfork_child(void);

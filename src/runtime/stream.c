@@ -733,18 +733,18 @@ static void collect(uintptr_t key, uint64_t val, void *ctx)
 }
 
 /*
- * aclrtSynchronizeDevice: the streams created on the caller's device (as upstream; in
- * one process with a rank per thread and device, a rank must not wait for another
- * rank's next operations). Wakes their workers first (their tasks may wait for each
- * other's peers), then runs each one's tasks here.
+ * aclrtSynchronizeDevice and aclrtResetDevice: the streams created on one device (as
+ * upstream; in one process with a rank per thread and device, a rank must not wait for
+ * another rank's next operations). Wakes their workers first (their tasks may wait for
+ * each other's peers), then runs each one's tasks here.
  */
-aclError hccl_rt_stream_sync_all(void)
+aclError hccl_rt_stream_sync_device(int32_t device, const char *api)
 {
     pthread_mutex_lock(&reg_mu);
-    collect_ctx c = {hccl_calloc(reg.len ? reg.len : 1, sizeof(rt_stream *)), 0, hccl_rt_device_current()};
+    collect_ctx c = {hccl_calloc(reg.len ? reg.len : 1, sizeof(rt_stream *)), 0, device};
     if (!c.out) {
         pthread_mutex_unlock(&reg_mu);
-        return hccl_rt_error(ACL_ERROR_BAD_ALLOC, "aclrtSynchronizeDevice: out of memory");
+        return hccl_rt_error(ACL_ERROR_BAD_ALLOC, "%s: out of memory", api);
     }
     hccl_rt_map_each(&reg, collect, &c);
     pthread_mutex_unlock(&reg_mu);
@@ -768,7 +768,7 @@ aclError hccl_rt_stream_sync_all(void)
     }
     hccl_free(c.out);
     if (first != ACL_SUCCESS)
-        hccl_rt_error_quiet("aclrtSynchronizeDevice: a stream task failed with error %d", first);
+        hccl_rt_error_quiet("%s: a stream task failed with error %d", api, first);
     return first;
 }
 

@@ -82,6 +82,54 @@ static void test_set_device(void)
     TT_ASSERT_EQ(aclrtSynchronizeDevice(), ACL_SUCCESS);
 }
 
+/* ---- aclrtResetDevice: the reset that drops the last aclrtSetDevice reference waits
+ * for the device's streams, as upstream's does; earlier ones do not. */
+static int reset_flag;
+static aclError slow_set_flag(void *arg)
+{
+    (void)arg;
+    usleep(100 * 1000);
+    __atomic_store_n(&reset_flag, 1, __ATOMIC_RELEASE);
+    return ACL_SUCCESS;
+}
+
+static aclError failing_task(void *arg)
+{
+    (void)arg;
+    return ACL_ERROR_RT_INTERNAL_ERROR;
+}
+
+static void test_reset_device(void)
+{
+    aclrtStream s = NULL, other = NULL;
+    TT_ASSERT_EQ(aclrtSetDevice(6), ACL_SUCCESS);
+    TT_ASSERT_EQ(aclrtCreateStream(&s), ACL_SUCCESS);
+    TT_ASSERT_EQ(aclrtSetDevice(7), ACL_SUCCESS);
+    TT_ASSERT_EQ(aclrtCreateStream(&other), ACL_SUCCESS); /* another device's stream */
+    TT_ASSERT_EQ(aclrtSetDevice(6), ACL_SUCCESS);         /* device 6: two references */
+
+    __atomic_store_n(&reset_flag, 0, __ATOMIC_RELEASE);
+    TT_ASSERT_EQ(aclrtLaunchHostTask(s, slow_set_flag, NULL), ACL_SUCCESS);
+    TT_ASSERT_EQ(aclrtResetDevice(6), ACL_SUCCESS); /* one reference left: returns at once */
+    TT_ASSERT_EQ(__atomic_load_n(&reset_flag, __ATOMIC_ACQUIRE), 0);
+    TT_ASSERT_EQ(aclrtLaunchHostTask(s, failing_task, NULL), ACL_SUCCESS);
+    TT_ASSERT_EQ(aclrtResetDevice(6), ACL_SUCCESS); /* the last one: waits for the tasks */
+    TT_ASSERT_EQ(__atomic_load_n(&reset_flag, __ATOMIC_ACQUIRE), 1);
+    TT_ASSERT_EQ(aclrtSynchronizeStream(s), ACL_ERROR_RT_INTERNAL_ERROR); /* the error stays for it */
+
+    __atomic_store_n(&reset_flag, 0, __ATOMIC_RELEASE);
+    TT_ASSERT_EQ(aclrtLaunchHostTask(other, slow_set_flag, NULL), ACL_SUCCESS);
+    TT_ASSERT_EQ(aclrtResetDevice(6), ACL_SUCCESS); /* no reference left: waits for device 6 only */
+    TT_ASSERT_EQ(__atomic_load_n(&reset_flag, __ATOMIC_ACQUIRE), 0);
+    TT_ASSERT_EQ(aclrtSynchronizeStream(other), ACL_SUCCESS);
+    TT_ASSERT_EQ(__atomic_load_n(&reset_flag, __ATOMIC_ACQUIRE), 1);
+
+    TT_ASSERT_EQ(aclrtDestroyStream(s), ACL_SUCCESS);
+    TT_ASSERT_EQ(aclrtDestroyStream(other), ACL_SUCCESS);
+    TT_ASSERT_EQ(aclrtResetDevice(7), ACL_SUCCESS);
+    TT_ASSERT_EQ(aclrtSetDevice(1), ACL_SUCCESS);
+}
+
 static void test_init(void)
 {
     TT_ASSERT_EQ(aclInit(NULL), ACL_SUCCESS);
@@ -397,6 +445,7 @@ int main(void)
     test_device_count();
     test_set_device();
     test_init();
+    test_reset_device();
     test_contexts();
     test_malloc();
     test_registry();
