@@ -24,7 +24,12 @@ typedef enum aclrtMemcpyKind {
     ACL_MEMCPY_HOST_TO_DEVICE = 1,
     ACL_MEMCPY_DEVICE_TO_HOST = 2,
     ACL_MEMCPY_DEVICE_TO_DEVICE = 3,
-    ACL_MEMCPY_DEFAULT = 4
+    ACL_MEMCPY_DEFAULT = 4,
+    /* The source is staged by the runtime: the caller may reuse or free it as soon as
+     * aclrtMemcpyAsync returns. */
+    ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE = 5,
+    ACL_MEMCPY_INNER_DEVICE_TO_DEVICE = 6,
+    ACL_MEMCPY_INTER_DEVICE_TO_DEVICE = 7
 } aclrtMemcpyKind;
 
 typedef enum aclrtRunMode { ACL_DEVICE = 0, ACL_HOST = 1 } aclrtRunMode;

@@ -17,6 +17,10 @@
  * so freeing an unknown pointer, one freed already, or one of the other kind
  * (aclrtFree of a MallocHost pointer) is rejected with ACL_ERROR_INVALID_PARAM.
  * After fork the child keeps its copies of the parent's allocations and may free them.
+ *
+ * Copies accept every upstream aclrtMemcpyKind (all memory is host memory, so the kind
+ * only matters for ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE: a queued copy of that kind stages
+ * the source in its task, so the caller may reuse or free it when the call returns).
  */
 #include "runtime/devarena.h"
 #include "runtime/runtime_int.h"
@@ -153,7 +157,7 @@ aclError aclrtFreeHost(void *hostPtr) { return free_checked(hostPtr, 1, "aclrtFr
 static aclError check_memcpy(void *dst, size_t destMax, const void *src, size_t count, aclrtMemcpyKind kind,
                              const char *api)
 {
-    if ((unsigned)kind > ACL_MEMCPY_DEFAULT)
+    if ((unsigned)kind > ACL_MEMCPY_INTER_DEVICE_TO_DEVICE)
         return hccl_rt_error(ACL_ERROR_INVALID_PARAM, "%s: kind %d is not a valid aclrtMemcpyKind", api, (int)kind);
     if (count > destMax)
         return hccl_rt_error(ACL_ERROR_INVALID_PARAM, "%s: count %zu exceeds destMax %zu", api, count, destMax);
@@ -193,6 +197,7 @@ typedef struct mem_op {
     const void *src; /* NULL: fill with value */
     size_t count;
     unsigned char value;
+    unsigned char staged[]; /* ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE: the source's copy (src points here) */
 } mem_op;
 
 static aclError mem_task(void *arg)
@@ -209,11 +214,19 @@ static aclError mem_task(void *arg)
     return ACL_SUCCESS;
 }
 
-static aclError enqueue_op(void *dst, const void *src, size_t count, unsigned char value, aclrtStream stream,
-                           const char *api)
+/* stage: copy src into the task now (the caller may free it once the call returns). */
+static aclError enqueue_op(void *dst, const void *src, size_t count, unsigned char value, int stage,
+                           aclrtStream stream, const char *api)
 {
-    mem_op *op = hccl_malloc(sizeof *op);
-    if (!op) return hccl_rt_error(ACL_ERROR_BAD_ALLOC, "%s: out of memory", api);
+    size_t extra = stage ? count : 0;
+    if (extra > SIZE_MAX - sizeof(mem_op))
+        return hccl_rt_error(ACL_ERROR_BAD_ALLOC, "%s: cannot stage %zu bytes", api, count);
+    mem_op *op = hccl_malloc(sizeof *op + extra);
+    if (!op) return hccl_rt_error(ACL_ERROR_BAD_ALLOC, "%s: out of memory%s", api, stage ? " to stage the source" : "");
+    if (stage) {
+        memcpy(op->staged, src, count);
+        src = op->staged;
+    }
     op->dst = dst;
     op->src = src;
     op->count = count;
@@ -228,14 +241,16 @@ aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src, size_t cou
 {
     aclError rc = check_memcpy(dst, destMax, src, count, kind, "aclrtMemcpyAsync");
     if (rc != ACL_SUCCESS) return rc;
-    return enqueue_op(dst, src, count, 0, stream, "aclrtMemcpyAsync");
+    /* Only a queued copy needs the staging (the NULL stream copies now). */
+    int stage = kind == ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE && stream && count > 0;
+    return enqueue_op(dst, src, count, 0, stage, stream, "aclrtMemcpyAsync");
 }
 
 aclError aclrtMemsetAsync(void *devPtr, size_t maxCount, int32_t value, size_t count, aclrtStream stream)
 {
     aclError rc = check_memset(devPtr, maxCount, count, "aclrtMemsetAsync");
     if (rc != ACL_SUCCESS) return rc;
-    return enqueue_op(devPtr, NULL, count, (unsigned char)value, stream, "aclrtMemsetAsync");
+    return enqueue_op(devPtr, NULL, count, (unsigned char)value, 0, stream, "aclrtMemsetAsync");
 }
 
 void hccl_rt_memory_atfork_prepare(void)

@@ -345,7 +345,9 @@ static void test_memcpy_memset(void)
     TT_ASSERT_EQ(aclrtMemcpy(NULL, 64, a, 1, ACL_MEMCPY_DEFAULT), ACL_ERROR_INVALID_PARAM);
     TT_ASSERT_EQ(aclrtMemcpy(b, 64, NULL, 1, ACL_MEMCPY_DEFAULT), ACL_ERROR_INVALID_PARAM);
     TT_ASSERT_EQ(aclrtMemcpy(NULL, 0, NULL, 0, ACL_MEMCPY_DEFAULT), ACL_SUCCESS);
-    TT_ASSERT_EQ(aclrtMemcpy(b, 64, a, 1, (aclrtMemcpyKind)5), ACL_ERROR_INVALID_PARAM);
+    for (int k = ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE; k <= ACL_MEMCPY_INTER_DEVICE_TO_DEVICE; k++) /* upstream's */
+        TT_ASSERT_EQ(aclrtMemcpy(b, 64, a, 1, (aclrtMemcpyKind)k), ACL_SUCCESS);
+    TT_ASSERT_EQ(aclrtMemcpy(b, 64, a, 1, (aclrtMemcpyKind)8), ACL_ERROR_INVALID_PARAM);
     TT_ASSERT_EQ(aclrtMemcpy(b, 64, a, 1, (aclrtMemcpyKind)-1), ACL_ERROR_INVALID_PARAM);
     /* overlapping: memmove semantics */
     for (int i = 0; i < 64; i++) a[i] = (char)i;

@@ -365,6 +365,25 @@ static void test_null_and_async(void)
     TT_ASSERT_EQ(aclrtMemcpyAsync(dst, 8, src, 9, ACL_MEMCPY_DEFAULT, s), ACL_ERROR_INVALID_PARAM);
     TT_ASSERT_EQ(aclrtMemsetAsync(dst, 8, 0, 9, s), ACL_ERROR_INVALID_PARAM);
     TT_ASSERT_EQ(aclrtMemcpyAsync(dst, 8, src, 0, ACL_MEMCPY_DEFAULT, s), ACL_SUCCESS);
+    /* ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE stages the source: it may be reused or freed at
+     * once, and the queued copy still writes what it held at the call. */
+    {
+        char *staged = malloc(64);
+        memset(staged, 0x11, 64);
+        memset(dst, 0, sizeof dst);
+        TT_ASSERT_EQ(aclrtLaunchHostTask(s, sleep_task, (void *)(intptr_t)100), ACL_SUCCESS);
+        TT_ASSERT_EQ(aclrtMemcpyAsync(dst, sizeof dst, staged, 64, ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE, s),
+                     ACL_SUCCESS);
+        memset(staged, 0x22, 64);
+        free(staged);
+        TT_ASSERT_EQ(aclrtMemcpyAsync(dst + 64, sizeof dst - 64, src, 8, ACL_MEMCPY_INNER_DEVICE_TO_DEVICE, s),
+                     ACL_SUCCESS);
+        TT_ASSERT_EQ(aclrtMemcpyAsync(dst + 72, sizeof dst - 72, src, 8, ACL_MEMCPY_INTER_DEVICE_TO_DEVICE, s),
+                     ACL_SUCCESS);
+        TT_ASSERT_EQ(aclrtSynchronizeStream(s), ACL_SUCCESS);
+        TT_ASSERT(dst[0] == 0x11 && dst[63] == 0x11 && dst[64] == 0 && dst[71] == 7 && dst[79] == 7);
+        TT_ASSERT_EQ(aclrtMemcpyAsync(dst, 8, src, 8, (aclrtMemcpyKind)8, s), ACL_ERROR_INVALID_PARAM);
+    }
 
     int junk = 0;
     TT_ASSERT_EQ(aclrtLaunchHostTask(&junk, set_flag, &flag), ACL_ERROR_RT_INVALID_HANDLE);
