@@ -397,9 +397,12 @@ static PyObject *comm_async_error(CommObject *c, PyObject *unused)
     return PyLong_FromLong((long)e);
 }
 
-/* Runs d now (async == 0) or queues it; takes ownership of bufs' views and d's arrays. */
+/* Runs d now (async == 0) or queues it; takes ownership of bufs' views and d's arrays.
+ * async < 0: the async_op argument's truth test raised (PyObject_IsTrue); nothing runs. */
 static PyObject *submit(CommObject *c, opdesc *d, hbuf *bufs, int nbufs, int async, long peer)
 {
+    PyObject *fail = NULL;
+    if (async < 0) goto fail;
     d->comm = c->comm;
     if (!async) {
         HcclResult r;
@@ -415,7 +418,6 @@ static PyObject *submit(CommObject *c, opdesc *d, hbuf *bufs, int nbufs, int asy
         if (r != HCCL_SUCCESS) return raise_hccl(r, op_names[d->kind], (PyObject *)c, peer, NULL);
         Py_RETURN_NONE;
     }
-    PyObject *fail = NULL;
     if (!c->stream) {
         /* Created with the GIL held, so two threads cannot both create one. */
         aclrtStream s = NULL;

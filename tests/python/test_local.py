@@ -148,6 +148,26 @@ def test_argument_errors(one):
         hccl.all_reduce(np.zeros(2, "datetime64[s]"), group=one)
 
 
+class _NoBool:
+    def __bool__(self):
+        raise RuntimeError("async_op has no truth value")
+
+
+def test_async_op_whose_truth_test_raises(one):
+    # the error of bool(async_op) used to be ignored: the operation was queued anyway
+    # and the call ended in SystemError ("returned a result with an exception set")
+    inp, out = np.arange(3, dtype=np.float32), np.zeros(3, np.float32)
+    with pytest.raises(RuntimeError, match="async_op has no truth value"):
+        hccl.all_gather(out, inp, group=one, async_op=_NoBool())
+    with pytest.raises(ValueError, match="truth value of an array"):
+        hccl.all_gather(out, inp, group=one, async_op=np.array([1, 2]))
+    with pytest.raises(RuntimeError, match="async_op has no truth value"):
+        hccl.barrier(group=one, async_op=_NoBool())
+    assert not out.any()  # nothing ran
+    hccl.all_gather(out, inp, group=one, async_op=np.True_).wait()
+    assert out.tolist() == [0.0, 1.0, 2.0]
+
+
 def test_list_outputs_checked_before_the_operation_and_any_buffer_kind(one, two):
     # a read-only entry used to surface as NumPy's "assignment destination is read-only"
     # after the operation, with the entries before it already written
