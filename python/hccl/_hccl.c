@@ -474,10 +474,19 @@ fail:
 
 /* ------------------------------------------------------------------ argument helpers */
 
+/* An int too large for C (OverflowError from PyLong_As*) -> ValueError naming it. */
+static int int_out_of_range(PyObject *o, const char *fn, const char *what)
+{
+    if (!PyErr_ExceptionMatches(PyExc_OverflowError)) return -1;
+    PyErr_Clear();
+    PyErr_Format(PyExc_ValueError, "hccl%s%s: %s %R is out of range", fn ? " " : "", fn ? fn : "", what, o);
+    return -1;
+}
+
 static int get_u32(PyObject *o, uint32_t *out, const char *what)
 {
     long v = PyLong_AsLong(o);
-    if (v == -1 && PyErr_Occurred()) return -1;
+    if (v == -1 && PyErr_Occurred()) return int_out_of_range(o, NULL, what);
     if (v < 0 || v > 0x7fffffffL) {
         PyErr_Format(PyExc_ValueError, "hccl: %s %ld is out of range", what, v);
         return -1;
@@ -783,8 +792,10 @@ static int get_layout(PyObject *counts, PyObject *displs, uint32_t n, uint64_t *
             return -1;
         }
         for (uint32_t i = 0; i < n; i++) {
-            long long v = PyLong_AsLongLong(PySequence_Fast_GET_ITEM(f, i));
+            PyObject *item = PySequence_Fast_GET_ITEM(f, i);
+            long long v = PyLong_AsLongLong(item);
             if (v == -1 && PyErr_Occurred()) {
+                int_out_of_range(item, fn, k ? "displacement" : "count");
                 Py_DECREF(f);
                 return -1;
             }
@@ -1345,7 +1356,10 @@ static PyObject *mod_comm_init_all(PyObject *self, PyObject *arg)
 {
     (void)self;
     long n = PyLong_AsLong(arg);
-    if (n == -1 && PyErr_Occurred()) return NULL;
+    if (n == -1 && PyErr_Occurred()) {
+        int_out_of_range(arg, "comm_init_all", "rank count");
+        return NULL;
+    }
     if (n < 1 || n > 4096) {
         PyErr_Format(PyExc_ValueError, "hccl: comm_init_all needs 1..4096 ranks, not %ld", n);
         return NULL;

@@ -146,6 +146,14 @@ def test_argument_errors(one):
         hccl.all_to_all_single(np.zeros(3, np.float32), np.zeros(3, np.float32), [3], [1], group=one)
     with pytest.raises(TypeError, match="cannot be used as a buffer"):
         hccl.all_reduce(np.zeros(2, "datetime64[s]"), group=one)
+    # ints too large for C used to raise OverflowError ("Python int too large to convert
+    # to C long") without naming the argument
+    with pytest.raises(ValueError, match=r"root 1180591620717411303424 is out of range"):
+        hccl.broadcast(a, src=2**70, group=one)
+    with pytest.raises(ValueError, match=r"all_to_all_v: displacement -1180591620717411303424 is out of range"):
+        hccl.all_to_all_v(np.zeros(2), np.zeros(2), [2], [2], [0], [-2**70], group=one)
+    with pytest.raises(ValueError, match=r"comm_init_all: rank count 1180591620717411303424 is out of range"):
+        hccl.comm_init_all(2**70)
 
 
 class _NoBool:
