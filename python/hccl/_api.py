@@ -14,6 +14,7 @@ Failures raise :class:`HcclError` (a RuntimeError) with ``code`` (the HcclResult
 """
 
 import enum
+import operator
 import os
 import re
 import threading
@@ -680,6 +681,15 @@ def _rows(t):
     return n // shape[0] if shape[0] else 0
 
 
+def _split_sizes(fn, name, sizes):
+    """Split sizes as a list of ints: a float (int() would make 2.5 rows 2 without a
+    word), a string or None raises TypeError."""
+    try:
+        return [operator.index(s) for s in sizes]
+    except TypeError:
+        raise TypeError("hccl %s: %s must be a sequence of ints, not %r" % (fn, name, sizes)) from None
+
+
 def _offsets(counts):
     out, off = [], 0
     for c in counts:
@@ -826,13 +836,15 @@ def all_to_all_single(output, input, output_split_sizes=None, input_split_sizes=
         input_split_sizes = [nrows(input) // n] * n
     if output_split_sizes is None:
         output_split_sizes = [nrows(output) // n] * n
+    input_split_sizes = _split_sizes("all_to_all_single", "input_split_sizes", input_split_sizes)
+    output_split_sizes = _split_sizes("all_to_all_single", "output_split_sizes", output_split_sizes)
     for name, sizes, t in (("input", input_split_sizes, input), ("output", output_split_sizes, output)):
         rows = nrows(t)
-        if len(sizes) != n or any(int(x) < 0 for x in sizes) or sum(int(x) for x in sizes) != rows:
+        if len(sizes) != n or any(x < 0 for x in sizes) or sum(sizes) != rows:
             raise ValueError("hccl all_to_all_single: %s_split_sizes %s must be %d sizes >= 0 that add up to the "
                              "%s's %d rows (dimension 0)" % (name, list(sizes), n, name, rows))
-    sc = [int(s) * ri for s in input_split_sizes]
-    rc = [int(s) * ro for s in output_split_sizes]
+    sc = [s * ri for s in input_split_sizes]
+    rc = [s * ro for s in output_split_sizes]
     h = c.all_to_all_v(input, sc, _offsets(sc), output, rc, _offsets(rc), async_op)
     return Work(h, None, [output]) if async_op else None
 
@@ -887,7 +899,7 @@ def all_gather_v(output, input, output_split_sizes, group=None, async_op=False):
     if c is None:
         return None
     ro = _rows(output)
-    rc = [int(s) * ro for s in output_split_sizes]
+    rc = [s * ro for s in _split_sizes("all_gather_v", "output_split_sizes", output_split_sizes)]
     h = c.all_gather_v(input, output, rc, _offsets(rc), async_op)
     return Work(h, None, [output]) if async_op else None
 
@@ -899,7 +911,7 @@ def reduce_scatter_v(output, input, input_split_sizes, op=ReduceOp.SUM, group=No
     if c is None:
         return None
     ri = _rows(input)
-    sc = [int(s) * ri for s in input_split_sizes]
+    sc = [s * ri for s in _split_sizes("reduce_scatter_v", "input_split_sizes", input_split_sizes)]
     code = _op_code(op)
     h = c.reduce_scatter_v(input, sc, _offsets(sc), output, code, async_op)
     return Work(h, None, [output]) if async_op else None

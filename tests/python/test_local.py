@@ -208,6 +208,16 @@ def test_list_outputs_checked_before_the_operation_and_any_buffer_kind(one, two)
     with pytest.raises(ValueError, match="add up to the input's 1 rows"):
         hccl.all_to_all_single(out, np.array(5.0, np.float32), output_split_sizes=[1], input_split_sizes=[2],
                                group=one)
+    # split sizes are ints: int() used to turn 1.5 rows into 1 without a word
+    z = np.zeros(2, np.float32)
+    with pytest.raises(TypeError, match=r"all_gather_v: output_split_sizes must be a sequence of ints, not \[1.5\]"):
+        hccl.all_gather_v(z, z[:1].copy(), [1.5], group=one)
+    with pytest.raises(TypeError, match=r"reduce_scatter_v: input_split_sizes must be a sequence of ints"):
+        hccl.reduce_scatter_v(z[:1].copy(), z, [1.0], group=one)
+    with pytest.raises(TypeError, match=r"all_to_all_single: input_split_sizes must be a sequence of ints"):
+        hccl.all_to_all_single(z, z.copy(), [2], [2.0], group=one)
+    hccl.all_gather_v(z, np.ones(2, np.float32), [np.int64(2)], group=one)  # NumPy ints are ints
+    assert z.tolist() == [1.0, 1.0]
 
 
 def test_torch_argument_errors_and_dtypes(one):
