@@ -985,6 +985,10 @@ def batch_isend_irecv(p2p_op_list):
     between peers). Returns one Work per item (all complete together)."""
     if not p2p_op_list:
         return []
+    for i, p in enumerate(p2p_op_list):
+        if not all(hasattr(p, a) for a in ("op", "tensor", "peer", "group")):
+            raise TypeError("hccl batch_isend_irecv: p2p_op_list[%d] is %s %r, not a P2POp(op, tensor, peer, group)"
+                            % (i, type(p).__name__, p))
     group = p2p_op_list[0].group
     c, tr = _resolve(group)
     if c is None:

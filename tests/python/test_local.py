@@ -146,6 +146,9 @@ def test_argument_errors(one):
         hccl.all_to_all_single(np.zeros(3, np.float32), np.zeros(3, np.float32), [3], [1], group=one)
     with pytest.raises(TypeError, match="cannot be used as a buffer"):
         hccl.all_reduce(np.zeros(2, "datetime64[s]"), group=one)
+    # used to be AttributeError: 'tuple' object has no attribute 'group'
+    with pytest.raises(TypeError, match=r"p2p_op_list\[0\] is tuple .*not a P2POp"):
+        hccl.batch_isend_irecv([(hccl.isend, a, 0)])
     # ints too large for C used to raise OverflowError ("Python int too large to convert
     # to C long") without naming the argument
     with pytest.raises(ValueError, match=r"root 1180591620717411303424 is out of range"):
