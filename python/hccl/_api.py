@@ -14,6 +14,7 @@ Failures raise :class:`HcclError` (a RuntimeError) with ``code`` (the HcclResult
 """
 
 import enum
+import numbers
 import operator
 import os
 import re
@@ -302,6 +303,8 @@ _OP_BY_NAME = {"SUM": 0, "PROD": 1, "PRODUCT": 1, "MAX": 2, "MIN": 3, "AVG": 4}
 def _op_code(op):
     if isinstance(op, bool):
         raise TypeError("hccl: reduce op %r is a bool; pass a ReduceOp (SUM, PROD, MAX, MIN, AVG)" % (op,))
+    if not isinstance(op, int) and isinstance(op, numbers.Integral):  # a NumPy integer
+        op = int(op)
     if isinstance(op, int):  # ReduceOp, plain int
         if 0 <= op <= 4:
             return int(op)

@@ -140,6 +140,12 @@ def test_argument_errors(one):
         hccl.all_reduce(x, op=True, group=one)
     with pytest.raises(TypeError, match="not float 2.0"):
         hccl.all_reduce(x, op=2.0, group=one)
+    # a NumPy integer is an int value (it used to be refused: "... or its int value, not int64 2")
+    hccl.all_reduce(x, op=np.int64(2), group=one)
+    with pytest.raises(ValueError, match="unknown reduce op 7"):
+        hccl.all_reduce(x, op=np.uint8(7), group=one)
+    with pytest.raises(TypeError, match="not bool_ True"):
+        hccl.all_reduce(x, op=np.bool_(True), group=one)
     with pytest.raises(ValueError, match=r"output_tensor_list\[0\] has dtype float64, input_tensor_list\[0\] has"):
         hccl.all_to_all([np.zeros(2, np.float64)], [np.zeros(2, np.float32)], group=one)
     with pytest.raises(ValueError, match=r"input_split_sizes \[1\] must be 1 sizes >= 0 that add up to the input's 3"):
