@@ -558,7 +558,10 @@ def new_group(ranks, group=None):
     # derives the group's identity from the parent's and this id).
     seq = getattr(c, "_sub_seq", 0) + 1
     c._sub_seq = seq
-    ranks = [int(r) for r in ranks]
+    try:  # int() would make 0.5 rank 0, and the string "01" ranks 0 and 1
+        ranks = [operator.index(r) for r in ranks]
+    except TypeError:
+        raise TypeError("hccl new_group: ranks must be a sequence of ints, not %r" % (ranks,)) from None
     for i, r in enumerate(ranks):
         if not 0 <= r < c.size:
             raise ValueError("hccl new_group: %d is not a rank of the parent group (ranks 0..%d)" % (r, c.size - 1))

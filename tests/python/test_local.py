@@ -136,6 +136,10 @@ def test_argument_errors(one):
         hccl.new_group([0, 0], group=one)
     with pytest.raises(ValueError, match="3 is not a rank of the parent group"):
         hccl.new_group([0, 3], group=one)
+    with pytest.raises(TypeError, match=r"new_group: ranks must be a sequence of ints, not \[0.5\]"):
+        hccl.new_group([0.5], group=one)  # used to be rank 0
+    with pytest.raises(TypeError, match="new_group: ranks must be a sequence of ints, not '0'"):
+        hccl.new_group("0", group=one)
     with pytest.raises(TypeError, match="is a bool"):
         hccl.all_reduce(x, op=True, group=one)
     with pytest.raises(TypeError, match="not float 2.0"):
