@@ -452,6 +452,9 @@ int main(int argc, char **argv)
         return 1;
     }
     signal(SIGPIPE, SIG_IGN);
+    /* An inherited SIG_IGN for SIGCHLD (a parent that ignores it; exec keeps that) makes
+     * the kernel reap the ranks itself and send no SIGCHLD: we would wait forever. */
+    signal(SIGCHLD, SIG_DFL);
     fflush(NULL);
 
     int first_status = 0, failed = 0, spawn_error = 0;

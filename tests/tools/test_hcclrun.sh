@@ -94,6 +94,13 @@ awk -v e="$e" 'BEGIN { exit !(e >= 3 && e < 8) }' && pass "SIGKILL after the gra
 check_rc "rank killed by a signal" 137 $rc
 grep -q "rank 1 .*signal 9" "$T/err" && pass "signal named" || { fail "signal named"; cat "$T/err"; }
 
+# Started with SIGCHLD ignored (exec keeps SIG_IGN), the kernel would reap the ranks
+# itself and send no SIGCHLD: hcclrun must still see them end, not wait forever.
+if command -v perl >/dev/null; then
+    timeout -s KILL 10 perl -e '$SIG{CHLD} = "IGNORE"; exec @ARGV or die' "$HCCLRUN" -n 2 sh -c 'exit 3' 2>/dev/null
+    check_rc "started with SIGCHLD ignored" 3 $?
+fi
+
 # --- signal forwarding ---------------------------------------------------------------
 for sig in TERM HUP; do
     rm -f "$T"/ready.* "$T"/sig.*
