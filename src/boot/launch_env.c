@@ -191,6 +191,7 @@ static HcclResult read_root(getenv_t fn, hccl_launch_env *out, char *err, size_t
     }
     memcpy(out->root_addr, addr, n);
     out->root_addr[n] = '\0';
+    out->root_addr_var = addr_var;
 
     uint64_t port;
     if (env(fn, "HCCL_ROOT_PORT")) {

@@ -20,6 +20,7 @@ typedef struct hccl_launch_env {
     uint32_t rank, nranks;
     int32_t local_rank; /* -1 when unknown */
     char root_addr[256];
+    const char *root_addr_var; /* "HCCL_ROOT_ADDR" or "MASTER_ADDR": where root_addr came from */
     uint16_t root_port;
     uint64_t secret;
     const char *source; /* "torchrun", "slurm", "openmpi", "pmi" */

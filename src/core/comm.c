@@ -780,7 +780,11 @@ HcclResult hccl_comm_init_env(const HcclCommConfig *config, hccl_comm **out)
     hccl_comm_cfg cfg;
     CHECK(hccl_comm_cfg_resolve(config, &cfg));
     hccl_addr root;
-    CHECK(hccl_addr_parse(env.root_addr, env.root_port, &root));
+    if (hccl_addr_parse(env.root_addr, env.root_port, &root) != HCCL_SUCCESS) {
+        HCCL_WARN(INIT, "launch environment: %s=\"%s\" (the bootstrap root's address) cannot be resolved on this host",
+                  env.root_addr_var, env.root_addr);
+        return HCCL_E_PARA;
+    }
     hccl_boot_ident ident = {env.secret, hccl_fnv1a("world", 5, env.secret ^ HCCL_FNV_SEED), 0};
     /* A host name that resolves to loopback here (Debian maps the own host name to
      * 127.0.1.1) may name a real interface for the other hosts. */

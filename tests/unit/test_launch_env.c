@@ -2,13 +2,16 @@
  * test_launch_env.c - launcher environment reader: each launcher's variables (torchrun,
  * slurm, openmpi, pmi), precedence between launchers and between root variables, local
  * rank, job secret (given as hex, decimal or text; derived from job ids), and every error
- * case, through a fake environment table passed as getenv_fn.
+ * case, through a fake environment table passed as getenv_fn; an unresolvable root
+ * address through hccl_comm_init_env (HcclCommInitFromEnv).
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "boot/launch_env.h"
+#include "core/comm.h"
+#include "util/log.h"
 #include "tinytest.h"
 
 /* ---- the fake environment: "NAME=value" strings, NULL-terminated ---- */
@@ -307,6 +310,21 @@ static void test_real_getenv(void)
     TT_ASSERT_EQ(e.nranks, 3);
     TT_ASSERT_EQ(e.root_port, 40001);
     TT_ASSERT(e.secret == 16);
+    TT_ASSERT(e.root_addr_var && strcmp(e.root_addr_var, "MASTER_ADDR") == 0);
+
+    /* A root address that does not resolve: the error names the variable it came from
+     * (".invalid" never resolves, RFC 6761). */
+    hccl_comm *comm = NULL;
+    setenv("MASTER_ADDR", "no-such-host.invalid", 1);
+    TT_ASSERT_EQ(hccl_comm_init_env(NULL, &comm), HCCL_E_PARA);
+    TT_ASSERT_MSG(has(hccl_log_last_warn(), "MASTER_ADDR=\"no-such-host.invalid\""), "'%s'",
+                  hccl_log_last_warn());
+    setenv("HCCL_ROOT_ADDR", "no-such-host.invalid", 1);
+    TT_ASSERT_EQ(hccl_comm_init_env(NULL, &comm), HCCL_E_PARA);
+    TT_ASSERT_MSG(has(hccl_log_last_warn(), "HCCL_ROOT_ADDR=\"no-such-host.invalid\""), "'%s'",
+                  hccl_log_last_warn());
+    TT_ASSERT(comm == NULL);
+    unsetenv("HCCL_ROOT_ADDR");
     unsetenv("RANK");
     unsetenv("WORLD_SIZE");
 }
