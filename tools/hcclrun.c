@@ -18,7 +18,9 @@
  * a rank exits non-zero or by a signal, one line naming it goes to stderr, the
  * other ranks get SIGTERM and, 3 s later, SIGKILL. The exit status is the first
  * failing rank's (128 + signal number for a signal), 0 when all succeed. Ranks
- * also die with SIGKILL when hcclrun itself dies (PR_SET_PDEATHSIG).
+ * also die with SIGKILL when hcclrun itself dies (PR_SET_PDEATHSIG). hcclrun is a
+ * child subreaper: when a job fails or is signalled, the processes its ranks started
+ * and left running (a shell's command, workers) get SIGKILL once the ranks are gone.
  *
  * --tag-output: each rank's stdout and stderr go through pipes and every line is
  * written out prefixed with "[rank] ".
@@ -294,6 +296,37 @@ static void signal_children(int sig)
         if (children[i].pid > 0) kill(children[i].pid, sig);
 }
 
+/* As a child subreaper (PR_SET_CHILD_SUBREAPER) hcclrun inherits what a rank started
+ * and left behind when the rank ends. Sends sig to each such process; returns how many. */
+static int signal_orphans(int sig)
+{
+    static char buf[65536];
+    char path[64];
+    size_t len = 0;
+    ssize_t r;
+    int n = 0, fd;
+    snprintf(path, sizeof(path), "/proc/self/task/%d/children", (int)getpid());
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 0;
+    while (len < sizeof(buf) - 1 && (r = read(fd, buf + len, sizeof(buf) - 1 - len)) != 0) {
+        if (r < 0) {
+            if (errno == EINTR) continue;
+            break;
+        }
+        len += (size_t)r;
+    }
+    close(fd);
+    buf[len] = '\0';
+    for (char *p = buf, *end;; p = end) {
+        long pid = strtol(p, &end, 10);
+        int is_rank = 0;
+        if (end == p) break;
+        for (int c = 0; c < nchildren; c++) is_rank |= children[c].pid == (pid_t)pid;
+        if (pid > 0 && !is_rank && kill((pid_t)pid, sig) == 0) n++;
+    }
+    return n;
+}
+
 static int live_children(void)
 {
     int n = 0;
@@ -311,6 +344,8 @@ int main(int argc, char **argv)
     sigset_t sigs, oldmask;
     int sfd;
 
+    /* Orphans of the ranks come to us, not to init (signal_orphans). */
+    prctl(PR_SET_CHILD_SUBREAPER, 1);
     for (i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *val = NULL;
@@ -650,6 +685,18 @@ int main(int argc, char **argv)
     if (live_children() > 0) { /* only after a poll failure */
         for (int c = 0; c < nchildren; c++)
             if (children[c].pid > 0) waitpid(children[c].pid, NULL, 0);
+    }
+    /* A job that failed or was signalled leaves nothing behind: processes the ranks
+     * started (a shell's command, a worker) are ours now that the ranks are gone. Kill
+     * and reap them until none is left (one killed may hand us its own children). */
+    if (failed || signalled) {
+        int killed = 0, k;
+        while ((k = signal_orphans(SIGKILL)) > 0) {
+            killed += k;
+            for (int j = 0; j < k; j++) /* reap them, so the next round lists only new ones */
+                if (waitpid(-1, NULL, 0) < 0 && errno != EINTR) break;
+        }
+        if (killed > 0) fprintf(stderr, "hcclrun: killed %d process(es) the ranks left running\n", killed);
     }
     for (int c = 0; c < nchildren; c++)
         for (int k = 0; k < 2; k++) {

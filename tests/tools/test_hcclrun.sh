@@ -2,7 +2,7 @@
 # test_hcclrun.sh HCCLRUN - tests of the hcclrun launcher with small shell programs:
 # usage errors, the variables every rank gets, exit status propagation, a failing
 # rank stopping the others (SIGTERM, then SIGKILL after 3 s), signal forwarding (a
-# second signal kills at once),
+# second signal kills at once), no processes left behind by a failed or signalled job,
 # --tag-output, and finding a program next to the hcclrun executable.
 set -u
 HCCLRUN=${1:?usage: test_hcclrun.sh path/to/hcclrun}
@@ -100,6 +100,25 @@ if command -v perl >/dev/null; then
     timeout -s KILL 10 perl -e '$SIG{CHLD} = "IGNORE"; exec @ARGV or die' "$HCCLRUN" -n 2 sh -c 'exit 3' 2>/dev/null
     check_rc "started with SIGCHLD ignored" 3 $?
 fi
+
+# A failed or signalled job leaves nothing running: what a rank started (a shell's
+# background command, a nested shell) gets SIGKILL once the ranks are gone.
+alive_of() { for f in "$@"; do [ -s "$f" ] && kill -0 "$(cat "$f")" 2>/dev/null && echo "$f"; done; }
+rm -f "$T"/orphan.*
+"$HCCLRUN" -n 2 sh -c 'sleep 30 & echo $! > "'"$T"'/orphan.$RANK"
+    if [ "$RANK" = 1 ]; then while [ ! -s "'"$T"'/orphan.0" ]; do sleep 0.02; done; exit 4; fi; wait' 2>"$T/err"
+check_rc "failing rank with background children" 4 $?
+left=$(alive_of "$T"/orphan.0 "$T"/orphan.1)
+[ -z "$left" ] && grep -q "killed 2 process(es) the ranks left running" "$T/err" &&
+    pass "a failed job leaves no processes behind" || { fail "a failed job leaves no processes behind: $left"; cat "$T/err"; }
+rm -f "$T"/orphan.* "$T"/ready.*
+"$HCCLRUN" -n 2 sh -c 'sh -c "sleep 30 & echo \$! > '"$T"'/orphan.\$RANK; wait"; true' 2>"$T/err" &
+pid=$!
+for _ in $(seq 100); do [ -s "$T/orphan.0" ] && [ -s "$T/orphan.1" ] && break; sleep 0.05; done
+kill -TERM $pid; wait $pid
+left=$(alive_of "$T"/orphan.0 "$T"/orphan.1)
+[ -z "$left" ] && pass "a signalled job leaves no processes behind" ||
+    { fail "a signalled job leaves no processes behind: $left"; cat "$T/err"; }
 
 # --- signal forwarding ---------------------------------------------------------------
 for sig in TERM HUP; do
