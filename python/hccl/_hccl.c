@@ -109,19 +109,22 @@ static float bf16_to_f32(uint16_t b)
     return v.f;
 }
 
+/* The divisor n (the group size, up to 65536) is not converted to T, where it may not
+ * fit (int8 from 128 ranks, uint8 from 256: a division by zero): signed integers
+ * divide in int64_t, unsigned ones in W = uint64_t, floats in W = T. */
 #define FLOOR_DIV(T)                                                   \
     do {                                                               \
         T *p = buf;                                                    \
         for (uint64_t i = 0; i < count; i++) {                         \
-            T q = (T)(p[i] / (T)n);                                    \
-            if (p[i] % (T)n != 0 && p[i] < 0) q--;                     \
-            p[i] = q;                                                  \
+            int64_t x = p[i], q = x / (int64_t)n;                      \
+            if (x % (int64_t)n != 0 && x < 0) q--;                     \
+            p[i] = (T)q;                                               \
         }                                                              \
     } while (0)
-#define PLAIN_DIV(T)                                                   \
+#define PLAIN_DIV(T, W)                                                \
     do {                                                               \
         T *p = buf;                                                    \
-        for (uint64_t i = 0; i < count; i++) p[i] = (T)(p[i] / (T)n);  \
+        for (uint64_t i = 0; i < count; i++) p[i] = (T)(p[i] / (W)n);  \
     } while (0)
 
 /* buf[i] /= n in its dtype, as torch's div_ (floats: in float, then rounded to
@@ -133,12 +136,12 @@ static HcclResult avg_divide(void *buf, uint64_t count, HcclDataType dt, uint32_
     case HCCL_DATA_TYPE_INT16: FLOOR_DIV(int16_t); break;
     case HCCL_DATA_TYPE_INT32: FLOOR_DIV(int32_t); break;
     case HCCL_DATA_TYPE_INT64: FLOOR_DIV(int64_t); break;
-    case HCCL_DATA_TYPE_UINT8: PLAIN_DIV(uint8_t); break;
-    case HCCL_DATA_TYPE_UINT16: PLAIN_DIV(uint16_t); break;
-    case HCCL_DATA_TYPE_UINT32: PLAIN_DIV(uint32_t); break;
-    case HCCL_DATA_TYPE_UINT64: PLAIN_DIV(uint64_t); break;
-    case HCCL_DATA_TYPE_FP32: PLAIN_DIV(float); break;
-    case HCCL_DATA_TYPE_FP64: PLAIN_DIV(double); break;
+    case HCCL_DATA_TYPE_UINT8: PLAIN_DIV(uint8_t, uint64_t); break;
+    case HCCL_DATA_TYPE_UINT16: PLAIN_DIV(uint16_t, uint64_t); break;
+    case HCCL_DATA_TYPE_UINT32: PLAIN_DIV(uint32_t, uint64_t); break;
+    case HCCL_DATA_TYPE_UINT64: PLAIN_DIV(uint64_t, uint64_t); break;
+    case HCCL_DATA_TYPE_FP32: PLAIN_DIV(float, float); break;
+    case HCCL_DATA_TYPE_FP64: PLAIN_DIV(double, double); break;
     case HCCL_DATA_TYPE_FP16: {
         uint16_t *p = buf;
         for (uint64_t i = 0; i < count; i++) p[i] = f32_to_half(half_to_f32(p[i]) / (float)n);
@@ -1402,6 +1405,28 @@ static PyObject *mod_error_string(PyObject *self, PyObject *arg)
     return PyUnicode_FromString(HcclGetErrorString((HcclResult)code));
 }
 
+/* _avg_divide(buffer, n): ReduceOp.AVG's division of a buffer by a group size n, on
+ * its own (for the tests: a group of hundreds of ranks is not needed to check it). */
+static PyObject *mod_avg_divide(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *obj;
+    unsigned long n;
+    hbuf b;
+    if (!PyArg_ParseTuple(args, "Ok", &obj, &n)) return NULL;
+    if (n == 0 || n > UINT32_MAX) {
+        PyErr_Format(PyExc_ValueError, "hccl: _avg_divide needs 1..%u, not %lu", UINT32_MAX, n);
+        return NULL;
+    }
+    if (pyhccl_buf_get(obj, &b, 1, "buffer") < 0) return NULL;
+    HcclResult r = b.dtype == PYHCCL_DT_BOOL ? HCCL_E_NOT_SUPPORT
+                                             : avg_divide(b.ptr, b.count, pyhccl_wire_dtype(b.dtype), (uint32_t)n);
+    if (r != HCCL_SUCCESS) PyErr_Format(PyExc_TypeError, "hccl: ReduceOp.AVG is not defined for %s", pyhccl_dtype_name(b.dtype));
+    pyhccl_buf_release(&b);
+    if (r != HCCL_SUCCESS) return NULL;
+    Py_RETURN_NONE;
+}
+
 static PyObject *mod_set_error_factory(PyObject *self, PyObject *fn)
 {
     (void)self;
@@ -1419,6 +1444,7 @@ static PyMethodDef mod_methods[] = {
     {"comm_init_all", mod_comm_init_all, METH_O, "comm_init_all(n) -> list of n Comm (ranks in this process)"},
     {"error_string", mod_error_string, METH_O, "HcclGetErrorString(code)"},
     {"_set_error_factory", mod_set_error_factory, METH_O, NULL},
+    {"_avg_divide", mod_avg_divide, METH_VARARGS, NULL},
     {"_set_torch_provider", pyhccl_set_torch_provider, METH_O, NULL},
     {NULL, NULL, 0, NULL}};
 

@@ -257,6 +257,32 @@ def test_torch_argument_errors_and_dtypes(one):
     assert hccl._api._op_code(dist.ReduceOp.MAX) == 2 and hccl._api._op_code(dist.ReduceOp.PRODUCT) == 1
 
 
+AVG_DIVIDE = """
+import hccl, numpy as np
+def div(values, dt, n):
+    a = np.array(values, dt)
+    hccl._hccl._avg_divide(a, n)
+    return a.tolist()
+# group sizes that do not fit the element type: int8 from 128, uint8 from 256 (was a
+# division by zero, SIGFPE), int16 from 32768, uint16 from 65536
+assert div([100, -100, 127, -128, 0], np.int8, 200) == [0, -1, 0, -1, 0]
+assert div([255, 3, 0], np.uint8, 256) == [0, 0, 0]
+assert div([-32768, 32767, -1], np.int16, 40000) == [-1, 0, -1]
+assert div([65535, 7], np.uint16, 65536) == [0, 0]
+assert div([-7, 7, -8], np.int8, 4) == [-2, 1, -2]
+assert div([2.0, -3.0], np.float32, 300) == [np.float32(2) / np.float32(300), np.float32(-3) / np.float32(300)]
+print("avg ok")
+"""
+
+
+def test_avg_divides_by_any_group_size():
+    # ReduceOp.AVG divides the sum by the group size; that size was converted to the
+    # element type, so int8 groups of 128+ ranks got wrong quotients and uint8 groups of
+    # 256+ ranks died of a division by zero. Checked in a child: a SIGFPE kills it.
+    r = launch.run_python(AVG_DIVIDE)
+    assert r.rc == 0 and "avg ok" in r.out, r
+
+
 def test_async_wait_timeout_then_completion(two):
     a = [np.full(4, float(i + 1), np.float32) for i in range(2)]
     h = hccl.all_reduce(a[0], group=two[0], async_op=True)
