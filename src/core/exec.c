@@ -16,10 +16,14 @@
 #include "util/ticks.h"
 #include "util/util.h"
 
+#include <fenv.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <xmmintrin.h>
+#endif
 
 void hccl_op_args_clear(hccl_op_args *a)
 {
@@ -140,6 +144,44 @@ static int inherited(const hccl_comm *c, const hccl_op_args *args)
     return 1;
 }
 
+/* Operations compute in the default floating-point environment (round to nearest even,
+ * subnormals kept, exceptions masked: src/reduce's contract), whatever the thread that
+ * runs them has set. A caller with flush-to-zero / denormals-are-zero (as
+ * torch.set_flush_denormal(True) or -ffast-math's start-up code sets), another rounding
+ * mode or unmasked exceptions would otherwise get results, or a SIGFPE, that depend on
+ * whether its own thread (NULL stream, a synchronize that runs the task) or the
+ * stream's worker ran the operation. On x86 only MXCSR matters (SSE arithmetic), and
+ * it is written only when it differs from the default. */
+typedef struct fp_saved {
+#if defined(__SSE2__)
+    unsigned csr;
+#else
+    fenv_t env;
+#endif
+    int changed;
+} fp_saved;
+
+static void fp_default(fp_saved *s)
+{
+#if defined(__SSE2__)
+    s->csr = _mm_getcsr();
+    s->changed = (s->csr & ~0x3Fu) != 0x1F80u; /* ignoring the sticky exception flags */
+    if (s->changed) _mm_setcsr(0x1F80u);
+#else
+    s->changed = fegetenv(&s->env) == 0 && fesetenv(FE_DFL_ENV) == 0;
+#endif
+}
+
+static void fp_restore(const fp_saved *s)
+{
+    if (!s->changed) return;
+#if defined(__SSE2__)
+    _mm_setcsr(s->csr);
+#else
+    fesetenv(&s->env);
+#endif
+}
+
 HcclResult hccl_comm_run(hccl_comm *c, const hccl_op_args *args, uint64_t fr_id)
 {
     if (inherited(c, args)) return HCCL_E_PARA;
@@ -185,8 +227,11 @@ HcclResult hccl_comm_run(hccl_comm *c, const hccl_op_args *args, uint64_t fr_id)
     hccl_op_args copied;
     void *copy;
     const hccl_op_args *run;
+    fp_saved fp_env;
+    fp_default(&fp_env);
     HcclResult res = private_input(c, args, algo, &copied, &run, &copy) ? hccl_algo_run_with(&ctx, run, algo)
                                                                        : HCCL_E_MEMORY;
+    fp_restore(&fp_env);
     if (copy) hccl_free(copy);
     if (res != HCCL_SUCCESS) {
         char what[160];
