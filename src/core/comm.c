@@ -11,6 +11,7 @@
 #include "boot/launch_env.h"
 #include "reduce/reduce.h"
 #include "runtime/sharemem.h"
+#include "runtime/stream_task.h"
 #include "transport/shm/slots.h"
 #include "util/errors.h"
 #include "util/log.h"
@@ -989,6 +990,18 @@ fail:
 
 /* ---- destruction ------------------------------------------------------------------- */
 
+/* Frees a communicator destroyed from a stream task once the operations it still had
+ * queued have been dropped (hccl_comm_destroy). */
+static void *reap(void *p)
+{
+    hccl_comm *c = p;
+    pthread_setname_np(pthread_self(), "hccl-reaper");
+    hccl_ref_wait(&comm_drain, &c->refs, NULL);
+    HCCL_INFO(INIT, "comm %s: rank %u destroyed", c->name, c->rank);
+    comm_free(c);
+    return NULL;
+}
+
 HcclResult hccl_comm_destroy(HcclComm handle)
 {
     if (!handle) {
@@ -1015,6 +1028,18 @@ HcclResult hccl_comm_destroy(HcclComm handle)
     clock_gettime(CLOCK_REALTIME, &ts);
     ts.tv_sec += 1;
     if (hccl_ref_wait(&comm_drain, &c->refs, &ts) != 0) {
+        if (aclrtInternalInStreamTask()) {
+            /* A host task (or a synchronizer running the stream's tasks): operations
+             * queued behind it on its stream cannot be reached before it returns, so
+             * waiting for them here would never end. A thread of ours waits instead. */
+            __atomic_store_n(&c->aborting, 1, __ATOMIC_RELEASE);
+            if (hccl_thread_start(NULL, reap, c) == 0) {
+                HCCL_WARN(INIT, "comm %s rank %u: destroyed from a stream task with %d operation(s) still queued or "
+                          "waiting for peers; they are dropped when reached, and the communicator is freed then",
+                          c->name, c->rank, __atomic_load_n(&c->refs, __ATOMIC_SEQ_CST));
+                return HCCL_SUCCESS;
+            }
+        }
         HCCL_WARN(INIT, "comm %s rank %u: destroyed with %d operation(s) still waiting for peers; aborting them",
                   c->name, c->rank, __atomic_load_n(&c->refs, __ATOMIC_SEQ_CST));
         __atomic_store_n(&c->aborting, 1, __ATOMIC_RELEASE);

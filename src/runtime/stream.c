@@ -65,6 +65,7 @@
  * forgotten there (its handle becomes invalid); new streams work normally.
  */
 #include "runtime/runtime_int.h"
+#include "runtime/stream_task.h"
 
 #include "util/log.h"
 #include "util/param.h"
@@ -610,6 +611,8 @@ void hccl_rt_stream_help(const hccl_rt_stream_pos *pos)
     pthread_mutex_unlock(&s->mu);
     stream_put(s);
 }
+
+int aclrtInternalInStreamTask(void) { return tls_frames != NULL; }
 
 int hccl_rt_stream_behind_here(const hccl_rt_stream_pos *pos)
 {

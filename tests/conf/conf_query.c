@@ -14,7 +14,9 @@
  *   with the parent's. Then lifecycle edges on an all-ranks sub-communicator: destroyed
  *   inside an open group holding its Send/Recv (destroy returns within 2 s and
  *   HcclGroupEnd fails with HCCL_E_PARA instead of destroy waiting forever); its stale
- *   handle refused even after another sub-communicator was created; and (processes
+ *   handle refused even after another sub-communicator was created; each rank's own
+ *   one-rank sub-communicator destroyed by a host task with an AllReduce of it queued
+ *   behind on the same stream (destroy returns, the AllReduce fails); and (processes
  *   only) a fork child destroying its copy of one with an operation queued returns
  *   within 10 s while the parent's operation completes.
  * config: HcclCommInitRootInfoConfig with a configured name and a 1 MB buffer (a 6 MiB
@@ -283,11 +285,61 @@ static aclError sleep_300ms(void *arg)
     return ACL_SUCCESS;
 }
 
+typedef struct {
+    HcclComm comm;
+    HcclResult rc;
+    double secs;
+    atomic_int queued; /* the AllReduce is enqueued behind the task */
+} destroy_arg;
+
+static aclError wait_queued(void *arg)
+{
+    destroy_arg *a = arg;
+    for (int i = 0; i < 10000 && !atomic_load(&a->queued); i++) usleep(1000);
+    return ACL_SUCCESS;
+}
+
+/* HcclCommDestroy from a host task, with an operation of the communicator queued
+ * behind it on the same stream (it cannot run before the task returns). */
+static aclError destroy_task(void *arg)
+{
+    destroy_arg *a = arg;
+    double t0 = conf_now();
+    a->rc = HcclCommDestroy(a->comm);
+    a->secs = conf_now() - t0;
+    return ACL_SUCCESS;
+}
+
+/* Each rank's own one-rank sub-communicator destroyed by a host task on ctx->stream
+ * with an AllReduce of it queued behind: destroy returns, the AllReduce is dropped (the
+ * stream reports it) and the stream keeps working. */
+static void destroy_in_task(conf_ctx *ctx)
+{
+    uint32_t me = (uint32_t)ctx->rank;
+    destroy_arg a = {make_sub(ctx, 1, &me, 202, 0, NULL, "destroyed in a host task"), HCCL_E_RESERVED, 0, 0};
+    if (!a.comm) return;
+    int32_t x[4] = {1, 2, 3, 4};
+    conf_step(ctx, "HcclCommDestroy in a host task, an AllReduce of the communicator queued behind it");
+    if (!conf_acl_ok(ctx, aclrtLaunchHostTask(ctx->stream, wait_queued, &a), "aclrtLaunchHostTask(wait)") ||
+        !conf_acl_ok(ctx, aclrtLaunchHostTask(ctx->stream, destroy_task, &a), "aclrtLaunchHostTask(destroy)"))
+        return;
+    conf_ok(ctx, HcclAllReduce(x, x, 4, HCCL_DATA_TYPE_INT32, HCCL_REDUCE_SUM, a.comm, ctx->stream),
+            "AllReduce queued behind the destroy");
+    atomic_store(&a.queued, 1);
+    if (aclrtSynchronizeStream(ctx->stream) == ACL_SUCCESS)
+        conf_fail(ctx, "the AllReduce queued behind its communicator's destroy did not fail");
+    if (a.rc != HCCL_SUCCESS) conf_fail(ctx, "HcclCommDestroy in a host task returned %d", (int)a.rc);
+    if (a.secs > 5.0) conf_fail(ctx, "HcclCommDestroy in a host task took %.1f s", a.secs);
+    conf_acl_ok(ctx, aclrtLaunchHostTask(ctx->stream, sleep_300ms, NULL), "aclrtLaunchHostTask after it");
+    conf_sync(ctx, ctx->stream, "the stream after the destroy in a host task");
+}
+
 static void lifecycle(conf_ctx *ctx)
 {
     int n = ctx->nranks, r = ctx->rank;
     uint32_t all[CONF_MAX_RANKS];
     for (int i = 0; i < n; i++) all[i] = (uint32_t)i;
+    destroy_in_task(ctx);
     if (n < 2) return;
     HcclComm a = make_sub(ctx, (uint32_t)n, all, 200, (uint32_t)r, NULL, "lifecycle A");
     if (!a) return;
