@@ -358,13 +358,35 @@ static void comm_free(hccl_comm *c)
  * so that the check costs no system call per operation, not even in a fork child
  * (a multiprocessing worker) that runs communicators of its own. */
 int hccl_comm_fork_pid;
-static void comm_postfork_child(void) { __atomic_store_n(&hccl_comm_fork_pid, (int)getpid(), __ATOMIC_RELAXED); }
-static void comm_install_atfork(void) { pthread_atfork(NULL, NULL, comm_postfork_child); }
+/* The process-wide locks are taken around fork: another thread of the parent may hold
+ * one (registry_lock: every call that looks up a handle), and the child, where that
+ * thread does not exist, would then wait forever in its first HcclCommInit* or
+ * HcclCommDestroy. The drain's waiters are the parent's threads: not the child's. */
+static void comm_prefork(void)
+{
+    pthread_mutex_lock(&quarantine_lock);
+    hccl_spin_lock(&registry_lock);
+}
+static void comm_postfork_parent(void)
+{
+    hccl_spin_unlock(&registry_lock);
+    pthread_mutex_unlock(&quarantine_lock);
+}
+static void comm_postfork_child(void)
+{
+    __atomic_store_n(&hccl_comm_fork_pid, (int)getpid(), __ATOMIC_RELAXED);
+    hccl_spin_unlock(&registry_lock);
+    pthread_mutex_unlock(&quarantine_lock);
+    hccl_drain_reset(&comm_drain);
+}
+/* At load: handle lookups take registry_lock before any communicator exists. */
+__attribute__((constructor)) static void comm_install_atfork(void)
+{
+    pthread_atfork(comm_prefork, comm_postfork_parent, comm_postfork_child);
+}
 
 static hccl_comm *comm_alloc(uint32_t rank, uint32_t nranks, const hccl_comm_cfg *cfg)
 {
-    static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
-    pthread_once(&atfork_once, comm_install_atfork);
     hccl_comm *c = hccl_calloc(1, sizeof *c);
     if (!c) {
         HCCL_WARN(INIT, "rank %u: out of memory for a communicator", rank);

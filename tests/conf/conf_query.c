@@ -7,7 +7,8 @@
  *   non-empty text per code 0..24), HcclGetCommAsyncError, HcclSet/GetConfig, the ACL
  *   device queries, aclrtMalloc zero fill; then HcclCommDestroy of the second
  *   communicator and calls on the destroyed handle (an error, never a crash), while the
- *   first communicator keeps working.
+ *   first communicator keeps working; then rank 0 forks 20 times while another thread
+ *   keeps looking up a handle, and each child creates, uses and destroys a communicator.
  * subcomm: HcclCommConfigInit defaults; HcclCreateSubCommConfig for even and odd ranks
  *   (the odd group's root late), for all ranks in reverse order (with a configured
  *   name; then that subCommId and that name again: refused) and for each rank alone; collectives on the sub-communicators interleaved
@@ -25,7 +26,9 @@
  */
 #include "conf.h"
 #include <math.h>
+#include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -134,6 +137,51 @@ static void acl_queries(conf_ctx *ctx)
     }
 }
 
+static atomic_int lookups_stop;
+
+static void *look_up_handle(void *arg)
+{
+    uint32_t v;
+    while (!atomic_load(&lookups_stop)) HcclGetRankSize((HcclComm)arg, &v);
+    return NULL;
+}
+
+/* fork while another thread keeps looking up a handle (every such call holds the
+ * library's lock of live handles for a moment): each child creates, uses and destroys
+ * a communicator of its own, which it could not while that lock stayed held in it. */
+static void fork_while_looking_up(conf_ctx *ctx)
+{
+    conf_step(ctx, "fork while another thread looks up handles; each child makes its own communicator");
+    pthread_t t;
+    atomic_store(&lookups_stop, 0);
+    if (pthread_create(&t, NULL, look_up_handle, ctx->comm) != 0) {
+        conf_fail(ctx, "pthread_create");
+        return;
+    }
+    for (int i = 0; i < 20; i++) {
+        pid_t pid = fork();
+        if (pid == 0) {
+            signal(SIGALRM, SIG_DFL); /* not the watchdog's handler: a hang shows as SIGALRM */
+            alarm(5);
+            HcclRootInfo ri;
+            HcclComm c;
+            int32_t x[4] = {1, 2, 3, 4};
+            if (HcclGetRootInfo(&ri) != HCCL_SUCCESS || HcclCommInitRootInfo(1, &ri, 0, &c) != HCCL_SUCCESS) _exit(2);
+            if (HcclAllReduce(x, x, 4, HCCL_DATA_TYPE_INT32, HCCL_REDUCE_SUM, c, NULL) != HCCL_SUCCESS || x[3] != 4)
+                _exit(3);
+            _exit(HcclCommDestroy(c) == HCCL_SUCCESS ? 0 : 4);
+        }
+        int status = -1;
+        if (pid > 0) waitpid(pid, &status, 0);
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+            conf_fail(ctx, "fork %d: the child's own communicator failed (status %#x; SIGALRM: it hung)", i, status);
+            break;
+        }
+    }
+    atomic_store(&lookups_stop, 1);
+    pthread_join(t, NULL);
+}
+
 void conf_suite_queries(conf_ctx *ctx)
 {
     int n = ctx->nranks, r = ctx->rank;
@@ -230,6 +278,7 @@ void conf_suite_queries(conf_ctx *ctx)
     if (HcclCommGetHandleWithName(g_shared->names2[r], &h) == HCCL_SUCCESS)
         conf_fail(ctx, "HcclCommGetHandleWithName found destroyed communicator \"%s\" (%p)", g_shared->names2[r], h);
     check_world(ctx, ctx->comm, "comm after destroying comm2");
+    if (r == 0) fork_while_looking_up(ctx);
 }
 
 /* ---- sub-communicators ------------------------------------------------------------ */
