@@ -196,6 +196,9 @@ static void log_init(void)
     if (sub && *sub) log_subsys = parse_subsys(sub);
     if (gethostname(log_host, sizeof log_host) != 0) snprintf(log_host, sizeof log_host, "?");
     log_host[sizeof log_host - 1] = 0;
+    /* Always: a child forked while another thread wrote a line would otherwise
+     * inherit log_lock held, and wait forever at its first line. */
+    pthread_atfork(log_prefork, log_postfork_parent, log_postfork_child);
     const char *file = getenv("HCCL_DEBUG_FILE");
     if (!file || !*file) return;
     snprintf(log_pattern, sizeof log_pattern, "%s", file);
@@ -206,7 +209,6 @@ static void log_init(void)
         p++; /* "%%r" is a literal "%r" */
     }
     if (!log_wants_rank) open_log_file(NULL);
-    if (log_per_process) pthread_atfork(log_prefork, log_postfork_parent, log_postfork_child);
 }
 
 int hccl_log_enabled(hccl_log_level level, unsigned subsys)
