@@ -227,6 +227,7 @@ HcclResult hccl_comm_run(hccl_comm *c, const hccl_op_args *args, uint64_t fr_id)
     hccl_op_args copied;
     void *copy;
     const hccl_op_args *run;
+    unsigned warns = hccl_log_warn_count();
     fp_saved fp_env;
     fp_default(&fp_env);
     HcclResult res = private_input(c, args, algo, &copied, &run, &copy) ? hccl_algo_run_with(&ctx, run, algo)
@@ -237,6 +238,13 @@ HcclResult hccl_comm_run(hccl_comm *c, const hccl_op_args *args, uint64_t fr_id)
         char what[160];
         hccl_fingerprint_str(&fp, what, sizeof what);
         const char *why = hccl_net_error(c->net);
+        /* A failure this rank found itself (an argument the algorithm refused): its WARN
+         * line is the reason, for the record, the error message and the peers. */
+        char own[1024];
+        if (!why[0] && hccl_log_warn_count() != warns) {
+            snprintf(own, sizeof own, "%s", hccl_log_last_warn());
+            why = own;
+        }
         char msg[1400];
         if (fp.p2p)
             snprintf(msg, sizeof msg, "comm %s rank %u: %s failed (%s): %s", c->name, c->rank, what,

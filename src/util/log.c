@@ -235,8 +235,11 @@ void hccl_log_set_rank(uint32_t rank)
 
 /* The calling thread's last WARN message, printed or not (HcclGetLastErrorMessage). */
 static __thread char last_warn[1024];
+static __thread unsigned warn_count; /* WARN messages of the calling thread so far */
 
 const char *hccl_log_last_warn(void) { return last_warn; }
+
+unsigned hccl_log_warn_count(void) { return warn_count; }
 
 void hccl_log(hccl_log_level level, unsigned subsys, const char *file, int line, const char *fmt, ...)
 {
@@ -251,6 +254,7 @@ void hccl_log(hccl_log_level level, unsigned subsys, const char *file, int line,
         size_t l = strnlen(msg, sizeof last_warn - 1);
         memcpy(last_warn, msg, l);
         last_warn[l] = 0;
+        warn_count++;
     }
     if (!on) return;
     format_line(text, sizeof text, level, subsys, file, line, msg);

@@ -37,3 +37,8 @@ def test_missing_rank_at_init_is_named():
 def test_refused_operation_names_the_first_failure():
     r = launch.run(2, launch.worker("torch_edges.py"), "refused", timeout=120)
     assert r.out.count("1 checks passed") == 2, r
+
+
+def test_mismatched_all_to_all_splits_give_the_reason():
+    r = launch.run(2, launch.worker("torch_edges.py"), "mismatch", timeout=120)
+    assert r.out.count("1 checks passed") == 2, r

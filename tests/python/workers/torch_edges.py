@@ -16,6 +16,9 @@ mode "edges" (2 ranks):
 mode "noarrive" (3 ranks, HCCL_CONNECT_TIMEOUT unset): rank 2 never creates the
   group; rank 0's init fails within about the group's timeout (3 s) with an HcclError
   whose peers include rank 2 and whose message names it.
+mode "mismatch" (2 ranks): all_to_all_single whose split sizes disagree between the
+  ranks fails on both with the algorithm's reason in the library message (rank 0's
+  own refusal; rank 1: rank 0 aborted, with that reason), not a bare "parameter error".
 mode "refused" (2 ranks, group timeout 3 s): rank 0 isends 4 MiB to rank 1, then
   all_reduces, rank 1 all_reduces first (the send waits for a receive that never comes,
   so rank 1 times out and aborts): rank 0's all_reduce, refused because the
@@ -221,7 +224,26 @@ def refused(r):
     C.report(r)
 
 
+def mismatch(r):
+    dist.init_process_group("hccl", timeout=timedelta(seconds=10))
+    # rank 0 expects 2 elements from itself but sends itself 1: the ranks' split sizes
+    # disagree. Rank 0's error gives the algorithm's reason, not just "parameter error",
+    # and rank 1's names rank 0's abort with that reason.
+    osz = [2, 0] if r == 0 else [1, 1]
+    try:
+        dist.all_to_all_single(torch.zeros(2), torch.arange(2.0), osz, [1, 1])
+        raise AssertionError("all_to_all_single with mismatched splits returned")
+    except hccl.HcclError as e:
+        why = "alltoall: rank 0 sends 1 elements to itself but expects 2"
+        want = why if r == 0 else "rank 0 aborted: " + why
+        assert (e.library_message or "").startswith(want) and e.peers == [1 - r], e
+    C.ok("mismatched all_to_all splits")
+    C.report(r)
+
+
 def main():
+    if sys.argv[1] == "mismatch":
+        return mismatch(int(os.environ["RANK"]))
     if sys.argv[1] == "noarrive":
         return noarrive(int(os.environ["RANK"]))
     if sys.argv[1] == "refused":
