@@ -227,7 +227,6 @@ HcclResult hccl_comm_run(hccl_comm *c, const hccl_op_args *args, uint64_t fr_id)
     hccl_op_args copied;
     void *copy;
     const hccl_op_args *run;
-    unsigned warns = hccl_log_warn_count();
     fp_saved fp_env;
     fp_default(&fp_env);
     HcclResult res = private_input(c, args, algo, &copied, &run, &copy) ? hccl_algo_run_with(&ctx, run, algo)
@@ -241,8 +240,9 @@ HcclResult hccl_comm_run(hccl_comm *c, const hccl_op_args *args, uint64_t fr_id)
         /* A failure this rank found itself (an argument the algorithm refused): its WARN
          * line is the reason, for the record, the error message and the peers. */
         char own[1024];
-        if (!why[0] && hccl_log_warn_count() != warns) {
-            snprintf(own, sizeof own, "%s", hccl_log_last_warn());
+        const char *warned;
+        if (!why[0] && (warned = hccl_log_warn_since(t0)) != NULL) {
+            snprintf(own, sizeof own, "%s", warned);
             why = own;
         }
         char msg[1400];

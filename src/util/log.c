@@ -17,6 +17,7 @@
  * or %r again for itself (the parent's held lines stay the parent's).
  */
 #include "util/log.h"
+#include "util/ticks.h"
 
 #include <pthread.h>
 #include <stdarg.h>
@@ -235,11 +236,11 @@ void hccl_log_set_rank(uint32_t rank)
 
 /* The calling thread's last WARN message, printed or not (HcclGetLastErrorMessage). */
 static __thread char last_warn[1024];
-static __thread unsigned warn_count; /* WARN messages of the calling thread so far */
+static __thread uint64_t warn_ticks; /* when it was logged (hccl_ticks), 0: none yet */
 
 const char *hccl_log_last_warn(void) { return last_warn; }
 
-unsigned hccl_log_warn_count(void) { return warn_count; }
+const char *hccl_log_warn_since(uint64_t t) { return warn_ticks && warn_ticks >= t ? last_warn : NULL; }
 
 void hccl_log(hccl_log_level level, unsigned subsys, const char *file, int line, const char *fmt, ...)
 {
@@ -254,7 +255,7 @@ void hccl_log(hccl_log_level level, unsigned subsys, const char *file, int line,
         size_t l = strnlen(msg, sizeof last_warn - 1);
         memcpy(last_warn, msg, l);
         last_warn[l] = 0;
-        warn_count++;
+        warn_ticks = hccl_ticks();
     }
     if (!on) return;
     format_line(text, sizeof text, level, subsys, file, line, msg);

@@ -35,8 +35,10 @@ void hccl_log_set_rank(uint32_t rank);
 /* The calling thread's most recent WARN message (without the line's prefix), whether
  * HCCL_DEBUG printed it or not; "" if none. */
 const char *hccl_log_last_warn(void);
-/* How many WARN messages the calling thread has logged (tells whether one came since). */
-unsigned hccl_log_warn_count(void);
+/* The calling thread's last WARN message if it was logged at or after t (hccl_ticks),
+ * else NULL: whether an operation that began at t logged one, with nothing to read
+ * before it (no cost on the success path). */
+const char *hccl_log_warn_since(uint64_t t);
 
 #define HCCL_WARN(sub, ...) hccl_log(HCCL_LOG_WARN, HCCL_SUBSYS_##sub, __FILE__, __LINE__, __VA_ARGS__)
 /* The most detailed level that may print (HCCL_LOG_TRACE until the settings are
