@@ -8,6 +8,7 @@
 #include "util/log.h"
 #include "util/util.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -92,7 +93,17 @@ HcclResult HcclCommInitFromEnv(const HcclCommConfig *config, HcclComm *comm)
     return HCCL_SUCCESS;
 }
 
+/* The InitAll threads wait at a gate until every one of them exists: a thread that
+ * cannot be created (RLIMIT_NPROC, no memory for a stack) then fails the call at once,
+ * instead of leaving the others at the root until HCCL_CONNECT_TIMEOUT. */
+typedef struct initall_gate {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    int state; /* 0: wait, 1: go, -1: give up */
+} initall_gate;
+
 typedef struct initall_arg {
+    initall_gate *gate;
     const HcclRootInfo *root;
     uint32_t n, rank;
     int32_t device;
@@ -103,9 +114,22 @@ typedef struct initall_arg {
 static void *initall_thread(void *p)
 {
     initall_arg *a = p;
+    pthread_mutex_lock(&a->gate->lock);
+    while (a->gate->state == 0) pthread_cond_wait(&a->gate->cond, &a->gate->lock);
+    int go = a->gate->state > 0;
+    pthread_mutex_unlock(&a->gate->lock);
+    if (!go) return NULL;
     aclrtSetDevice(a->device);
     a->res = HcclCommInitRootInfo(a->n, a->root, a->rank, &a->comm);
     return NULL;
+}
+
+static void initall_open(initall_gate *g, int state)
+{
+    pthread_mutex_lock(&g->lock);
+    g->state = state;
+    pthread_cond_broadcast(&g->cond);
+    pthread_mutex_unlock(&g->lock);
 }
 
 HcclResult HcclCommInitAll(uint32_t ndev, int32_t *devices, HcclComm *comms)
@@ -133,7 +157,6 @@ HcclResult HcclCommInitAll(uint32_t ndev, int32_t *devices, HcclComm *comms)
         }
     }
     HcclRootInfo root;
-    CHECK(HcclGetRootInfo(&root));
     initall_arg *args = hccl_calloc(ndev, sizeof *args);
     pthread_t *th = hccl_calloc(ndev, sizeof *th);
     if (!args || !th) {
@@ -141,16 +164,23 @@ HcclResult HcclCommInitAll(uint32_t ndev, int32_t *devices, HcclComm *comms)
         hccl_free(th);
         return HCCL_E_MEMORY;
     }
+    initall_gate gate = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0};
     HcclResult res = HCCL_SUCCESS;
     uint32_t started = 0;
     for (uint32_t i = 0; i < ndev; i++) {
-        args[i] = (initall_arg){&root, ndev, i, devices[i], NULL, HCCL_E_INTERNAL};
-        if (pthread_create(&th[i], NULL, initall_thread, &args[i]) != 0) {
+        args[i] = (initall_arg){&gate, &root, ndev, i, devices[i], NULL, HCCL_E_INTERNAL};
+        int err = pthread_create(&th[i], NULL, initall_thread, &args[i]);
+        if (err != 0) {
+            HCCL_WARN(INIT, "HcclCommInitAll: cannot start the thread of rank %u of %u: %s%s", i, ndev, strerror(err),
+                      err == EAGAIN ? " (RLIMIT_NPROC or the system's thread limit?)" : "");
             res = HCCL_E_SYSCALL;
             break;
         }
         started++;
     }
+    /* The root (and its thread) only once every rank has its thread. */
+    if (res == HCCL_SUCCESS) res = HcclGetRootInfo(&root);
+    initall_open(&gate, res == HCCL_SUCCESS ? 1 : -1);
     for (uint32_t i = 0; i < started; i++) pthread_join(th[i], NULL);
     for (uint32_t i = 0; i < ndev && res == HCCL_SUCCESS; i++)
         if (args[i].res != HCCL_SUCCESS) res = args[i].res;
@@ -158,6 +188,8 @@ HcclResult HcclCommInitAll(uint32_t ndev, int32_t *devices, HcclComm *comms)
         if (res == HCCL_SUCCESS) comms[i] = args[i].comm;
         else if (args[i].comm) HcclCommDestroy(args[i].comm);
     }
+    pthread_cond_destroy(&gate.cond);
+    pthread_mutex_destroy(&gate.lock);
     hccl_free(args);
     hccl_free(th);
     return res;

@@ -47,6 +47,10 @@
  *           is reported.
  * nranks    3 ranks, rank 1 says nRanks = 4: every rank fails at once with HCCL_E_PARA
  *           and the root's reason.
+ * nothread  A process that cannot start a thread: HcclGetRootInfo fails and says why.
+ *           --case initall: HcclCommInitAll(4) whose third thread cannot start (this
+ *           program interposes pthread_create): HCCL_E_SYSCALL within 3 s, not at
+ *           HCCL_CONNECT_TIMEOUT=20, naming rank 2; no thread or descriptor left behind.
  * setup_death 4 ranks; rank 2 is killed inside HcclCommInitRootInfo once the ranks are
  *           connected (at the setup's first sched_getaffinity, which this program
  *           interposes): ranks 0, 1 and 3 fail within a few seconds, each with a WARN
@@ -71,6 +75,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -967,10 +972,69 @@ static void nothread_body(fault_ctx *c)
            "HcclGetRootInfo failed with %d but HcclGetLastErrorMessage says \"%s\"", (int)rc, msg);
 }
 
+/* pthread_create of this program comes first (-rdynamic), so the library's calls land
+ * here: the g_fail_create-th call from now fails with EAGAIN, as under RLIMIT_NPROC. */
+static _Atomic int g_fail_create;
+
+__attribute__((visibility("default"))) int pthread_create(pthread_t *t, const pthread_attr_t *attr,
+                                                          void *(*fn)(void *), void *arg)
+{
+    typedef int (*create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+    static create_fn real;
+    if (!real) real = (create_fn)dlsym(RTLD_NEXT, "pthread_create");
+    if (atomic_load(&g_fail_create) > 0 && atomic_fetch_sub(&g_fail_create, 1) == 1) return EAGAIN;
+    return real ? real(t, attr, fn, arg) : EAGAIN;
+}
+
+static int count_tasks(void)
+{
+    int n = 0;
+    DIR *d = opendir("/proc/self/task");
+    for (struct dirent *e; d && (e = readdir(d));)
+        if (e->d_name[0] != '.') n++;
+    if (d) closedir(d);
+    return n;
+}
+
+/* HcclCommInitAll(4) whose third thread cannot start: it fails at once (not when the
+ * started ranks give up at HCCL_CONNECT_TIMEOUT), says why, leaves no thread behind,
+ * and a later HcclCommInitAll works. */
+static void initall_body(fault_ctx *c)
+{
+    int32_t devs[4] = {0, 1, 2, 3};
+    HcclComm comms[4] = {0};
+    int tasks = count_tasks();
+    fault_step(c, "HcclCommInitAll(4) whose third thread cannot start");
+    atomic_store(&g_fail_create, 3);
+    double t0 = fault_now();
+    HcclResult rc = HcclCommInitAll(4, devs, comms);
+    double dt = fault_now() - t0;
+    char msg[256];
+    snprintf(msg, sizeof msg, "%s", HcclGetLastErrorMessage());
+    atomic_store(&g_fail_create, 0);
+    FCHECK(c, rc == HCCL_E_SYSCALL, "HcclCommInitAll returned %d, not HCCL_E_SYSCALL", (int)rc);
+    FCHECK(c, dt < 3.0, "HcclCommInitAll took %.2f s to fail (HCCL_CONNECT_TIMEOUT is 20 s)", dt);
+    FCHECK(c, strstr(msg, "cannot start the thread of rank 2") != NULL,
+           "HcclCommInitAll's HcclGetLastErrorMessage says \"%s\"", msg);
+    FCHECK(c, comms[0] == NULL && comms[1] == NULL, "HcclCommInitAll failed but returned communicators");
+    FCHECK(c, count_tasks() == tasks, "%d threads before HcclCommInitAll, %d after its failure", tasks,
+           count_tasks());
+    fault_step(c, "HcclCommInitAll(2) afterwards");
+    rc = HcclCommInitAll(2, devs, comms);
+    FCHECK(c, rc == HCCL_SUCCESS, "HcclCommInitAll(2) after the failed one returned %d", (int)rc);
+    for (int i = 0; i < 2 && rc == HCCL_SUCCESS; i++) HcclCommDestroy(comms[i]);
+}
+
 int scen_nothread(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
+    const char *only = case_arg(argc, argv);
+    if (only && !strcmp(only, "initall")) {
+        setenv("HCCL_CONNECT_TIMEOUT", "20", 1);
+        fault_job job = {.name = "nothread_initall", .nranks = 1, .init = INIT_NONE, .body = initall_body,
+                         .watchdog_s = 40};
+        fault_run(&job);
+        return 0;
+    }
     fault_job job = {.name = "nothread", .nranks = 1, .init = INIT_NONE, .body = nothread_body, .watchdog_s = 20,
                      .skip_fd_check = 1};
     fault_run(&job);
