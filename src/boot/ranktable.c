@@ -17,7 +17,8 @@
  *     the ranks [base_s, base_s + ndev_s) where base_s is the device count of the servers
  *     before it (so each server is one contiguous range, servers in increasing rank order);
  *   - device_ip (falling back to host_ip) is an IPv4 or IPv6 literal; device_port 1..65535
- *     (absent = 0); device_id an integer; super_device_id an integer (absent = UINT32_MAX);
+ *     (absent = 0); device_id an integer, unique within its server; super_device_id an integer
+ *     (absent = UINT32_MAX);
  *   - 1.2: every server is in exactly one super pod, super pods name only known servers and
  *     the servers of one super pod are contiguous in server_list.
  * Keys are looked up case-sensitively and a key repeated in one object is rejected, so a
@@ -328,19 +329,55 @@ static HcclResult scan_servers(parse_state *ps)
     return HCCL_SUCCESS;
 }
 
+/* Device of a server for duplicate detection: its device_id and position. */
+typedef struct did {
+    uint32_t id, pos;
+} did;
+
+static int did_cmp(const void *a, const void *b)
+{
+    const did *x = a, *y = b;
+    if (x->id != y->id) return (x->id > y->id) - (x->id < y->id);
+    return (x->pos > y->pos) - (x->pos < y->pos);
+}
+
+/* device_id names a physical device of its server: two ranks on one device is a broken
+ * table (as HCCL says too). Server s owns ranks [base, base + ndev). */
+static HcclResult check_device_ids(parse_state *ps, uint32_t s, uint32_t base, uint32_t ndev, did *tmp)
+{
+    for (uint32_t i = 0; i < ndev; i++)
+        tmp[i] = (did){ps->rt->ranks[base + i].device_id, ps->owner[base + i] - 1 - base};
+    qsort(tmp, ndev, sizeof *tmp, did_cmp);
+    for (uint32_t i = 1; i < ndev; i++) {
+        if (tmp[i].id == tmp[i - 1].id)
+            return fail(ps->c, "server_list[%u].device[%u].device_id: %u is a duplicate of server_list[%u].device[%u]."
+                        "device_id (one rank per device of a server)",
+                        s, tmp[i].pos, tmp[i].id, s, tmp[i - 1].pos);
+    }
+    return HCCL_SUCCESS;
+}
+
 static HcclResult parse_servers(parse_state *ps)
 {
     uint32_t base = 0, s = 0;
-    for (cJSON *srv = ps->servers->child; srv; srv = srv->next, s++) {
+    did *tmp = hccl_calloc(ps->rt->nranks, sizeof *tmp);
+    if (!tmp) {
+        if (ps->c->err && ps->c->errlen) snprintf(ps->c->err, ps->c->errlen, "%s: out of memory", ps->c->prefix);
+        return HCCL_E_MEMORY;
+    }
+    HcclResult res = HCCL_SUCCESS;
+    for (cJSON *srv = ps->servers->child; srv && res == HCCL_SUCCESS; srv = srv->next, s++) {
         const char *host_ip;
         cJSON *devs = cJSON_GetObjectItemCaseSensitive(srv, "device");
         uint32_t ndev = (uint32_t)cJSON_GetArraySize(devs), d = 0;
-        CHECK(get_str(ps->c, srv, "", "host_ip", 0, &host_ip));
-        for (cJSON *dev = devs->child; dev; dev = dev->next, d++)
-            CHECK(parse_device(ps, dev, s, d, base, ndev, host_ip, base + d));
+        res = get_str(ps->c, srv, "", "host_ip", 0, &host_ip);
+        for (cJSON *dev = devs->child; dev && res == HCCL_SUCCESS; dev = dev->next, d++)
+            res = parse_device(ps, dev, s, d, base, ndev, host_ip, base + d);
+        if (res == HCCL_SUCCESS) res = check_device_ids(ps, s, base, ndev, tmp);
         base += ndev;
     }
-    return HCCL_SUCCESS;
+    hccl_free(tmp);
+    return res;
 }
 
 /* Version 1.2: super_pod_list assigns every server to exactly one contiguous super pod. */

@@ -689,6 +689,8 @@ static const rt_case rt_cases[] = {
      "server_list[0].device[0].device_ip", NULL, 0, HCCL_E_PARA, NULL},
     {"duplicate rank_id", TABLE("1.0", "1", SERVER(DEV("0", "30001", "0") "," DEV("1", "30002", "0"))), "rank_id",
      "duplicate", 0, HCCL_E_PARA, NULL},
+    {"duplicate device_id", TABLE("1.0", "1", SERVER(DEV("3", "30001", "0") "," DEV("3", "30002", "1"))),
+     "server_list[0].device[1].device_id", "duplicate", 0, HCCL_E_PARA, NULL},
     {"rank_id out of range", TABLE("1.0", "1", SERVER(DEV("0", "30001", "0") "," DEV("1", "30002", "5"))),
      "server_list[0].device[1].rank_id", NULL, 0, HCCL_E_PARA, NULL},
     {"rank_id not a string", TABLE("1.0", "1", SERVER("{\"device_id\":\"0\",\"device_ip\":\"127.0.0.1\",\"device_port\":\"30001\",\"rank_id\":0}")),

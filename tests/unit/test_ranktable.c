@@ -457,6 +457,13 @@ static void test_device_fields(void)
     MUT(b, "{'device_id':'1','device_ip':'10.0.0.3'", "{'device_ip':'10.0.0.3'",
         "server_list[1].device[1].device_id: missing", NULL);
     MUT(b, "'rank_id':'3'", "'rank_id':'3','super_device_id':'x'", "server_list[1].device[1].super_device_id", NULL);
+    /* Two ranks on one device of a server (the same device_id on two servers is fine:
+     * every base table has it). */
+    MUT(b, "{'device_id':'1','device_ip':'10.0.0.3'", "{'device_id':'0','device_ip':'10.0.0.3'",
+        "server_list[1].device[1].device_id: 0 is a duplicate of server_list[1].device[0].device_id", NULL);
+    BAD("{'status':'completed','version':'1.0','server_count':'1','server_list':[{'server_id':'a','host_ip':'10.0.0.1',"
+        "'device':[{'device_id':'5','rank_id':'1'},{'device_id':'7','rank_id':'2'},{'device_id':'5','rank_id':'0'}]}]}",
+        "server_list[0].device[2].device_id: 5 is a duplicate of server_list[0].device[0].device_id", NULL);
     free(b);
 }
 
