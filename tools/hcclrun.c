@@ -52,6 +52,8 @@
 #include <unistd.h>
 
 #define MAX_LOCAL_RANKS 4096
+/* The most ranks a communicator may have (the library's HCCL_COMM_MAX_RANKS). */
+#define MAX_WORLD_SIZE 65536L
 #define KILL_GRACE_MS 3000
 /* After a forwarded SIGINT/SIGTERM/SIGHUP/SIGQUIT (time to write a checkpoint). */
 #define SIGNAL_GRACE_MS 30000
@@ -85,7 +87,7 @@ static void usage(FILE *f)
             "\n"
             "options:\n"
             "  -n, --nproc-per-node N  ranks on this node (required, 1..%d)\n"
-            "  --nnodes M              number of nodes (default 1)\n"
+            "  --nnodes M              number of nodes (default 1; M x N at most 65536)\n"
             "  --node-rank K           this node's index, 0..M-1 (default 0)\n"
             "  --master-addr A         address of the node running rank 0 (default 127.0.0.1)\n"
             "  --master-port P         port; the root uses P+1 (default: a free pair;\n"
@@ -409,7 +411,11 @@ int main(int argc, char **argv)
     if (nproc < 0) return usage_error("%s-n N is required", "");
     if (i >= argc) return usage_error("%sno program given", "");
     if (node_rank >= nnodes) return usage_error("--node-rank must be below --nnodes%s", "");
-    if (nnodes * nproc > INT32_MAX) return usage_error("too many ranks%s", "");
+    if (nnodes * nproc > MAX_WORLD_SIZE) {
+        char what[96];
+        snprintf(what, sizeof what, "%ld nodes x %ld ranks each = %ld", nnodes, nproc, nnodes * nproc);
+        return usage_error("%s ranks: a communicator has at most 65536 (--nnodes x -n)", what);
+    }
     if (nnodes > 1 && !port_given) return usage_error("--master-port is required with --nnodes > 1%s", "");
 
     /* --bind-to core: the CPUs we may use, in order; one per local rank. */

@@ -28,6 +28,10 @@ check_rc() { # name expected actual
 "$HCCLRUN" -n 1 --nnodes 2 true 2>/dev/null; check_rc "--nnodes 2 without --master-port" 2 $?
 "$HCCLRUN" -n 1 --nnodes 2 --node-rank 2 --master-port 5000 true 2>/dev/null; check_rc "--node-rank >= --nnodes" 2 $?
 "$HCCLRUN" -n 1 --master-port 70000 true 2>/dev/null; check_rc "port out of range" 2 $?
+# More ranks in all than a communicator may have (65536): refused before any rank starts.
+"$HCCLRUN" -n 4096 --nnodes 17 --node-rank 16 --master-port 5000 true 2>"$T/err"; check_rc "--nnodes x -n > 65536" 2 $?
+grep -q "69632 ranks: a communicator has at most 65536" "$T/err" && pass "... and says so" ||
+    { fail "... and says so"; cat "$T/err"; }
 "$HCCLRUN" -n 1 no-such-program-xyz 2>/dev/null; check_rc "program not found" 127 $?
 # A path is checked before any rank starts: one line, not one per rank plus a "rank 0 exited".
 "$HCCLRUN" -n 3 "$T/no-such-program-xyz" 2>"$T/err"; check_rc "program path not found" 127 $?
