@@ -586,9 +586,10 @@ HcclResult hccl_boot_root_start(hccl_addr *addr, const hccl_boot_ident *ident, i
     "communicator: its root stops listening once that one is made; call HcclGetRootInfo for each.)"
 
 HcclResult hccl_boot_join(const hccl_addr *root, const hccl_boot_ident *ident, uint32_t nranks,
-                          const hccl_boot_peer *self, uint64_t timeout_ns, hccl_boot_peer *table)
+                          const hccl_boot_peer *self, uint64_t timeout_ns, const char *hint, hccl_boot_peer *table)
 {
     int fd;
+    if (!hint) hint = ONE_ROOT_HINT;
     uint64_t deadline = hccl_now_ns() + timeout_ns;
     HcclResult res = hccl_socket_connect(root, deadline, &fd);
     if (res == HCCL_E_SYSCALL) { /* no socket at all (EMFILE...): errno says why */
@@ -599,7 +600,7 @@ HcclResult hccl_boot_join(const hccl_addr *root, const hccl_boot_ident *ident, u
     }
     if (res != HCCL_SUCCESS) {
         HCCL_WARN(BOOT, "rank %u: cannot reach the bootstrap root at %s within HCCL_CONNECT_TIMEOUT (%llu s)%s",
-                  self->rank, hccl_addr_str(root), (unsigned long long)(timeout_ns / 1000000000ull), ONE_ROOT_HINT);
+                  self->rank, hccl_addr_str(root), (unsigned long long)(timeout_ns / 1000000000ull), hint);
         return res == HCCL_E_TIMEOUT ? HCCL_E_TIMEOUT : HCCL_E_TCP_CONNECT;
     }
     conn_open o = {OPEN_MAGIC, KIND_HELLO, ident->secret, ident->id, nranks, self->rank, 0, 0, ident->group};
@@ -610,7 +611,7 @@ HcclResult hccl_boot_join(const hccl_addr *root, const hccl_boot_ident *ident, u
         (res = hccl_socket_send_all(fd, self, sizeof *self, deadline)) != HCCL_SUCCESS ||
         (res = hccl_socket_recv_all(fd, &r, sizeof r, reply_deadline)) != HCCL_SUCCESS) {
         HCCL_WARN(BOOT, "rank %u: bootstrap with the root at %s failed (%s)%s", self->rank, hccl_addr_str(root),
-                  res == HCCL_E_TIMEOUT ? "no answer in time" : "connection lost", ONE_ROOT_HINT);
+                  res == HCCL_E_TIMEOUT ? "no answer in time" : "connection lost", hint);
         close(fd);
         return res == HCCL_E_TIMEOUT ? HCCL_E_TIMEOUT : HCCL_E_TCP_TRANSFER;
     }

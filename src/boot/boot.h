@@ -82,9 +82,11 @@ HcclResult hccl_boot_root_start(hccl_addr *addr, const hccl_boot_ident *ident, i
 HcclResult hccl_boot_serve(int listen_fd, hccl_boot_stash *stash, const hccl_boot_ident *ident, uint32_t nranks,
                            const hccl_boot_peer *self, uint64_t timeout_ns, hccl_boot_peer *table);
 
-/* Join a group at the root: send our record, receive everyone's (nranks entries). */
+/* Join a group at the root: send our record, receive everyone's (nranks entries).
+ * hint (NULL: ask whether the rank that serves the root runs) ends the WARN line when
+ * the root cannot be reached. */
 HcclResult hccl_boot_join(const hccl_addr *root, const hccl_boot_ident *ident, uint32_t nranks,
-                          const hccl_boot_peer *self, uint64_t timeout_ns, hccl_boot_peer *table);
+                          const hccl_boot_peer *self, uint64_t timeout_ns, const char *hint, hccl_boot_peer *table);
 
 /* Most sockets one pair of ranks opens between them. */
 #define HCCL_BOOT_MAX_SOCKS 8u

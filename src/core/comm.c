@@ -751,7 +751,8 @@ HcclResult hccl_comm_get_root_info(HcclRootInfo *root)
 }
 
 static HcclResult init_with_root(uint32_t nranks, const hccl_addr *root_addr, const hccl_boot_ident *ident,
-                                 uint32_t rank, const hccl_comm_cfg *cfg, int avoid_loopback, hccl_comm **out)
+                                 uint32_t rank, const hccl_comm_cfg *cfg, int avoid_loopback, const char *hint,
+                                 hccl_comm **out)
 {
     HcclResult res;
     hccl_comm *c = comm_alloc(rank, nranks, cfg);
@@ -760,7 +761,8 @@ static HcclResult init_with_root(uint32_t nranks, const hccl_addr *root_addr, co
     CHECK_GOTO(name_is_free(c, "communicator init", " (HcclCommConfig.hcclCommName must be unique)"), res, fail);
     CHECK_GOTO(open_listener(c, root_addr, avoid_loopback), res, fail);
     hccl_boot_peer self = c->peers[rank];
-    CHECK_GOTO(hccl_boot_join(root_addr, ident, nranks, &self, hccl_boot_connect_timeout_ns(), c->peers), res, fail);
+    CHECK_GOTO(hccl_boot_join(root_addr, ident, nranks, &self, hccl_boot_connect_timeout_ns(), hint, c->peers), res,
+               fail);
     CHECK_GOTO(setup(c), res, fail);
     *out = c;
     return HCCL_SUCCESS;
@@ -787,7 +789,7 @@ HcclResult hccl_comm_init_root(uint32_t nranks, const HcclRootInfo *root, uint32
     hccl_comm_cfg cfg;
     CHECK(hccl_comm_cfg_resolve(config, &cfg));
     hccl_boot_ident ident = {b.secret, b.id, 0};
-    return init_with_root(nranks, &b.root, &ident, rank, &cfg, 0, out);
+    return init_with_root(nranks, &b.root, &ident, rank, &cfg, 0, NULL, out);
 }
 
 /* ---- launcher environment ------------------------------------------------------- */
@@ -814,17 +816,31 @@ HcclResult hccl_comm_init_env(const HcclCommConfig *config, hccl_comm **out)
     unsigned char lit[sizeof(struct in6_addr)];
     int named_loopback = hccl_addr_is_loopback(&root) && strcmp(env.root_addr, "localhost") != 0 &&
                          inet_pton(AF_INET, env.root_addr, lit) != 1 && inet_pton(AF_INET6, env.root_addr, lit) != 1;
+    char hint[768] = "";
     if (env.rank == 0) {
         hccl_addr bind_addr = root;
         HcclResult r = HCCL_E_UNAVAIL;
         if (!named_loopback) r = hccl_boot_root_start(&bind_addr, &ident, 0);
         if (r != HCCL_SUCCESS) {
-            /* The root address may name this host by an address we cannot bind:
-             * listen on every address at that port instead. */
+            /* The root address may name this host by an address we cannot bind (NAT:
+             * an external address of this host on no local interface): listen on
+             * every address at that port instead. */
             memset(&bind_addr, 0, sizeof bind_addr);
             bind_addr.ss_family = root.ss_family;
             hccl_addr_set_port(&bind_addr, env.root_port);
             r = hccl_boot_root_start(&bind_addr, &ident, 0);
+            if (r == HCCL_SUCCESS && !named_loopback) {
+                HCCL_WARN(INIT,
+                          "rank 0: %s=%s is not an address of this host, so the bootstrap root listens on every "
+                          "address at port %u; that only works if %s leads to this host (NAT)",
+                          env.root_addr_var, env.root_addr, env.root_port, env.root_addr);
+                /* Rank 0 serves the root itself: if it cannot reach it there, the
+                 * address names another host, not a root that is late. */
+                snprintf(hint, sizeof hint,
+                         ": rank 0 (this process) serves the root, on every address of this host, but %s=%s does "
+                         "not lead back to it: %s must name rank 0's host (an address of it, or its NAT address)",
+                         env.root_addr_var, env.root_addr, env.root_addr_var);
+            }
         }
         if (r != HCCL_SUCCESS) {
             HCCL_WARN(INIT, "rank 0 cannot host the bootstrap root at %s:%u (from %s variables): port in use?",
@@ -834,7 +850,7 @@ HcclResult hccl_comm_init_env(const HcclCommConfig *config, hccl_comm **out)
     }
     HCCL_INFO(INIT, "rank %u of %u from the %s environment; root %s", env.rank, env.nranks, env.source,
               hccl_addr_str(&root));
-    return init_with_root(env.nranks, &root, &ident, env.rank, &cfg, named_loopback, out);
+    return init_with_root(env.nranks, &root, &ident, env.rank, &cfg, named_loopback, hint[0] ? hint : NULL, out);
 }
 
 /* ---- rank table ------------------------------------------------------------------ */
@@ -990,7 +1006,7 @@ HcclResult hccl_comm_split(hccl_comm *parent, uint32_t nranks, const uint32_t *r
         pthread_mutex_unlock(&parent->split_lock);
         if (res != HCCL_SUCCESS) goto fail;
     } else {
-        res = hccl_boot_join(&parent->peers[rank_ids[0]].addr, &c->ident, nranks, &self, timeout, c->peers);
+        res = hccl_boot_join(&parent->peers[rank_ids[0]].addr, &c->ident, nranks, &self, timeout, NULL, c->peers);
         /* Out of descriptors (here or at rank 0), or refused (other rankIds or nranks):
          * the join said why. */
         if (res == HCCL_E_SYSCALL || res == HCCL_E_PARA) goto fail;

@@ -37,7 +37,10 @@
  *           works and its listeners are in [B+4, B+1024); (b) HcclCommInitFromEnv with
  *           MASTER_PORT+1 occupied (HCCL_CONNECT_TIMEOUT=3): rank 0 fails within 2 s
  *           with a WARN naming the port; ranks 1, 2 fail within 8 s, naming the root
- *           address; nobody hangs, nothing leaks.
+ *           address; nobody hangs, nothing leaks. --case foreign: one rank whose
+ *           MASTER_ADDR (203.0.113.7, a documentation address) is not on this host: it
+ *           fails by HCCL_CONNECT_TIMEOUT + 3 s, and its WARN says that rank 0 serves the
+ *           root itself and that MASTER_ADDR does not lead back to it.
  * ranktable HcclCommInitClusterInfo with broken rank tables: each returns HCCL_E_PARA
  *           within 1 s, and the WARN line names the offending field (or, for a table
  *           without device_port and HCCL_IF_BASE_PORT=65535, rank 1's port; for two
@@ -592,6 +595,7 @@ static void master_body(fault_ctx *c)
 
 static void port_base(void);
 static void port_master(void);
+static void port_foreign(void);
 
 int scen_port(int argc, char **argv)
 {
@@ -603,7 +607,52 @@ int scen_port(int argc, char **argv)
     setenv("HCCL_CONNECT_TIMEOUT", v, 1);
     if (!only || !strcmp(only, "base")) port_base();
     if (!only || !strcmp(only, "master")) port_master();
+    if (only && !strcmp(only, "foreign")) port_foreign();
     return 0;
+}
+
+static void foreign_body(fault_ctx *c)
+{
+    fault_step(c, "HcclCommInitFromEnv with MASTER_ADDR not on this host");
+    double t0 = fault_now();
+    HcclResult rc = HcclCommInitFromEnv(NULL, &c->comm);
+    double dt = fault_now() - t0;
+    char msg[512];
+    snprintf(msg, sizeof msg, "%s", HcclGetLastErrorMessage());
+    if (rc == HCCL_SUCCESS) {
+        fault_fail(c, "HcclCommInitFromEnv succeeded with MASTER_ADDR=203.0.113.7");
+        return; /* the harness destroys it */
+    }
+    c->comm = NULL;
+    FCHECK(c, dt < CONNECT_TIMEOUT_S + 3.0, "rank 0 took %.2f s to fail (HCCL_CONNECT_TIMEOUT=%d)", dt,
+           CONNECT_TIMEOUT_S);
+    FCHECK(c, strstr(msg, "rank 0 (this process) serves the root") && strstr(msg, "MASTER_ADDR=203.0.113.7"),
+           "rank 0's failure does not say that it serves the root and MASTER_ADDR does not lead to it: \"%s\"", msg);
+}
+
+static void port_foreign(void)
+{
+    /* (c) MASTER_ADDR names no address of this host, on the node of rank 0. */
+    int port = fault_free_ports(2);
+    if (port < 0) {
+        fault_fail(NULL, "no free port pair");
+        return;
+    }
+    char v[16];
+    snprintf(v, sizeof v, "%d", port);
+    setenv("MASTER_PORT", v, 1);
+    setenv("MASTER_ADDR", "203.0.113.7", 1);
+    setenv("WORLD_SIZE", "1", 1);
+    setenv("LOCAL_WORLD_SIZE", "1", 1);
+    setenv("HCCL_JOB_SECRET", "0x5eed1234abcd9876", 1);
+    env_set_rank(0);
+    /* skip_fd_check: the root thread rank 0 started keeps its listener until its own
+     * deadline (no rank ever arrived), a known limit. */
+    fault_job job = {.name = "port_foreign", .nranks = 1, .init = INIT_NONE, .body = foreign_body,
+                     .watchdog_s = 30, .skip_fd_check = 1};
+    fault_run(&job);
+    FCHECK(NULL, fault_output_has(0, "WARN", "MASTER_ADDR=203.0.113.7 is not an address of this host", NULL),
+           "rank 0 printed no early WARN line saying MASTER_ADDR is not an address of this host");
 }
 
 static void port_base(void)
