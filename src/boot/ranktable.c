@@ -17,8 +17,8 @@
  *     the ranks [base_s, base_s + ndev_s) where base_s is the device count of the servers
  *     before it (so each server is one contiguous range, servers in increasing rank order);
  *   - device_ip (falling back to host_ip) is an IPv4 or IPv6 literal; device_port 1..65535
- *     (absent = 0); device_id an integer, unique within its server; super_device_id an integer
- *     (absent = UINT32_MAX);
+ *     (absent = 0); device_id an integer, unique within its server; super_device_id an integer,
+ *     unique within its super pod (absent = UINT32_MAX);
  *   - 1.2: every server is in exactly one super pod, super pods name only known servers and
  *     the servers of one super pod are contiguous in server_list.
  * Keys are looked up case-sensitively and a key repeated in one object is rejected, so a
@@ -380,6 +380,52 @@ static HcclResult parse_servers(parse_state *ps)
     return res;
 }
 
+/* Position of rank r's device in the table: server_list[*s].device[*d]. */
+static void device_pos(const parse_state *ps, uint32_t r, uint32_t *s, uint32_t *d)
+{
+    uint32_t base = r;
+    *s = ps->rt->ranks[r].server_index;
+    while (base > 0 && ps->rt->ranks[base - 1].server_index == *s) base--;
+    *d = ps->owner[r] - 1 - base;
+}
+
+/* super_device_id names a device within its super pod: two devices of one super pod
+ * with the same one are a broken table. Absent ids (UINT32_MAX) are not compared. The
+ * ranks of a super pod are contiguous (its servers are). */
+static HcclResult check_super_device_ids(parse_state *ps)
+{
+    uint32_t n = ps->rt->nranks;
+    did *v = hccl_calloc(n, sizeof *v);
+    if (!v) {
+        if (ps->c->err && ps->c->errlen) snprintf(ps->c->err, ps->c->errlen, "%s: out of memory", ps->c->prefix);
+        return HCCL_E_MEMORY;
+    }
+    HcclResult res = HCCL_SUCCESS;
+    for (uint32_t lo = 0; lo < n && res == HCCL_SUCCESS;) {
+        uint32_t hi = lo, k = 0;
+        while (hi < n && ps->rt->ranks[hi].super_pod_index == ps->rt->ranks[lo].super_pod_index) {
+            if (ps->rt->ranks[hi].super_device_id != UINT32_MAX) v[k++] = (did){ps->rt->ranks[hi].super_device_id, hi};
+            hi++;
+        }
+        qsort(v, k, sizeof *v, did_cmp);
+        for (uint32_t i = 1; i < k; i++) {
+            if (v[i].id != v[i - 1].id) continue;
+            uint32_t s1, d1, s0, d0;
+            char q[64];
+            device_pos(ps, v[i].pos, &s1, &d1);
+            device_pos(ps, v[i - 1].pos, &s0, &d0);
+            res = fail(ps->c,
+                       "server_list[%u].device[%u].super_device_id: %u is a duplicate of "
+                       "server_list[%u].device[%u].super_device_id in super pod %s",
+                       s1, d1, v[i].id, s0, d0, quote(ps->rt->ranks[lo].super_pod_id, q, sizeof q));
+            break;
+        }
+        lo = hi;
+    }
+    hccl_free(v);
+    return res;
+}
+
 /* Version 1.2: super_pod_list assigns every server to exactly one contiguous super pod. */
 static HcclResult parse_super_pods(parse_state *ps, const cJSON *root)
 {
@@ -472,6 +518,7 @@ static HcclResult parse_super_pods(parse_state *ps, const cJSON *root)
         rk->super_pod_index = ps->pod_of[rk->server_index] - 1;
         snprintf(rk->super_pod_id, sizeof rk->super_pod_id, "%s", pod_ids[rk->super_pod_index]);
     }
+    CHECK_GOTO(check_super_device_ids(ps), res, out);
     ps->rt->nsuperpods = (uint32_t)np;
 out:
     hccl_free(pod_ids);

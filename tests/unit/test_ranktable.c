@@ -483,6 +483,20 @@ static void test_super_pods_malformed(void)
     MUT(b, "'super_pod_id':'pod1'", "'super_pod_id':'pod0'", "super_pod_list[1].super_pod_id: \"pod0\" is a duplicate",
         NULL);
     MUT(b, "'super_pod_id':'pod1'", "'super_pod_id':1", "super_pod_list[1].super_pod_id: expected a string", NULL);
+    /* Two devices of one super pod with one super_device_id (rank 1 is server 0's second
+     * device, rank 2 server 1's first; both in pod0). */
+    MUT(b, "'super_device_id':'1002'", "'super_device_id':'1001'",
+        "server_list[1].device[0].super_device_id: 1001 is a duplicate of server_list[0].device[1].super_device_id",
+        "\"pod0\"");
+    {
+        /* The same super_device_id in two super pods is fine. */
+        char *j = mutate(b, "'super_device_id':'1005'", "'super_device_id':'1001'"), err[256] = "";
+        hccl_ranktable rt;
+        TT_ASSERT(j != NULL);
+        TT_ASSERT_MSG(j && hccl_ranktable_parse(j, &rt, err, sizeof err) == HCCL_SUCCESS, "%s", err);
+        if (j) hccl_ranktable_free(&rt);
+        free(j);
+    }
     MUT(b, "'super_pod_id':'pod1','server_list':[{'server_id':'node_2'},{'server_id':'node_3'}]",
         "'super_pod_id':'pod1'", "super_pod_list[1].server_list: missing", NULL);
     MUT(b, "'super_pod_id':'pod1','server_list':[{'server_id':'node_2'},{'server_id':'node_3'}]",
