@@ -38,6 +38,7 @@ typedef void *aclrtEvent;
 #define ACL_ERROR_RT_TASK_TIMEOUT 107020
 #define ACL_ERROR_RT_MEMORY_ALLOCATION 207001
 #define ACL_ERROR_RT_INTERNAL_ERROR 507000
+#define ACL_ERROR_RT_EVENT_NOT_COMPLETE 507006
 #define ACL_ERROR_RT_STREAM_SYNC_TIMEOUT 507046
 #define ACL_ERROR_RT_COMM_OP_RETRY_FAIL 507904
 /* A task queued on a stream failed (e.g. an HCCL operation); see its log line. */

@@ -1,5 +1,6 @@
 /*
- * acl_rt.h - the ACL runtime subset: devices, contexts, streams, events, memory.
+ * acl_rt.h - the ACL runtime subset: devices, contexts, streams, events, memory
+ * (docs/acl.md).
  *
  * In this implementation a "device" is host memory and a stream is an in-order work
  * queue run by a worker thread. A NULL stream runs work synchronously in the caller.
@@ -39,6 +40,12 @@ typedef enum aclrtEventRecordedStatus {
     ACL_EVENT_RECORDED_STATUS_COMPLETE = 1
 } aclrtEventRecordedStatus;
 
+/* aclrtCreateEventWithFlag flags (bits, or-ed). An event of aclrtCreateEvent has
+ * ACL_EVENT_SYNC | ACL_EVENT_TIME_LINE. */
+#define ACL_EVENT_SYNC 0x00000001u                    /* may be waited for (aclrtStreamWaitEvent) and reset */
+#define ACL_EVENT_CAPTURE_STREAM_PROGRESS 0x00000002u /* accepted; no effect here */
+#define ACL_EVENT_TIME_LINE 0x00000008u               /* records a timestamp (aclrtEventElapsedTime) */
+
 extern aclError aclInit(const char *configPath);
 extern aclError aclFinalize(void);
 extern aclError aclrtGetVersion(int32_t *major, int32_t *minor, int32_t *patch);
@@ -77,6 +84,12 @@ extern aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream);
 extern aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event);
 extern aclError aclrtSynchronizeEvent(aclrtEvent event);
 extern aclError aclrtQueryEventStatus(aclrtEvent event, aclrtEventRecordedStatus *status);
+extern aclError aclrtCreateEventWithFlag(aclrtEvent *event, uint32_t flag);
+/* In stream order: forgets the event's records made before the call for timing
+ * (aclrtEventElapsedTime fails until it is recorded again). Waits are not affected. */
+extern aclError aclrtResetEvent(aclrtEvent event, aclrtStream stream);
+/* Milliseconds from startEvent's latest record to endEvent's; both must be complete. */
+extern aclError aclrtEventElapsedTime(float *ms, aclrtEvent startEvent, aclrtEvent endEvent);
 
 /* Most recent error text of the calling thread ("" when none). */
 extern const char *aclGetRecentErrMsg(void);

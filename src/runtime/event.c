@@ -28,6 +28,18 @@
  * briefly and sleeps on the event's condition variable. aclrtQueryEventStatus that
  * finds the record pending wakes the recording stream's worker, so polling advances.
  *
+ * Flags (aclrtCreateEventWithFlag): ACL_EVENT_SYNC allows aclrtStreamWaitEvent and
+ * aclrtResetEvent, ACL_EVENT_TIME_LINE timing; aclrtCreateEvent's events have both.
+ *
+ * Timing: when a record's marker runs, the event keeps the time (hccl_now_ns) of its
+ * highest-numbered record done so far (a lower-numbered record done later does not
+ * move it). aclrtEventElapsedTime takes the latest record of each event, which must
+ * be done. aclrtResetEvent queues a task that, when the stream reaches
+ * it, marks every record numbered up to the event's latest at the call as reset: the
+ * event is untimed until a later record is done. Reset changes nothing for waits and
+ * queries: a record already done stays done, a pending one still completes (releasing
+ * a waiter early, or never, would be worse than the race CANN warns about).
+ *
  * Lifetime: an event is reference counted: the registry holds one reference and each
  * queued marker or in-flight API call holds one, so aclrtDestroyEvent while a marker is
  * pending is safe; the memory goes when the last reference drops.
@@ -53,7 +65,13 @@ typedef struct rt_event {
     int refs; /* atomic */
     uint64_t last_num;           /* the record whose marker position is known (under mu) */
     hccl_rt_stream_pos last_pos; /* where that marker was queued */
+    uint32_t flags;              /* ACL_EVENT_* */
+    uint64_t ts_num;             /* the highest record done so far (its time in ts_ns), under mu */
+    uint64_t ts_ns;
+    uint64_t reset_upto;         /* records up to this one were reset (aclrtResetEvent), under mu */
 } rt_event;
+
+#define EVENT_FLAGS_KNOWN (ACL_EVENT_SYNC | ACL_EVENT_CAPTURE_STREAM_PROGRESS | ACL_EVENT_TIME_LINE)
 
 typedef struct marker {
     rt_event *ev;
@@ -108,7 +126,12 @@ static int take_above(rt_event *e, uint64_t seq)
 
 static void complete_record(rt_event *e, uint64_t seq)
 {
+    uint64_t now = (e->flags & ACL_EVENT_TIME_LINE) ? hccl_now_ns() : 0;
     pthread_mutex_lock(&e->mu);
+    if (seq > e->ts_num) {
+        e->ts_num = seq;
+        e->ts_ns = now;
+    }
     if (seq == e->completed + 1) {
         while (take_above(e, seq + 1)) seq++; /* the watermark passes the ones done before */
         __atomic_store_n(&e->completed, seq, __ATOMIC_RELEASE);
@@ -189,23 +212,39 @@ static aclError wait_task(void *arg)
     return rc;
 }
 
-aclError aclrtCreateEvent(aclrtEvent *event)
+static aclError create_event(aclrtEvent *event, uint32_t flags, const char *api)
 {
-    if (!event) return hccl_rt_error(ACL_ERROR_INVALID_PARAM, "aclrtCreateEvent: event is NULL");
+    if (!event) return hccl_rt_error(ACL_ERROR_INVALID_PARAM, "%s: event is NULL", api);
     rt_event *e = hccl_calloc(1, sizeof *e);
-    if (!e) return hccl_rt_error(ACL_ERROR_BAD_ALLOC, "aclrtCreateEvent: out of memory");
+    if (!e) return hccl_rt_error(ACL_ERROR_BAD_ALLOC, "%s: out of memory", api);
     pthread_mutex_init(&e->mu, NULL);
     pthread_cond_init(&e->cv, NULL);
     e->refs = 1;
+    e->flags = flags;
     pthread_mutex_lock(&reg_mu);
     aclError rc = hccl_rt_map_put(&reg, (uintptr_t)e, 1);
     pthread_mutex_unlock(&reg_mu);
     if (rc != ACL_SUCCESS) {
         event_put(e);
-        return hccl_rt_error(rc, "aclrtCreateEvent: out of memory");
+        return hccl_rt_error(rc, "%s: out of memory", api);
     }
     *event = e;
     return ACL_SUCCESS;
+}
+
+aclError aclrtCreateEvent(aclrtEvent *event)
+{
+    return create_event(event, ACL_EVENT_SYNC | ACL_EVENT_TIME_LINE, "aclrtCreateEvent");
+}
+
+aclError aclrtCreateEventWithFlag(aclrtEvent *event, uint32_t flag)
+{
+    if (flag & ~EVENT_FLAGS_KNOWN)
+        return hccl_rt_error(ACL_ERROR_INVALID_PARAM,
+                             "aclrtCreateEventWithFlag: flag 0x%x has unsupported bits 0x%x (supported: ACL_EVENT_SYNC, "
+                             "ACL_EVENT_CAPTURE_STREAM_PROGRESS, ACL_EVENT_TIME_LINE)",
+                             (unsigned)flag, (unsigned)(flag & ~EVENT_FLAGS_KNOWN));
+    return create_event(event, flag, "aclrtCreateEventWithFlag");
 }
 
 aclError aclrtDestroyEvent(aclrtEvent event)
@@ -260,6 +299,12 @@ aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event)
 {
     rt_event *e = event_get(event);
     if (!e) return hccl_rt_error(ACL_ERROR_RT_INVALID_HANDLE, "aclrtStreamWaitEvent: %p is not a live event", event);
+    if (!(e->flags & ACL_EVENT_SYNC)) {
+        event_put(e);
+        return hccl_rt_error(ACL_ERROR_INVALID_PARAM,
+                             "aclrtStreamWaitEvent: event %p was created without ACL_EVENT_SYNC: streams cannot wait for it",
+                             event);
+    }
     pthread_mutex_lock(&e->mu);
     uint64_t target = e->recorded;
     int done = record_done(e, target);
@@ -310,6 +355,88 @@ aclError aclrtQueryEventStatus(aclrtEvent event, aclrtEventRecordedStatus *statu
     if (!done && record_pos(e, recorded, &pos)) hccl_rt_stream_kick(&pos); /* polling must advance */
     event_put(e);
     *status = done ? ACL_EVENT_RECORDED_STATUS_COMPLETE : ACL_EVENT_RECORDED_STATUS_NOT_READY;
+    return ACL_SUCCESS;
+}
+
+typedef struct reset_req {
+    rt_event *ev;
+    uint64_t upto;
+} reset_req;
+
+static aclError reset_task(void *arg)
+{
+    reset_req *r = arg;
+    pthread_mutex_lock(&r->ev->mu);
+    if (r->upto > r->ev->reset_upto) r->ev->reset_upto = r->upto;
+    pthread_mutex_unlock(&r->ev->mu);
+    event_put(r->ev);
+    hccl_free(r);
+    return ACL_SUCCESS;
+}
+
+aclError aclrtResetEvent(aclrtEvent event, aclrtStream stream)
+{
+    rt_event *e = event_get(event);
+    if (!e) return hccl_rt_error(ACL_ERROR_RT_INVALID_HANDLE, "aclrtResetEvent: %p is not a live event", event);
+    if (!(e->flags & ACL_EVENT_SYNC)) {
+        event_put(e);
+        return hccl_rt_error(ACL_ERROR_INVALID_PARAM,
+                             "aclrtResetEvent: event %p was created without ACL_EVENT_SYNC: it cannot be reset", event);
+    }
+    reset_req *r = hccl_malloc(sizeof *r);
+    if (!r) {
+        event_put(e);
+        return hccl_rt_error(ACL_ERROR_BAD_ALLOC, "aclrtResetEvent: out of memory");
+    }
+    r->ev = e; /* the task owns the reference */
+    pthread_mutex_lock(&e->mu);
+    r->upto = e->recorded;
+    pthread_mutex_unlock(&e->mu);
+    aclError rc = hccl_rt_stream_enqueue(stream, reset_task, r, "aclrtResetEvent");
+    if (rc != ACL_SUCCESS && stream) { /* not queued (the NULL stream ran it: it owned r) */
+        event_put(e);
+        hccl_free(r);
+    }
+    return rc;
+}
+
+/* The time of e's latest record, or an error naming api and which (start/end). */
+static aclError record_time(aclrtEvent handle, const char *which, uint64_t *ns)
+{
+    rt_event *e = event_get(handle);
+    if (!e)
+        return hccl_rt_error(ACL_ERROR_RT_INVALID_HANDLE, "aclrtEventElapsedTime: %s event %p is not a live event",
+                             which, handle);
+    aclError rc = ACL_SUCCESS;
+    pthread_mutex_lock(&e->mu);
+    uint64_t num = e->recorded;
+    if (!(e->flags & ACL_EVENT_TIME_LINE)) {
+        rc = hccl_rt_error(ACL_ERROR_INVALID_PARAM,
+                           "aclrtEventElapsedTime: %s event %p was created without ACL_EVENT_TIME_LINE: it has no time",
+                           which, handle);
+    } else if (num == 0 || num <= e->reset_upto) {
+        rc = hccl_rt_error(ACL_ERROR_INVALID_PARAM, "aclrtEventElapsedTime: %s event %p has not been recorded%s", which,
+                           handle, num ? " since it was reset" : "");
+    } else if (!record_done(e, num)) {
+        rc = hccl_rt_error(ACL_ERROR_RT_EVENT_NOT_COMPLETE,
+                           "aclrtEventElapsedTime: the latest record of %s event %p is not complete (synchronize it "
+                           "first)", which, handle);
+    } else {
+        *ns = e->ts_ns; /* num is the highest record, done: the one timed */
+    }
+    pthread_mutex_unlock(&e->mu);
+    event_put(e);
+    return rc;
+}
+
+aclError aclrtEventElapsedTime(float *ms, aclrtEvent startEvent, aclrtEvent endEvent)
+{
+    if (!ms) return hccl_rt_error(ACL_ERROR_INVALID_PARAM, "aclrtEventElapsedTime: ms is NULL");
+    uint64_t t0 = 0, t1 = 0;
+    aclError rc = record_time(startEvent, "start", &t0);
+    if (rc == ACL_SUCCESS) rc = record_time(endEvent, "end", &t1);
+    if (rc != ACL_SUCCESS) return rc;
+    *ms = (float)((double)(int64_t)(t1 - t0) / 1e6);
     return ACL_SUCCESS;
 }
 

@@ -109,6 +109,10 @@ SA(ACL_MEMCPY_HOST_TO_DEVICE == 1);
 SA(ACL_MEMCPY_DEVICE_TO_HOST == 2);
 SA(ACL_MEMCPY_DEVICE_TO_DEVICE == 3);
 SA(ACL_MEMCPY_DEFAULT == 4);
+SA(ACL_EVENT_SYNC == 0x1u);
+SA(ACL_EVENT_CAPTURE_STREAM_PROGRESS == 0x2u);
+SA(ACL_EVENT_TIME_LINE == 0x8u);
+SA(ACL_ERROR_RT_EVENT_NOT_COMPLETE == 507006);
 
 /* Signatures: each assignment fails to compile if a prototype differs. */
 #ifdef __cplusplus
@@ -181,6 +185,9 @@ typedef struct {
     aclError (*record_event)(aclrtEvent, aclrtStream);
     aclError (*wait_event)(aclrtStream, aclrtEvent);
     aclError (*sync_event)(aclrtEvent);
+    aclError (*create_event_flag)(aclrtEvent *, uint32_t);
+    aclError (*reset_event)(aclrtEvent, aclrtStream);
+    aclError (*elapsed_time)(float *, aclrtEvent, aclrtEvent);
 } api_table;
 
 const api_table abi_check_table = {
@@ -194,7 +201,7 @@ const api_table abi_check_table = {
     aclrtDestroyContext, aclrtSetCurrentContext, aclrtCreateStream, aclrtDestroyStream, aclrtSynchronizeStream,
     aclrtSynchronizeStreamWithTimeout, aclrtMalloc, aclrtFree, aclrtMallocHost, aclrtFreeHost, aclrtMemcpy,
     aclrtMemcpyAsync, aclrtMemset, aclrtCreateEvent, aclrtDestroyEvent, aclrtRecordEvent, aclrtStreamWaitEvent,
-    aclrtSynchronizeEvent,
+    aclrtSynchronizeEvent, aclrtCreateEventWithFlag, aclrtResetEvent, aclrtEventElapsedTime,
 };
 #ifdef __cplusplus
 }
