@@ -1,5 +1,5 @@
 /*
- * acl_rt.h - the ACL runtime subset: devices, contexts, streams, events, memory
+ * acl_rt.h - the ACL runtime subset: devices, contexts, streams, events, memory, callbacks
  * (docs/acl.md).
  *
  * In this implementation a "device" is host memory and a stream is an in-order work
@@ -46,6 +46,13 @@ typedef enum aclrtEventRecordedStatus {
 #define ACL_EVENT_CAPTURE_STREAM_PROGRESS 0x00000002u /* accepted; no effect here */
 #define ACL_EVENT_TIME_LINE 0x00000008u               /* records a timestamp (aclrtEventElapsedTime) */
 
+typedef enum aclrtCallbackBlockType {
+    ACL_CALLBACK_NO_BLOCK = 0, /* the stream goes on once the callback is handed to its thread */
+    ACL_CALLBACK_BLOCK = 1     /* the stream waits until the callback has returned */
+} aclrtCallbackBlockType;
+
+typedef void (*aclrtCallback)(void *userData);
+
 extern aclError aclInit(const char *configPath);
 extern aclError aclFinalize(void);
 extern aclError aclrtGetVersion(int32_t *major, int32_t *minor, int32_t *patch);
@@ -90,6 +97,19 @@ extern aclError aclrtCreateEventWithFlag(aclrtEvent *event, uint32_t flag);
 extern aclError aclrtResetEvent(aclrtEvent event, aclrtStream stream);
 /* Milliseconds from startEvent's latest record to endEvent's; both must be complete. */
 extern aclError aclrtEventElapsedTime(float *ms, aclrtEvent startEvent, aclrtEvent endEvent);
+
+/*
+ * Callbacks: a thread calls aclrtSubscribeReport(its id, stream) (the id is its
+ * pthread_t, as std::thread::id prints it) and loops on aclrtProcessReport; each
+ * aclrtLaunchCallback queues fn(userData) on the stream, and when the stream reaches
+ * it, it is run by that thread's next aclrtProcessReport.
+ */
+extern aclError aclrtSubscribeReport(uint64_t threadId, aclrtStream stream);
+extern aclError aclrtLaunchCallback(aclrtCallback fn, void *userData, aclrtCallbackBlockType blockType,
+                                    aclrtStream stream);
+/* Runs one callback delivered to the calling thread; timeout in ms, -1 = forever. */
+extern aclError aclrtProcessReport(int32_t timeout);
+extern aclError aclrtUnSubscribeReport(uint64_t threadId, aclrtStream stream);
 
 /* Most recent error text of the calling thread ("" when none). */
 extern const char *aclGetRecentErrMsg(void);

@@ -300,12 +300,14 @@ static void atfork_prepare(void)
     pthread_mutex_lock(&ctx_mu);
     hccl_rt_stream_atfork_prepare();
     hccl_rt_event_atfork_prepare();
+    hccl_rt_callback_atfork_prepare();
     hccl_rt_memory_atfork_prepare();
 }
 
 static void atfork_parent(void)
 {
     hccl_rt_memory_atfork_parent();
+    hccl_rt_callback_atfork_parent();
     hccl_rt_event_atfork_parent();
     hccl_rt_stream_atfork_parent();
     pthread_mutex_unlock(&ctx_mu);
@@ -315,6 +317,7 @@ static void atfork_parent(void)
 static void atfork_child(void)
 {
     hccl_rt_memory_atfork_child();
+    hccl_rt_callback_atfork_child();
     hccl_rt_event_atfork_child();
     hccl_rt_stream_atfork_child();
     pthread_mutex_init(&ctx_mu, NULL);

@@ -9,7 +9,8 @@
  *   memory.c  aclrtMalloc/Free/MallocHost/FreeHost/Memcpy/Memset (+ Async);
  *   stream.c  streams: in-order work queues, each run by one worker thread or by
  *             the thread that synchronizes it;
- *   event.c   events (CUDA semantics) built on stream tasks.
+ *   event.c   events (CUDA semantics) built on stream tasks;
+ *   callback.c  aclrtSubscribeReport / aclrtLaunchCallback / aclrtProcessReport.
  *
  * Nothing here is exported: the version script exports only acl*.
  */
@@ -59,6 +60,10 @@ aclError hccl_rt_stream_enqueue(aclrtStream stream, aclrtHostTask fn, void *arg,
 /* Whether stream is a live stream or NULL (the default stream); a check only, for
  * calls that may have nothing to enqueue. */
 int hccl_rt_stream_live(aclrtStream stream);
+/* A user reference on a live stream, which it keeps from being freed (NULL when
+ * stream is NULL or not live); give it back with hccl_rt_stream_unref. */
+void *hccl_rt_stream_ref(aclrtStream stream);
+void hccl_rt_stream_unref(void *ref);
 /* Where a task was queued: the stream, its id (never reused) and the task's seq. */
 typedef struct hccl_rt_stream_pos {
     aclrtStream stream; /* NULL: nowhere (the NULL stream ran it at once) */
@@ -90,6 +95,13 @@ void hccl_rt_stream_atfork_child(void);
 void hccl_rt_event_atfork_prepare(void);
 void hccl_rt_event_atfork_parent(void);
 void hccl_rt_event_atfork_child(void);
+
+/* ---- callback.c */
+/* aclrtDestroyStream, once the stream has drained: drops its callback subscription. */
+void hccl_rt_callback_stream_gone(aclrtStream stream);
+void hccl_rt_callback_atfork_prepare(void);
+void hccl_rt_callback_atfork_parent(void);
+void hccl_rt_callback_atfork_child(void);
 
 /* ---- memory.c */
 void hccl_rt_memory_atfork_prepare(void);

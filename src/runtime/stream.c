@@ -421,6 +421,13 @@ static rt_stream *stream_get(aclrtStream handle)
 /* From users == 0 on, s may be freed (util/refs.h). */
 static void stream_put(rt_stream *s) { hccl_ref_put(&users_drain, &s->users); }
 
+void *hccl_rt_stream_ref(aclrtStream stream) { return stream ? stream_get(stream) : NULL; }
+
+void hccl_rt_stream_unref(void *ref)
+{
+    if (ref) stream_put(ref);
+}
+
 int hccl_rt_stream_live(aclrtStream stream)
 {
     if (!stream) return 1;
@@ -514,6 +521,7 @@ aclError aclrtDestroyStream(aclrtStream stream)
     pthread_join(s->worker, NULL); /* the worker drains the queue first */
 
     hccl_ref_wait(&users_drain, &s->users, NULL);
+    hccl_rt_callback_stream_gone(s); /* before the address can be reused (callback.c) */
     stream_free(s);
     return ACL_SUCCESS;
 }

@@ -112,7 +112,13 @@ SA(ACL_MEMCPY_DEFAULT == 4);
 SA(ACL_EVENT_SYNC == 0x1u);
 SA(ACL_EVENT_CAPTURE_STREAM_PROGRESS == 0x2u);
 SA(ACL_EVENT_TIME_LINE == 0x8u);
+SA(ACL_CALLBACK_NO_BLOCK == 0);
+SA(ACL_CALLBACK_BLOCK == 1);
+SA(ACL_ERROR_RT_STREAM_SUBSCRIBE == 107011);
+SA(ACL_ERROR_RT_THREAD_SUBSCRIBE == 107012);
+SA(ACL_ERROR_RT_STREAM_NO_CB_REG == 107015);
 SA(ACL_ERROR_RT_EVENT_NOT_COMPLETE == 507006);
+SA(ACL_ERROR_RT_REPORT_TIMEOUT == 507012);
 
 /* Signatures: each assignment fails to compile if a prototype differs. */
 #ifdef __cplusplus
@@ -188,6 +194,10 @@ typedef struct {
     aclError (*create_event_flag)(aclrtEvent *, uint32_t);
     aclError (*reset_event)(aclrtEvent, aclrtStream);
     aclError (*elapsed_time)(float *, aclrtEvent, aclrtEvent);
+    aclError (*subscribe_report)(uint64_t, aclrtStream);
+    aclError (*launch_callback)(aclrtCallback, void *, aclrtCallbackBlockType, aclrtStream);
+    aclError (*process_report)(int32_t);
+    aclError (*unsubscribe_report)(uint64_t, aclrtStream);
 } api_table;
 
 const api_table abi_check_table = {
@@ -201,7 +211,8 @@ const api_table abi_check_table = {
     aclrtDestroyContext, aclrtSetCurrentContext, aclrtCreateStream, aclrtDestroyStream, aclrtSynchronizeStream,
     aclrtSynchronizeStreamWithTimeout, aclrtMalloc, aclrtFree, aclrtMallocHost, aclrtFreeHost, aclrtMemcpy,
     aclrtMemcpyAsync, aclrtMemset, aclrtCreateEvent, aclrtDestroyEvent, aclrtRecordEvent, aclrtStreamWaitEvent,
-    aclrtSynchronizeEvent, aclrtCreateEventWithFlag, aclrtResetEvent, aclrtEventElapsedTime,
+    aclrtSynchronizeEvent, aclrtCreateEventWithFlag, aclrtResetEvent, aclrtEventElapsedTime, aclrtSubscribeReport,
+    aclrtLaunchCallback, aclrtProcessReport, aclrtUnSubscribeReport,
 };
 #ifdef __cplusplus
 }
