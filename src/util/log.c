@@ -236,7 +236,7 @@ void hccl_log_set_rank(uint32_t rank)
 
 /* The calling thread's last WARN message, printed or not (HcclGetLastErrorMessage). */
 static __thread char last_warn[1024];
-static __thread uint64_t warn_ticks; /* when it was logged (hccl_ticks), 0: none yet */
+static __thread uint64_t warn_ticks; /* when it was logged (hccl_ticks), 0: none yet or before any */
 
 const char *hccl_log_last_warn(void) { return last_warn; }
 
@@ -255,7 +255,7 @@ void hccl_log(hccl_log_level level, unsigned subsys, const char *file, int line,
         size_t l = strnlen(msg, sizeof last_warn - 1);
         memcpy(last_warn, msg, l);
         last_warn[l] = 0;
-        warn_ticks = hccl_ticks();
+        warn_ticks = hccl_ticks_if_started(); /* no operation began before a first timestamp */
     }
     if (!on) return;
     format_line(text, sizeof text, level, subsys, file, line, msg);

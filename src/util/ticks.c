@@ -34,6 +34,15 @@ static int kernel_uses_tsc(void)
 
 static pthread_mutex_t init_mu = PTHREAD_MUTEX_INITIALIZER;
 
+/* A process may fork while another thread decides the mode (holding init_mu): the
+ * child, where that thread does not exist, would wait for it at its first timestamp. */
+static void ticks_prefork(void) { pthread_mutex_lock(&init_mu); }
+static void ticks_postfork(void) { pthread_mutex_unlock(&init_mu); }
+__attribute__((constructor)) static void ticks_install_atfork(void)
+{
+    pthread_atfork(ticks_prefork, ticks_postfork, ticks_postfork);
+}
+
 #if HAVE_TSC
 /* CLOCK_MONOTONIC and the TSC at (nearly) one instant: the clock read on both sides
  * of the TSC's, the closest of a few tries (a preemption in between would skew every
@@ -83,6 +92,11 @@ uint64_t hccl_ticks(void)
     (void)get_mode();
 #endif
     return hccl_now_ns();
+}
+
+uint64_t hccl_ticks_if_started(void)
+{
+    return __atomic_load_n(&mode, __ATOMIC_ACQUIRE) != MODE_UNSET ? hccl_ticks() : 0;
 }
 
 int hccl_ticks_are_tsc(void) { return get_mode() == MODE_TSC; }

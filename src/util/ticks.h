@@ -23,6 +23,10 @@
 
 /* A timestamp (never 0: 0 is free for "none"). */
 uint64_t hccl_ticks(void);
+/* hccl_ticks(), or 0 while the process has taken none (the first one decides the
+ * source, reading sysfs: not for paths that must stay cheap and lock-free, such as a
+ * log line; anything later than 0 compares as later than such a line). */
+uint64_t hccl_ticks_if_started(void);
 
 typedef struct hccl_ticks_ref {
     uint64_t ticks, ns;
