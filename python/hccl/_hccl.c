@@ -30,6 +30,7 @@
 
 #include <acl/acl.h>
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -1401,7 +1402,13 @@ static PyObject *mod_error_string(PyObject *self, PyObject *arg)
 {
     (void)self;
     long code = PyLong_AsLong(arg);
-    if (code == -1 && PyErr_Occurred()) return NULL;
+    if (code == -1 && PyErr_Occurred()) return int_out_of_range(arg, "error_string", "code"), NULL;
+    /* An HcclResult is a C int: a wider value must not be truncated into a known code
+     * (2**32 would read as HCCL_SUCCESS). */
+    if (code < INT_MIN || code > INT_MAX) {
+        PyErr_Format(PyExc_ValueError, "hccl error_string: code %R is out of range", arg);
+        return NULL;
+    }
     return PyUnicode_FromString(HcclGetErrorString((HcclResult)code));
 }
 

@@ -384,3 +384,11 @@ def test_installed_package_imports(tmp_path):
     r = launch.run_python("import hccl, numpy as np; c = hccl.comm_init_all(1)[0]; a = np.ones(3); "
                           "hccl.all_reduce(a, group=c); print('installed ok', hccl.__file__)", env=env)
     assert r.rc == 0 and "installed ok " + str(tmp_path) in r.out, r
+
+
+def test_error_string_rejects_codes_wider_than_an_hccl_result():
+    # the long used to be cast to HcclResult: 2**32 read as HCCL_SUCCESS ("no error")
+    assert hccl.error_string(25) == hccl.error_string(-1) == "unknown error"
+    for code in (2**32, 2**40, 2**63, -2**31 - 1):
+        with pytest.raises(ValueError, match="error_string: code %d is out of range" % code):
+            hccl.error_string(code)
