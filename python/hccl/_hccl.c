@@ -608,7 +608,8 @@ static PyObject *comm_broadcast(CommObject *c, PyObject *const *args, Py_ssize_t
     opdesc d = {K_BROADCAST};
     if (check_nargs(nargs, 3, "broadcast") < 0 || !comm_live(c)) return NULL;
     if (get_rank_arg(c, args[1], &d.root, "root") < 0) return NULL;
-    if (pyhccl_buf_get(args[0], &b[0], 1, "tensor") < 0) return NULL;
+    /* The root only reads its buffer: a read-only one is fine there. */
+    if (pyhccl_buf_get(args[0], &b[0], d.root != c->rank, "tensor") < 0) return NULL;
     d.recv = b[0].ptr;
     d.count = b[0].count;
     d.dt = pyhccl_wire_dtype(b[0].dtype);

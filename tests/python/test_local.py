@@ -392,3 +392,15 @@ def test_error_string_rejects_codes_wider_than_an_hccl_result():
     for code in (2**32, 2**40, 2**63, -2**31 - 1):
         with pytest.raises(ValueError, match="error_string: code %d is out of range" % code):
             hccl.error_string(code)
+
+
+def test_broadcast_root_buffer_may_be_read_only(one, two):
+    # the root only reads its buffer; it used to be required writable
+    ro = np.arange(4, dtype=np.float32)
+    ro.setflags(write=False)
+    hccl.broadcast(ro, src=0, group=one)
+    got = both(two, lambda c: (lambda t: (hccl.broadcast(t, src=0, group=c), t)[1])(
+        ro if c.rank == 0 else np.zeros(4, np.float32)))
+    assert got[1].tolist() == [0.0, 1.0, 2.0, 3.0]
+    with pytest.raises(ValueError, match="read-only"):  # a receiver still writes
+        two[1].broadcast(ro, 0, False)
