@@ -311,10 +311,16 @@ static int state_wait(op_state *st, double timeout_s)
 
 /* ------------------------------------------------------------------ Comm */
 
+/* Takes ownership of h: destroys it when the object cannot be made. */
 static CommObject *comm_new(HcclComm h)
 {
     CommObject *c = PyObject_GC_New(CommObject, &CommType);
-    if (!c) return NULL;
+    if (!c) {
+        Py_BEGIN_ALLOW_THREADS
+        HcclCommDestroy(h);
+        Py_END_ALLOW_THREADS
+        return NULL;
+    }
     c->comm = h;
     c->stream = NULL;
     c->inflight = 0;
@@ -433,6 +439,12 @@ static PyObject *submit(CommObject *c, opdesc *d, hbuf *bufs, int nbufs, int asy
         c->stream = s;
     }
     HandleObject *h = PyObject_New(HandleObject, &HandleType);
+    if (h) { /* what handle_dealloc reads, set before any failure can free h */
+        h->st = NULL;
+        h->bufs = NULL;
+        h->nbufs = 0;
+        h->comm = NULL;
+    }
     op_state *st = calloc(1, sizeof *st);
     hbuf *hb = calloc(nbufs ? (size_t)nbufs : 1, sizeof *hb);
     if (!h || !st || !hb) {
@@ -1387,13 +1399,21 @@ static PyObject *mod_comm_init_all(PyObject *self, PyObject *arg)
         return raise_hccl(r, "comm_init_all", NULL, -1, last_warning());
     }
     PyObject *list = PyList_New(n);
-    for (long i = 0; list && i < n; i++) {
-        PyObject *c = (PyObject *)comm_new(hs[i]);
+    long i = 0;
+    while (list && i < n) {
+        PyObject *c = (PyObject *)comm_new(hs[i++]); /* which destroys it if it fails */
         if (!c) {
-            Py_CLEAR(list);
+            Py_CLEAR(list); /* destroys the Comms made so far */
             break;
         }
-        PyList_SET_ITEM(list, i, c);
+        PyList_SET_ITEM(list, i - 1, c);
+    }
+    /* Out of memory: the communicators no Comm took are destroyed, not leaked. */
+    for (; i < n; i++) {
+        HcclComm h = hs[i];
+        Py_BEGIN_ALLOW_THREADS
+        HcclCommDestroy(h);
+        Py_END_ALLOW_THREADS
     }
     free(hs);
     return list;
