@@ -25,7 +25,7 @@ static PyObject *torch_tensor_type; /* torch.Tensor once the provider ran */
 static PyObject *torch_dtypes;      /* {torch.dtype: int code} */
 static int torch_loaded;
 
-static PyObject *s_data_ptr, *s_numel, *s_dtype, *s_is_contiguous, *s_is_cpu, *s_is_sparse;
+static PyObject *s_data_ptr, *s_numel, *s_dtype, *s_is_contiguous, *s_is_cpu, *s_is_sparse, *s_is_neg, *s_is_conj;
 
 PyObject *pyhccl_set_torch_provider(PyObject *self, PyObject *fn)
 {
@@ -51,7 +51,11 @@ static int load_torch(void)
         s_is_contiguous = PyUnicode_InternFromString("is_contiguous");
         s_is_cpu = PyUnicode_InternFromString("is_cpu");
         s_is_sparse = PyUnicode_InternFromString("is_sparse");
-        if (!s_data_ptr || !s_numel || !s_dtype || !s_is_contiguous || !s_is_cpu || !s_is_sparse) return -1;
+        s_is_neg = PyUnicode_InternFromString("is_neg");
+        s_is_conj = PyUnicode_InternFromString("is_conj");
+        if (!s_data_ptr || !s_numel || !s_dtype || !s_is_contiguous || !s_is_cpu || !s_is_sparse || !s_is_neg ||
+            !s_is_conj)
+            return -1;
     }
     if (!torch_provider) return 0;
     PyObject *r = PyObject_CallNoArgs(torch_provider);
@@ -186,6 +190,28 @@ static int get_torch(PyObject *obj, hbuf *b, const char *what)
     Py_DECREF(dt);
     b->dtype = (int)PyLong_AsLong(code);
     b->itemsize = dtype_size(b->dtype);
+    /* After the dtype (complex ones are refused as such): a lazily negated or
+     * conjugated view (torch._neg_view(t), z.conj().imag) keeps its values without
+     * the sign in memory: read raw they would be wrong, and written raw they would
+     * read back negated. No silent copy is made, as for strided views. */
+    for (int k = 0; k < 2; k++) {
+        v = PyObject_CallMethodNoArgs(obj, k ? s_is_conj : s_is_neg);
+        if (!v) {
+            if (!PyErr_ExceptionMatches(PyExc_AttributeError)) return -1;
+            PyErr_Clear(); /* older torch: no such bit */
+            continue;
+        }
+        int bit = PyObject_IsTrue(v);
+        Py_DECREF(v);
+        if (bit < 0) return -1;
+        if (bit) {
+            PyErr_Format(PyExc_ValueError, "hccl: %s has its %s bit set (a lazy %s view); its memory does not hold "
+                                           "its values: pass %s (and copy the result back for in-place operations)",
+                         what, k ? "conjugate" : "negative", k ? "conj()" : "negated",
+                         k ? "t.resolve_conj()" : "t.resolve_neg()");
+            return -1;
+        }
+    }
     v = PyObject_CallMethodNoArgs(obj, s_numel);
     if (!v) return -1;
     b->count = PyLong_AsUnsignedLongLong(v);

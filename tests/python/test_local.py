@@ -394,6 +394,28 @@ def test_error_string_rejects_codes_wider_than_an_hccl_result():
             hccl.error_string(code)
 
 
+def test_torch_negative_bit_refused(one):
+    torch = pytest.importorskip("torch")
+    if not hasattr(torch, "_neg_view"):
+        pytest.skip("torch has no negative bit")
+    # the raw memory of a negated view lacks the sign: all_gather used to give [0, 1, 2, 3]
+    neg = torch._neg_view(torch.arange(4.0))
+    out = torch.zeros(4)
+    with pytest.raises(ValueError, match=r"input has its negative bit set .*resolve_neg"):
+        hccl.all_gather(out, neg, group=one)
+    with pytest.raises(ValueError, match="input has its negative bit set"):
+        hccl.all_gather([torch.zeros(4)], neg, group=one)
+    with pytest.raises(ValueError, match="output has its negative bit set"):
+        hccl.all_reduce(torch.tensor([1 + 2j]).conj().imag, group=one)  # a real neg view
+    assert not out.any()
+    hccl.all_gather(out, neg.resolve_neg(), group=one)
+    assert out.tolist() == [-0.0, -1.0, -2.0, -3.0]
+    # list entries are written through copy_, which honours the bit
+    lst = [torch._neg_view(torch.zeros(4))]
+    hccl.all_gather(lst, torch.arange(4.0), group=one)
+    assert lst[0].tolist() == [0.0, 1.0, 2.0, 3.0]
+
+
 def test_broadcast_root_buffer_may_be_read_only(one, two):
     # the root only reads its buffer; it used to be required writable
     ro = np.arange(4, dtype=np.float32)
