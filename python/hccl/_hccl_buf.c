@@ -274,51 +274,109 @@ static int get_buffer(PyObject *obj, hbuf *b, int writable, const char *what)
     return 0;
 }
 
+/* The typestr of an __array_interface__ ("<f4", "|u1", "|b1": byte order, kind, a
+ * size in bytes and nothing else) -> code, or -1. */
+static int dtype_of_typestr(const char *ts)
+{
+    if (ts[0] != '<' && ts[0] != '|' && ts[0] != '=') return -1;
+    if (!ts[1] || !ts[2] || ts[2] < '1' || ts[2] > '9' || (ts[3] && (ts[3] < '0' || ts[3] > '9' || ts[4])))
+        return -1;
+    return dtype_of(ts[1], (size_t)(ts[3] ? (ts[2] - '0') * 10 + (ts[3] - '0') : ts[2] - '0'));
+}
+
 static int get_array_interface(PyObject *obj, PyObject *ai, hbuf *b, int writable, const char *what)
 {
-    if (!PyDict_Check(ai)) goto bad;
+    const char *tn = Py_TYPE(obj)->tp_name;
+    if (!PyDict_Check(ai)) {
+        PyErr_Format(PyExc_TypeError, "hccl: %s (%.80s) has an __array_interface__ that is a %.80s, not a dict",
+                     what, tn, Py_TYPE(ai)->tp_name);
+        return -1;
+    }
+    PyObject *version = PyDict_GetItemString(ai, "version");
+    if (!version || !PyLong_Check(version) || PyLong_AsLong(version) != 3) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_ValueError, "hccl: %s (%.80s) has __array_interface__ version %R; only version 3 is "
+                                       "supported", what, tn, version ? version : Py_None);
+        return -1;
+    }
     PyObject *strides = PyDict_GetItemString(ai, "strides");
     if (strides && strides != Py_None) {
         PyErr_Format(PyExc_ValueError, "hccl: %s (%.80s) is not C-contiguous (__array_interface__ has strides)",
-                     what, Py_TYPE(obj)->tp_name);
+                     what, tn);
         return -1;
     }
     PyObject *data = PyDict_GetItemString(ai, "data");
+    if (!data || !PyTuple_Check(data) || PyTuple_GET_SIZE(data) != 2 || !PyLong_Check(PyTuple_GET_ITEM(data, 0))) {
+        PyErr_Format(PyExc_TypeError, "hccl: %s (%.80s) has __array_interface__ data %R; HCCL needs a tuple "
+                                      "(address as int, read-only flag)", what, tn, data ? data : Py_None);
+        return -1;
+    }
     PyObject *typestr = PyDict_GetItemString(ai, "typestr");
-    PyObject *shape = PyDict_GetItemString(ai, "shape");
-    if (!data || !PyTuple_Check(data) || PyTuple_GET_SIZE(data) != 2 || !typestr || !PyUnicode_Check(typestr) ||
-        !shape || !PyTuple_Check(shape))
-        goto bad;
+    if (!typestr || !PyUnicode_Check(typestr)) {
+        PyErr_Format(PyExc_TypeError, "hccl: %s (%.80s) has __array_interface__ typestr %R, not a str", what, tn,
+                     typestr ? typestr : Py_None);
+        return -1;
+    }
     const char *ts = PyUnicode_AsUTF8(typestr);
     if (!ts) return -1;
-    if (strlen(ts) < 3 || (ts[0] != '<' && ts[0] != '|' && ts[0] != '=')) goto badtype;
-    int dt = dtype_of(ts[1], (size_t)atoi(ts + 2));
-    if (dt < 0) goto badtype;
+    int dt = dtype_of_typestr(ts);
+    if (dt < 0) {
+        PyErr_Format(PyExc_TypeError, "hccl: %s has typestr '%s', which HCCL does not support", what, ts);
+        return -1;
+    }
+    PyObject *shape = PyDict_GetItemString(ai, "shape");
+    if (!shape || !PyTuple_Check(shape)) {
+        PyErr_Format(PyExc_TypeError, "hccl: %s (%.80s) has __array_interface__ shape %R, not a tuple", what, tn,
+                     shape ? shape : Py_None);
+        return -1;
+    }
+    /* Every dimension an int >= 0; the product, in bytes, must fit a Py_ssize_t
+     * (unless a dimension is 0): (2**33, 2**33) must not wrap around to 0. */
+    const uint64_t max = (uint64_t)PY_SSIZE_T_MAX / dtype_size(dt);
+    uint64_t n = 1;
+    int empty = 0, huge = 0;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(shape); i++) {
+        PyObject *o = PyTuple_GET_ITEM(shape, i);
+        int ovf = 0;
+        long long d = PyLong_Check(o) ? PyLong_AsLongLongAndOverflow(o, &ovf) : -1;
+        if (!PyLong_Check(o) || (d == -1 && PyErr_Occurred())) {
+            PyErr_Clear();
+            PyErr_Format(PyExc_TypeError, "hccl: %s (%.80s) has __array_interface__ shape %R: dimensions must be "
+                                          "ints", what, tn, shape);
+            return -1;
+        }
+        if (ovf < 0 || (!ovf && d < 0)) {
+            PyErr_Format(PyExc_ValueError, "hccl: %s (%.80s) has __array_interface__ shape %R with a negative "
+                                           "dimension", what, tn, shape);
+            return -1;
+        }
+        if (d == 0) empty = 1;
+        else if (ovf > 0 || (uint64_t)d > max || n > max / (uint64_t)d) huge = 1;
+        else n *= (uint64_t)d;
+    }
+    if (empty) {
+        n = 0;
+    } else if (huge) {
+        PyErr_Format(PyExc_ValueError, "hccl: %s (%.80s) has __array_interface__ shape %R: more bytes than memory "
+                                       "can hold", what, tn, shape);
+        return -1;
+    }
     int ro = PyObject_IsTrue(PyTuple_GET_ITEM(data, 1));
     if (ro < 0) return -1;
     if (ro && writable) {
-        PyErr_Format(PyExc_ValueError, "hccl: %s (%.80s) is read-only, but the operation writes into it", what,
-                     Py_TYPE(obj)->tp_name);
+        PyErr_Format(PyExc_ValueError, "hccl: %s (%.80s) is read-only, but the operation writes into it", what, tn);
         return -1;
-    }
-    uint64_t n = 1;
-    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(shape); i++) {
-        unsigned long long d = PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(shape, i));
-        if (PyErr_Occurred()) return -1;
-        n *= d;
     }
     b->ptr = PyLong_AsVoidPtr(PyTuple_GET_ITEM(data, 0));
     if (PyErr_Occurred()) return -1;
+    if (!b->ptr && n) {
+        PyErr_Format(PyExc_ValueError, "hccl: %s (%.80s) has a NULL __array_interface__ data address", what, tn);
+        return -1;
+    }
     b->dtype = dt;
     b->itemsize = dtype_size(dt);
     b->count = n;
     return 0;
-badtype:
-    PyErr_Format(PyExc_TypeError, "hccl: %s has typestr '%s', which HCCL does not support", what, ts);
-    return -1;
-bad:
-    PyErr_Format(PyExc_TypeError, "hccl: %s has a malformed __array_interface__", what);
-    return -1;
 }
 
 int pyhccl_buf_get(PyObject *obj, hbuf *b, int writable, const char *what)

@@ -416,6 +416,39 @@ def test_torch_negative_bit_refused(one):
     assert lst[0].tolist() == [0.0, 1.0, 2.0, 3.0]
 
 
+class _Exported:
+    """An object with only __array_interface__ (its own pointer, shape, typestr)."""
+
+    def __init__(self, **kw):
+        self.buf = np.arange(4, dtype=np.float32)
+        self.__array_interface__ = dict(version=3, data=(self.buf.ctypes.data, False), typestr="<f4", shape=(4,),
+                                        strides=None)
+        self.__array_interface__.update(kw)
+
+
+def test_array_interface_parsed_strictly(one):
+    hccl.all_reduce(_Exported(), group=one)
+    hccl.all_reduce(_Exported(shape=(0, 2**70)), group=one)  # empty
+    # (2**33, 2**33) used to wrap to 0 elements, (-1,) gave a bare OverflowError,
+    # '<f4x' was read as '<f4' (atoi) and the version was not looked at
+    bad = [(dict(shape=(2**33, 2**33)), ValueError, "more bytes than memory can hold"),
+           (dict(shape=(2, 2**70)), ValueError, "more bytes than memory can hold"),
+           (dict(shape=(-1,)), ValueError, "negative dimension"),
+           (dict(shape=(2.0, 2)), TypeError, "dimensions must be ints"),
+           (dict(shape=[4]), TypeError, "not a tuple"),
+           (dict(typestr="<f4x"), TypeError, "typestr '<f4x'"),
+           (dict(typestr="<f04"), TypeError, "typestr '<f04'"),
+           (dict(typestr=b"<f4"), TypeError, "not a str"),
+           (dict(version=2), ValueError, "version 2; only version 3"),
+           (dict(version=None), ValueError, "version None"),
+           (dict(data=None), TypeError, "address as int"),
+           (dict(data=(0, False)), ValueError, "NULL"),
+           (dict(data=(1, True)), ValueError, "read-only")]
+    for kw, exc, msg in bad:
+        with pytest.raises(exc, match=re.escape(msg)):
+            hccl.all_reduce(_Exported(**kw), group=one)
+
+
 def test_broadcast_root_buffer_may_be_read_only(one, two):
     # the root only reads its buffer; it used to be required writable
     ro = np.arange(4, dtype=np.float32)
