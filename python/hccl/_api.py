@@ -661,14 +661,28 @@ def _dtype_of(t):
     return t.dtype if _is_torch(t) or hasattr(t, "dtype") else memoryview(t).format
 
 
+def _check_entry(fn, name, t):
+    """TypeError naming `name` ("tensor_list[1]") when t is none of the accepted
+    objects (a Python list, say), before _numel/_dtype_of ask memoryview about it."""
+    if _is_torch(t) or hasattr(t, "dtype"):
+        return
+    try:
+        memoryview(t)
+    except TypeError:
+        raise TypeError("hccl %s: %s must be a torch CPU tensor, a NumPy array or another object with the buffer "
+                        "protocol, not %s" % (fn, name, type(t).__name__)) from None
+
+
 def _check_list(fn, name, lst, like, n, output=False):
     """A list of one block per rank (n entries), each as many elements of the same
     dtype as `like` (the caller's own tensor): the library moves len x numel(like).
     output: the entries receive the result, so each must be writable."""
     if len(lst) != n:
         raise ValueError("hccl %s: %s has %d entries for %d ranks" % (fn, name, len(lst), n))
+    _check_entry(fn, "tensor", like)
     k, dt = _numel(like), _dtype_of(like)
     for i, t in enumerate(lst):
+        _check_entry(fn, "%s[%d]" % (name, i), t)
         if _numel(t) != k:
             raise ValueError("hccl %s: %s[%d] has %d elements, the tensor has %d (every entry must match it)"
                              % (fn, name, i, _numel(t), k))
@@ -876,6 +890,9 @@ def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op=False
     n = c.size
     if len(input_tensor_list) != n or len(output_tensor_list) != n:
         raise ValueError("hccl all_to_all: the lists need one tensor per rank (%d)" % n)
+    for name, lst in (("input_tensor_list", input_tensor_list), ("output_tensor_list", output_tensor_list)):
+        for i, t in enumerate(lst):
+            _check_entry("all_to_all", "%s[%d]" % (name, i), t)
     dt = _dtype_of(input_tensor_list[0])
     for name, lst in (("input_tensor_list", input_tensor_list), ("output_tensor_list", output_tensor_list)):
         for i, t in enumerate(lst):

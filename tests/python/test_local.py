@@ -459,3 +459,18 @@ def test_broadcast_root_buffer_may_be_read_only(one, two):
     assert got[1].tolist() == [0.0, 1.0, 2.0, 3.0]
     with pytest.raises(ValueError, match="read-only"):  # a receiver still writes
         two[1].broadcast(ro, 0, False)
+
+
+def test_list_entries_that_are_not_buffers_are_named(one):
+    # these used to raise memoryview's "a bytes-like object is required", naming nothing
+    x = np.zeros(2)
+    with pytest.raises(TypeError, match=r"all_gather: tensor_list\[0\] must be .* not list"):
+        hccl.all_gather([[0.0, 0.0]], x, group=one)
+    with pytest.raises(TypeError, match=r"all_gather: tensor must be .* not list"):
+        hccl.all_gather([x], [0.0, 0.0], group=one)
+    with pytest.raises(TypeError, match=r"gather: gather_list\[0\] must be"):
+        hccl.gather(x, [None], dst=0, group=one)
+    with pytest.raises(TypeError, match=r"scatter: scatter_list\[0\] must be"):
+        hccl.scatter(x, [1.5], src=0, group=one)
+    with pytest.raises(TypeError, match=r"all_to_all: output_tensor_list\[0\] must be"):
+        hccl.all_to_all([[0.0]], [x], group=one)
