@@ -611,9 +611,25 @@ def _flat_empty(like, n):
     return np.empty(n, dtype=np.asarray(like).dtype)
 
 
+def _exported(t):
+    """An object with __array_interface__ only (no buffer protocol, no dtype) as a
+    NumPy view of its memory (writes go through), else None."""
+    if _is_torch(t) or hasattr(t, "dtype") or not hasattr(t, "__array_interface__"):
+        return None
+    try:
+        memoryview(t)
+        return None
+    except TypeError:
+        import numpy as np
+        return np.asarray(t)
+
+
 def _numel(t):
     if _is_torch(t):
         return t.numel()
+    v = _exported(t)
+    if v is not None:
+        return v.size
     return int(getattr(t, "size", 0)) if hasattr(t, "dtype") else len(memoryview(t).cast("B")) // memoryview(t).itemsize
 
 
@@ -652,25 +668,31 @@ def _writable(t):
         return True
     if hasattr(t, "flags"):  # NumPy
         return bool(t.flags.writeable)
+    v = _exported(t)
+    if v is not None:
+        return bool(v.flags.writeable)
     # Another buffer object: np.asarray(bytes) would be a writable 0-d copy, so ask the
     # buffer itself.
     return not memoryview(t).readonly
 
 
 def _dtype_of(t):
+    v = _exported(t)
+    if v is not None:
+        return v.dtype
     return t.dtype if _is_torch(t) or hasattr(t, "dtype") else memoryview(t).format
 
 
 def _check_entry(fn, name, t):
     """TypeError naming `name` ("tensor_list[1]") when t is none of the accepted
     objects (a Python list, say), before _numel/_dtype_of ask memoryview about it."""
-    if _is_torch(t) or hasattr(t, "dtype"):
+    if _is_torch(t) or hasattr(t, "dtype") or hasattr(t, "__array_interface__"):
         return
     try:
         memoryview(t)
     except TypeError:
         raise TypeError("hccl %s: %s must be a torch CPU tensor, a NumPy array or another object with the buffer "
-                        "protocol, not %s" % (fn, name, type(t).__name__)) from None
+                        "protocol or __array_interface__, not %s" % (fn, name, type(t).__name__)) from None
 
 
 def _check_list(fn, name, lst, like, n, output=False):

@@ -474,3 +474,20 @@ def test_list_entries_that_are_not_buffers_are_named(one):
         hccl.scatter(x, [1.5], src=0, group=one)
     with pytest.raises(TypeError, match=r"all_to_all: output_tensor_list\[0\] must be"):
         hccl.all_to_all([[0.0]], [x], group=one)
+
+
+def test_list_entries_may_export_array_interface_only(one):
+    # an object with only __array_interface__ is accepted alone, and the docs say list
+    # entries may be any accepted object; the list forms used to ask memoryview() and fail
+    x = np.arange(4, dtype=np.float32)
+    out = _Exported()
+    out.buf[:] = 0
+    hccl.all_gather([out], x, group=one)
+    assert out.buf.tolist() == [0.0, 1.0, 2.0, 3.0]
+    got = np.zeros(4, np.float32)
+    hccl.scatter(got, [_Exported()], src=0, group=one)
+    assert got.tolist() == [0.0, 1.0, 2.0, 3.0]
+    with pytest.raises(ValueError, match=r"tensor_list\[0\] is read-only"):
+        hccl.all_gather([_Exported(data=(out.buf.ctypes.data, True))], x, group=one)
+    with pytest.raises(ValueError, match=r"tensor_list\[0\] has dtype int32"):
+        hccl.all_gather([_Exported(typestr="<i4")], x, group=one)
