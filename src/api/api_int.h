@@ -24,6 +24,12 @@ HcclResult hccl_api_rank(const char *fn, uint32_t r, uint32_t nranks, const char
  * many bytes; a send or receive left without a partner would fail the batch when it
  * ran, so it is refused here. */
 HcclResult hccl_api_self_pairs(const char *fn, const HcclSendRecvItem *items, uint32_t n, uint32_t rank);
+/* A batch's transfers with peers (checked items) run concurrently, after its copies
+ * to the rank itself: a receive whose buffer overlaps another item's buffer (a
+ * send's or a receive's) would make the result depend on timing or on that order,
+ * so it is refused (E_PARA). Items to the rank itself may overlap each other (copied
+ * in order, as memmove). */
+HcclResult hccl_api_batch_overlap(const char *fn, const HcclSendRecvItem *items, uint32_t n, uint32_t rank);
 
 /* Pending point-to-point operations inside HcclGroupStart/End (thread-local). */
 int hccl_api_group_active(void);

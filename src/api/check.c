@@ -5,6 +5,9 @@
 
 #include "reduce/reduce.h"
 #include "util/log.h"
+#include "util/util.h"
+
+#include <stdlib.h>
 
 HcclResult hccl_api_dtype(const char *fn, HcclDataType dt, size_t *size)
 {
@@ -83,6 +86,68 @@ HcclResult hccl_api_self_pairs(const char *fn, const HcclSendRecvItem *items, ui
         return HCCL_E_PARA;
     }
     return HCCL_SUCCESS;
+}
+
+typedef struct item_span {
+    uintptr_t lo, hi; /* [lo, hi) in bytes */
+    uint32_t i;
+} item_span;
+
+static int item_span_cmp(const void *a, const void *b)
+{
+    const item_span *x = a, *y = b;
+    return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+HcclResult hccl_api_batch_overlap(const char *fn, const HcclSendRecvItem *items, uint32_t n, uint32_t rank)
+{
+    uint32_t k = 0, recvs = 0, peers = 0;
+    for (uint32_t i = 0; i < n; i++)
+        if (item_bytes(&items[i]) > 0) {
+            k++;
+            recvs += items[i].sendRecvType == HCCL_RECV;
+            peers += items[i].remoteRank != rank;
+        }
+    if (k < 2 || recvs == 0 || peers == 0) return HCCL_SUCCESS;
+    item_span small[16], *v = k <= 16 ? small : hccl_malloc(sizeof *v * k);
+    if (!v) {
+        HCCL_WARN(COLL, "%s: out of memory to check the items' buffers", fn);
+        return HCCL_E_MEMORY;
+    }
+    k = 0;
+    for (uint32_t i = 0; i < n; i++)
+        if (item_bytes(&items[i]) > 0)
+            v[k++] = (item_span){(uintptr_t)items[i].buf, (uintptr_t)items[i].buf + item_bytes(&items[i]), i};
+    qsort(v, k, sizeof *v, item_span_cmp);
+    /* Two items conflict when they overlap, one is a receive and one is a transfer
+     * with a peer. Sorted by start, item x overlaps an earlier item of a class iff it
+     * starts before the furthest end among that class's earlier items. Classes: [0]
+     * all, [1] receives, [2] peer items, [3] peer receives; x is checked against the
+     * class it conflicts with: a peer receive against [0], a peer send against [1], a
+     * receive from itself against [2], a send to itself against [3]. */
+    uintptr_t hi[4] = {0, 0, 0, 0};
+    uint32_t at[4] = {0, 0, 0, 0};
+    HcclResult res = HCCL_SUCCESS;
+    for (uint32_t x = 0; x < k && res == HCCL_SUCCESS; x++) {
+        const HcclSendRecvItem *it = &items[v[x].i];
+        int recv = it->sendRecvType == HCCL_RECV, peer = it->remoteRank != rank;
+        int cls = peer ? (recv ? 0 : 1) : (recv ? 2 : 3);
+        if (v[x].lo < hi[cls]) {
+            uint32_t a = HCCL_MIN(at[cls], v[x].i), b = HCCL_MAX(at[cls], v[x].i);
+            HCCL_WARN(COLL, "%s: the buffers of item %u (%s rank %u) and item %u (%s rank %u) overlap: a receive "
+                      "buffer must not overlap another item's buffer (the transfers with peers run concurrently)",
+                      fn, a, items[a].sendRecvType == HCCL_SEND ? "send to" : "receive from", items[a].remoteRank, b,
+                      items[b].sendRecvType == HCCL_SEND ? "send to" : "receive from", items[b].remoteRank);
+            res = HCCL_E_PARA;
+        }
+        for (int c = 0; c < 4; c++)
+            if ((c & 1 ? recv : 1) && (c & 2 ? peer : 1) && v[x].hi > hi[c]) {
+                hi[c] = v[x].hi;
+                at[c] = v[x].i;
+            }
+    }
+    if (v != small) hccl_free(v);
+    return res;
 }
 
 HcclResult hccl_api_rank(const char *fn, uint32_t r, uint32_t nranks, const char *what)

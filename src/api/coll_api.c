@@ -538,6 +538,7 @@ HcclResult HcclBatchSendRecv(HcclSendRecvItem *sendRecvInfo, uint32_t itemNum, H
     }
     for (uint32_t i = 0; res == HCCL_SUCCESS && i < itemNum; i++) res = check_item(fn, &sendRecvInfo[i], i, c);
     if (res == HCCL_SUCCESS) res = hccl_api_self_pairs(fn, sendRecvInfo, itemNum, c->rank);
+    if (res == HCCL_SUCCESS) res = hccl_api_batch_overlap(fn, sendRecvInfo, itemNum, c->rank);
     if (res == HCCL_SUCCESS) {
         a->items = hccl_malloc(sizeof(HcclSendRecvItem) * (itemNum ? itemNum : 1));
         if (!a->items) res = HCCL_E_MEMORY;

@@ -150,6 +150,7 @@ HcclResult HcclGroupEnd(void)
             if (j != i) hccl_comm_release(c);
         }
         HcclResult self = a && items ? hccl_api_self_pairs("HcclGroupEnd", items, n, c->rank) : HCCL_SUCCESS;
+        if (self == HCCL_SUCCESS && a && items) self = hccl_api_batch_overlap("HcclGroupEnd", items, n, c->rank);
         if (self == HCCL_SUCCESS && a && items) self = join(streams, ns, 0);
         if (self != HCCL_SUCCESS) {
             hccl_free(a);

@@ -11,7 +11,8 @@
  *     counts whose byte size overflows (an AlltoAllVC matrix refused by every rank,
  *     not only those whose row or column holds the bad entry), NULL count arrays, bad
  *     BatchSendRecv items (self sends and receives without a partner of their size,
- *     also from a group), NULL communicator, NULL out-pointers; afterwards the
+ *     also from a group; a receive whose buffer overlaps another item's, unless both
+ *     are to the rank itself, also from a group), NULL communicator, NULL out-pointers; afterwards the
  *     communicator and stream must still work (a rejected call queues nothing). Also
  *     per rank: count 0 is not
  *     bad input but nothing to do: on rank 0 alone, each fixed-count operation with
@@ -223,6 +224,34 @@ static void rank_bad(conf_ctx *ctx)
         if (conf_ok(ctx, HcclGroupStart(), "HcclGroupStart")) {
             conf_ok(ctx, HcclSend(s, 4, I32, me, comm, st), "HcclSend to itself inside a group");
             BAD(ctx, PARA, HcclGroupEnd());
+        }
+        /* a receive from a peer into a buffer that another transfer with a peer sends
+         * from or receives into: the result would depend on timing (a 4-rank ring that
+         * sends and receives the same buffer got part of the wrong rank's data) */
+        if (n >= 2) {
+            uint32_t peer = (me + 1) % n;
+            int32_t *si = s;
+            HcclSendRecvItem ov[3] = {{HCCL_SEND, si, 4, I32, peer},
+                                      {HCCL_RECV, si + 2, 4, I32, peer},
+                                      {HCCL_RECV, r, 4, I32, peer}};
+            BAD(ctx, PARA, HcclBatchSendRecv(ov, 2, comm, st));
+            if (!strstr(HcclGetLastErrorMessage(), "item 0") || !strstr(HcclGetLastErrorMessage(), "overlap"))
+                conf_fail(ctx, "HcclGetLastErrorMessage() after overlapping items: \"%s\"", HcclGetLastErrorMessage());
+            ov[1].buf = r;
+            ov[2].buf = (int32_t *)r + 3; /* two receives that overlap */
+            BAD(ctx, PARA, HcclBatchSendRecv(ov, 3, comm, st));
+            /* a copy to the rank itself into the buffer a peer is sent (the copy runs
+             * first: the peer would get the copied data) */
+            HcclSendRecvItem ovs[3] = {{HCCL_SEND, si, 4, I32, peer},
+                                       {HCCL_SEND, r, 4, I32, me},
+                                       {HCCL_RECV, si + 1, 4, I32, me}};
+            BAD(ctx, PARA, HcclBatchSendRecv(ovs, 3, comm, st));
+            conf_step(ctx, "bad input: a send and a receive of the same buffer inside a group");
+            if (conf_ok(ctx, HcclGroupStart(), "HcclGroupStart")) {
+                conf_ok(ctx, HcclSend(s, 4, I32, peer, comm, st), "HcclSend inside a group");
+                conf_ok(ctx, HcclRecv(s, 4, I32, peer, comm, st), "HcclRecv inside a group");
+                BAD(ctx, PARA, HcclGroupEnd());
+            }
         }
     }
     /* NULL communicator and NULL out-pointers */
