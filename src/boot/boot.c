@@ -506,6 +506,21 @@ typedef struct root_thread_arg {
     hccl_boot_ident ident;
 } root_thread_arg;
 
+/* The ids of the root threads of this process that have exited, newest last. */
+#define FINISHED_ROOTS 256
+static uint64_t finished_roots[FINISHED_ROOTS];
+static unsigned finished_next;
+static pthread_mutex_t finished_lock = PTHREAD_MUTEX_INITIALIZER;
+
+int hccl_boot_root_finished(uint64_t id)
+{
+    int found = 0;
+    pthread_mutex_lock(&finished_lock);
+    for (unsigned i = 0; i < FINISHED_ROOTS && !found; i++) found = finished_roots[i] == id && id != 0;
+    pthread_mutex_unlock(&finished_lock);
+    return found;
+}
+
 static void *root_thread(void *p)
 {
     pthread_setname_np(pthread_self(), "hccl-boot-root");
@@ -552,6 +567,9 @@ out:
         hccl_free(q);
     }
     close(a->fd);
+    pthread_mutex_lock(&finished_lock);
+    finished_roots[finished_next++ % FINISHED_ROOTS] = a->ident.id;
+    pthread_mutex_unlock(&finished_lock);
     hccl_free(a);
     return NULL;
 }

@@ -786,6 +786,12 @@ HcclResult hccl_comm_init_root(uint32_t nranks, const HcclRootInfo *root, uint32
                   b.root.ss_family == AF_INET || b.root.ss_family == AF_INET6 ? hccl_addr_port(&b.root) : 0u);
         return HCCL_E_PARA;
     }
+    if (hccl_boot_root_finished(b.id)) {
+        HCCL_WARN(INIT, "rank %u: this root info was made by HcclGetRootInfo in this process and its root has "
+                  "already served a communicator (or given up waiting) and stopped: a root info serves one "
+                  "communicator; call HcclGetRootInfo for each", rank);
+        return HCCL_E_PARA;
+    }
     hccl_comm_cfg cfg;
     CHECK(hccl_comm_cfg_resolve(config, &cfg));
     hccl_boot_ident ident = {b.secret, b.id, 0};

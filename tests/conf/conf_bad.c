@@ -5,7 +5,8 @@
  *   process level: HcclGetRootInfo(NULL); HcclCommInitRootInfo with nRanks 0 or above
  *     65536, rank >= nRanks, NULL root info, NULL comm, a zeroed root info; HcclCommInitClusterInfo
  *     with a missing file, NULL path, malformed rank tables, rank beyond the table;
- *     HcclCommInitAll with 0 devices or NULL arrays; NULL/destroyed handles.
+ *     HcclCommInitAll with 0 devices or NULL arrays; NULL/destroyed handles; a root
+ *     info of this process used a second time.
  *   per rank (1 and 2 ranks as threads): NULL buffers with non-zero counts, unknown
  *     dtypes (13, 99, 255) and reduce ops (7, 255), roots and peers out of range,
  *     counts whose byte size overflows (an AlltoAllVC matrix refused by every rank,
@@ -445,6 +446,14 @@ static void process_level(conf_ctx *ctx)
         names_call(ctx, "HcclAllReduce: communicator handle", allreduce_on, c, "HcclAllReduce on a destroyed handle");
         names_call(ctx, "HcclGetRankSize: communicator handle is NULL", rank_size_of, NULL, "HcclGetRankSize(NULL)");
         aclrtFree(b);
+        /* its root info again: made in this process, whose root has served the first
+         * communicator and stopped: refused at once, not after HCCL_CONNECT_TIMEOUT
+         * (the pause lets the root thread finish closing after its answer) */
+        usleep(200000);
+        BAD_INIT(ctx, PARA, HcclCommInitRootInfo(1, &r1, 0, &c));
+        if (!strstr(HcclGetLastErrorMessage(), "a root info serves one communicator"))
+            conf_fail(ctx, "HcclCommInitRootInfo with a used root info: last error message \"%s\"",
+                      HcclGetLastErrorMessage());
     }
     /* destroyed handles among live ones: 70 single-rank communicators (the registry's
      * entries come in chunks of 64), every third destroyed; the others must still be
