@@ -193,6 +193,8 @@ HcclResult hccl_comm_run(hccl_comm *c, const hccl_op_args *args, uint64_t fr_id)
         return (HcclResult)broken;
     }
     if (__atomic_load_n(&c->suspended, __ATOMIC_ACQUIRE)) {
+        HCCL_WARN(COLL, "comm %s rank %u: %s refused: the communicator is suspended (HcclCommSuspend; "
+                  "HcclCommResume resumes it)", c->name, c->rank, hccl_op_name(args->type));
         refused(c, args, fr_id, "refused: the communicator is suspended");
         return HCCL_E_SUSPENDING;
     }

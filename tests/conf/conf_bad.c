@@ -14,7 +14,8 @@
  *     BatchSendRecv items (self sends and receives without a partner of their size,
  *     also from a group; a receive whose buffer overlaps another item's, unless both
  *     are to the rank itself, also from a group), NULL communicator, NULL out-pointers; afterwards the
- *     communicator and stream must still work (a rejected call queues nothing). Also
+ *     communicator and stream must still work (a rejected call queues nothing); an
+ *     operation on a suspended communicator (HCCL_E_SUSPENDING, with its reason). Also
  *     per rank: count 0 is not
  *     bad input but nothing to do: on rank 0 alone, each fixed-count operation with
  *     count 0 returns success at once and queues nothing (as HCCL's and NCCL's do).
@@ -306,6 +307,18 @@ static void rank_bad(conf_ctx *ctx)
         BAD(ctx, PARA, HcclAllReduce(s, r, 0, (HcclDataType)99, SUM, comm, st));
         BAD(ctx, PARA, HcclBroadcast(s, 0, I32, n, comm, st));
         BAD(ctx, PTR, HcclAllGather(s, r, 0, I32, NULL, st));
+    }
+
+    /* a suspended communicator refuses operations, and says so (not the reason of
+     * an earlier failure), until it is resumed */
+    conf_step(ctx, "suspended communicator");
+    if (conf_ok(ctx, HcclCommSuspend(comm), "HcclCommSuspend")) {
+        HcclAllReduce(s, r, 4, (HcclDataType)99, SUM, comm, NULL); /* another message first */
+        HcclResult rc = HcclAllReduce(s, r, 4, I32, SUM, comm, NULL);
+        if (rc != HCCL_E_SUSPENDING || !strstr(HcclGetLastErrorMessage(), "suspended"))
+            conf_fail(ctx, "AllReduce on a suspended communicator returned %d (%s); last error message \"%s\"",
+                      (int)rc, HcclGetErrorString(rc), HcclGetLastErrorMessage());
+        conf_ok(ctx, HcclCommResume(comm), "HcclCommResume");
     }
 
     /* nothing was queued: the stream is clean and the communicator works */
