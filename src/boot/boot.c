@@ -360,6 +360,30 @@ static void refuse_stragglers(int listen_fd, accept_q *q, hccl_boot_stash *stash
     }
 }
 
+/* The ids of the root threads of this process that have served their group (or gave
+ * up), newest last: recorded before the ranks get their answer, so a rank that uses
+ * the root info again after its HcclCommInitRootInfo returned is always refused. */
+#define FINISHED_ROOTS 256
+static uint64_t finished_roots[FINISHED_ROOTS];
+static unsigned finished_next;
+static pthread_mutex_t finished_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void root_finished(uint64_t id)
+{
+    pthread_mutex_lock(&finished_lock);
+    finished_roots[finished_next++ % FINISHED_ROOTS] = id;
+    pthread_mutex_unlock(&finished_lock);
+}
+
+int hccl_boot_root_finished(uint64_t id)
+{
+    int found = 0;
+    pthread_mutex_lock(&finished_lock);
+    for (unsigned i = 0; i < FINISHED_ROOTS && !found; i++) found = finished_roots[i] == id && id != 0;
+    pthread_mutex_unlock(&finished_lock);
+    return found;
+}
+
 static HcclResult serve_q(int listen_fd, accept_q *q, hccl_boot_stash *stash, const hccl_boot_ident *ident,
                           uint32_t nranks, const hccl_boot_peer *self, uint64_t timeout_ns, hccl_boot_peer *table)
 {
@@ -488,6 +512,7 @@ static HcclResult serve_q(int listen_fd, accept_q *q, hccl_boot_stash *stash, co
         if (arrived == (self ? 1u : 0u) && !self) deadline = hccl_now_ns() + timeout_ns;
         arrived++;
     }
+    if (!self) root_finished(ident->id); /* the root thread's group: before any rank hears back */
     for (uint32_t r = 0; r < nranks; r++) {
         if (fds[r] < 0) continue;
         send_reply(fds[r], status, nranks, msg, peers);
@@ -506,20 +531,6 @@ typedef struct root_thread_arg {
     hccl_boot_ident ident;
 } root_thread_arg;
 
-/* The ids of the root threads of this process that have exited, newest last. */
-#define FINISHED_ROOTS 256
-static uint64_t finished_roots[FINISHED_ROOTS];
-static unsigned finished_next;
-static pthread_mutex_t finished_lock = PTHREAD_MUTEX_INITIALIZER;
-
-int hccl_boot_root_finished(uint64_t id)
-{
-    int found = 0;
-    pthread_mutex_lock(&finished_lock);
-    for (unsigned i = 0; i < FINISHED_ROOTS && !found; i++) found = finished_roots[i] == id && id != 0;
-    pthread_mutex_unlock(&finished_lock);
-    return found;
-}
 
 static void *root_thread(void *p)
 {
@@ -530,6 +541,7 @@ static void *root_thread(void *p)
     conn_open o;
     hccl_boot_peer peer;
     accept_q *q = hccl_calloc(1, sizeof *q);
+    int served = 0; /* serve_q recorded the id (root_finished) */
     uint64_t deadline = hccl_now_ns() + HCCL_MAX(hccl_boot_connect_timeout_ns(), 600000000000ull);
     if (!q) goto out;
     for (;;) {
@@ -556,6 +568,7 @@ static void *root_thread(void *p)
             e->peer = peer;
             st.head = e;
             serve_q(a->fd, q, &st, &a->ident, o.a, NULL, hccl_boot_connect_timeout_ns(), NULL);
+            served = 1;
         } else {
             close(fd);
         }
@@ -567,9 +580,7 @@ out:
         hccl_free(q);
     }
     close(a->fd);
-    pthread_mutex_lock(&finished_lock);
-    finished_roots[finished_next++ % FINISHED_ROOTS] = a->ident.id;
-    pthread_mutex_unlock(&finished_lock);
+    if (!served) root_finished(a->ident.id); /* gave up before any rank came */
     hccl_free(a);
     return NULL;
 }

@@ -76,8 +76,9 @@ void hccl_boot_peer_self(hccl_boot_peer *p, const hccl_addr *addr, uint32_t rank
  * one group of ranks identified by ident, then exits. */
 HcclResult hccl_boot_root_start(hccl_addr *addr, const hccl_boot_ident *ident, int use_base_port);
 
-/* Whether a root thread of this process that served id has exited (its listener
- * closed: a rank that joins it now can only time out). Remembers the last 256. */
+/* Whether a root thread of this process has served id's group or given up (it stops
+ * listening: a rank that joins it now can only time out). Recorded before the ranks
+ * get their answer; remembers the last 256. */
 int hccl_boot_root_finished(uint64_t id);
 
 /* Serve one group on an existing listener in the calling thread. self (may be NULL)

@@ -461,8 +461,7 @@ static void process_level(conf_ctx *ctx)
         aclrtFree(b);
         /* its root info again: made in this process, whose root has served the first
          * communicator and stopped: refused at once, not after HCCL_CONNECT_TIMEOUT
-         * (the pause lets the root thread finish closing after its answer) */
-        usleep(200000);
+         * (the root records that before it answers: no pause needed) */
         BAD_INIT(ctx, PARA, HcclCommInitRootInfo(1, &r1, 0, &c));
         if (!strstr(HcclGetLastErrorMessage(), "a root info serves one communicator"))
             conf_fail(ctx, "HcclCommInitRootInfo with a used root info: last error message \"%s\"",
