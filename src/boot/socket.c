@@ -117,7 +117,53 @@ static int ifname_matches(const char *spec, const char *name)
     return exclude ? !hit : hit;
 }
 
-static HcclResult addr_from_ifname(const char *spec, int family, hccl_addr *out)
+/* Why no interface matching `spec` gave an address of `family`: the matching
+ * interfaces and what they lack, or, when none matches, the interfaces there are. */
+static void explain_no_ifname(const char *spec, int family, const struct ifaddrs *ifs)
+{
+    char names[512] = "", matched[512] = "";
+    size_t on = 0, om = 0;
+    int other_family = 0;
+    for (const struct ifaddrs *i = ifs; i; i = i->ifa_next) {
+        if (!i->ifa_addr || i->ifa_addr->sa_family != AF_PACKET) continue; /* one entry per interface */
+        if (!ifname_matches(spec, i->ifa_name)) {
+            if (on < sizeof names)
+                on += (size_t)snprintf(names + on, sizeof names - on, "%s%s", on ? ", " : "", i->ifa_name);
+            continue;
+        }
+        int has = 0, has_other = 0;
+        for (const struct ifaddrs *j = ifs; j; j = j->ifa_next) {
+            if (!j->ifa_addr || strcmp(j->ifa_name, i->ifa_name) != 0) continue;
+            int f = j->ifa_addr->sa_family;
+            if (f == AF_INET6 && IN6_IS_ADDR_LINKLOCAL(&((struct sockaddr_in6 *)j->ifa_addr)->sin6_addr)) continue;
+            if (f == family) has = 1;
+            else if (f == AF_INET || f == AF_INET6) has_other = 1;
+        }
+        other_family |= has_other && (i->ifa_flags & IFF_UP);
+        const char *state = !(i->ifa_flags & IFF_UP) ? "down"
+                            : has                    ? "up"
+                            : has_other && family == AF_INET ? "only IPv6 addresses"
+                            : has_other                      ? "only IPv4 addresses"
+                            : family == AF_INET6 ? "no IPv6 address but link-local ones"
+                                                 : "no IPv4 address";
+        if (om < sizeof matched)
+            om += (size_t)snprintf(matched + om, sizeof matched - om, "%s%s (%s)", om ? ", " : "", i->ifa_name, state);
+    }
+    const char *fam = family == AF_INET6 ? "AF_INET6" : "AF_INET";
+    if (om == 0)
+        HCCL_WARN(BOOT, "HCCL_SOCKET_IFNAME=%s matches no interface of this host (it has: %s)", spec,
+                  on ? names : "none");
+    else
+        HCCL_WARN(BOOT, "HCCL_SOCKET_IFNAME=%s matches no interface that is up with an %s address: %s%s", spec, fam,
+                  matched,
+                  other_family ? (family == AF_INET ? " (set HCCL_SOCKET_FAMILY=AF_INET6 to use IPv6)"
+                                                    : " (set HCCL_SOCKET_FAMILY=AF_INET to use IPv4)")
+                               : "");
+}
+
+/* The first address of `family` on an interface that is up and matches `spec`; when
+ * there is none, `explain` says why in a WARN. */
+static HcclResult addr_from_ifname(const char *spec, int family, int explain, hccl_addr *out)
 {
     struct ifaddrs *ifs = NULL;
     if (getifaddrs(&ifs) != 0) return HCCL_E_SYSCALL;
@@ -132,11 +178,8 @@ static HcclResult addr_from_ifname(const char *spec, int family, hccl_addr *out)
         res = HCCL_SUCCESS;
         break;
     }
+    if (res != HCCL_SUCCESS && explain) explain_no_ifname(spec, family, ifs);
     freeifaddrs(ifs);
-    if (res != HCCL_SUCCESS)
-        HCCL_WARN(BOOT, "HCCL_SOCKET_IFNAME=%s matches no interface that is up with an %s address%s", spec,
-                  family == AF_INET6 ? "AF_INET6 (non-link-local)" : "AF_INET",
-                  family == AF_INET6 ? "" : " (IPv6 only: set HCCL_SOCKET_FAMILY=AF_INET6)");
     return res;
 }
 
@@ -149,7 +192,7 @@ int hccl_addr_is_loopback(const hccl_addr *a)
 
 HcclResult hccl_socket_nonloopback_addr(int family, hccl_addr *out)
 {
-    return addr_from_ifname("^lo,docker,virbr", family, out);
+    return addr_from_ifname("^lo,docker,virbr", family, 0, out);
 }
 
 HcclResult hccl_socket_local_addr(const hccl_addr *toward, hccl_addr *out)
@@ -170,7 +213,7 @@ HcclResult hccl_socket_local_addr(const hccl_addr *toward, hccl_addr *out)
         return HCCL_SUCCESS;
     }
     const char *ifname = hccl_param_read_str("HCCL_SOCKET_IFNAME", NULL);
-    if (ifname) return addr_from_ifname(ifname, family_param(), out);
+    if (ifname) return addr_from_ifname(ifname, family_param(), 1, out);
     if (toward && (toward->ss_family == AF_INET || toward->ss_family == AF_INET6)) {
         /* The source address the kernel would use to reach `toward`. */
         int fd = socket(toward->ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
