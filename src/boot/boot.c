@@ -614,6 +614,17 @@ HcclResult hccl_boot_root_start(hccl_addr *addr, const hccl_boot_ident *ident, i
     ": is the rank that serves it running and creating this communicator? (A root info serves one "             \
     "communicator: its root stops listening once that one is made; call HcclGetRootInfo for each.)"
 
+/* What a connection that failed with err (hccl_socket_connect's errno) says about
+ * the peer: no answer from its host at all is a network (or host) matter, not a
+ * process that is missing. NULL when nothing answered no: a refusal, say. */
+static const char *unreachable_hint(int err)
+{
+    if (err == ENETUNREACH || err == EHOSTUNREACH) return "no route to its host: the network is down";
+    if (err == ETIMEDOUT) return "its host did not answer: the network or the host is down, or a firewall drops "
+                                 "the packets";
+    return NULL;
+}
+
 HcclResult hccl_boot_join(const hccl_addr *root, const hccl_boot_ident *ident, uint32_t nranks,
                           const hccl_boot_peer *self, uint64_t timeout_ns, const char *hint, hccl_boot_peer *table)
 {
@@ -628,8 +639,10 @@ HcclResult hccl_boot_join(const hccl_addr *root, const hccl_boot_ident *ident, u
         return res;
     }
     if (res != HCCL_SUCCESS) {
-        HCCL_WARN(BOOT, "rank %u: cannot reach the bootstrap root at %s within HCCL_CONNECT_TIMEOUT (%llu s)%s",
-                  self->rank, hccl_addr_str(root), (unsigned long long)(timeout_ns / 1000000000ull), hint);
+        const char *why = unreachable_hint(errno);
+        HCCL_WARN(BOOT, "rank %u: cannot reach the bootstrap root at %s within HCCL_CONNECT_TIMEOUT (%llu s)%s%s%s",
+                  self->rank, hccl_addr_str(root), (unsigned long long)(timeout_ns / 1000000000ull),
+                  why ? " (" : hint, why ? why : "", why ? ")" : "");
         return res == HCCL_E_TIMEOUT ? HCCL_E_TIMEOUT : HCCL_E_TCP_CONNECT;
     }
     conn_open o = {OPEN_MAGIC, KIND_HELLO, ident->secret, ident->id, nranks, self->rank, 0, 0, ident->group};
@@ -692,8 +705,9 @@ HcclResult hccl_boot_mesh(int listen_fd, hccl_boot_stash *stash, const hccl_boot
                 goto fail;
             }
             if (res != HCCL_SUCCESS) {
-                HCCL_WARN(BOOT, "rank %u: cannot connect to rank %u at %s within HCCL_CONNECT_TIMEOUT (it exited, or "
-                          "never opened its listener)", rank, p, hccl_addr_str(&table[p].addr));
+                const char *why = unreachable_hint(errno);
+                HCCL_WARN(BOOT, "rank %u: cannot connect to rank %u at %s within HCCL_CONNECT_TIMEOUT (%s)", rank, p,
+                          hccl_addr_str(&table[p].addr), why ? why : "it exited, or never opened its listener");
                 goto fail;
             }
             conn_open o = {OPEN_MAGIC, KIND_DATA, ident->secret, ident->id, rank, p, (uint16_t)k, (uint16_t)m, 0};

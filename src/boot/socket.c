@@ -306,7 +306,7 @@ static int remaining_ms(uint64_t deadline_ns)
 
 HcclResult hccl_socket_connect(const hccl_addr *addr, uint64_t deadline_ns, int *fd_out)
 {
-    int last_err = 0;
+    int last_err = 0, refused = 0;
     for (;;) {
         int fd = socket(addr->ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
         if (fd < 0) {
@@ -344,6 +344,7 @@ HcclResult hccl_socket_connect(const hccl_addr *addr, uint64_t deadline_ns, int 
             return HCCL_SUCCESS;
         }
         last_err = errno;
+        refused |= last_err == ECONNREFUSED;
         close(fd);
         if (hccl_now_ns() >= deadline_ns) break;
         if (last_err != ECONNREFUSED && last_err != ETIMEDOUT && last_err != EAGAIN && last_err != ENETUNREACH &&
@@ -352,6 +353,9 @@ HcclResult hccl_socket_connect(const hccl_addr *addr, uint64_t deadline_ns, int 
         usleep(20000);
     }
     HCCL_WARN(BOOT, "cannot connect to %s: %s", hccl_addr_str(addr), strerror(last_err));
+    /* For the caller's own line; a host that refused before did answer (the last
+     * try may just have run into the deadline). */
+    errno = last_err == ETIMEDOUT && refused ? ECONNREFUSED : last_err;
     return last_err == ETIMEDOUT || hccl_now_ns() >= deadline_ns ? HCCL_E_TIMEOUT : HCCL_E_TCP_CONNECT;
 }
 

@@ -40,7 +40,8 @@ HcclResult hccl_socket_nonloopback_addr(int family, hccl_addr *out);
  * use_base_port); the bound address is written back into addr. */
 HcclResult hccl_socket_listen(hccl_addr *addr, int use_base_port, int *fd_out);
 
-/* Connect, retrying refused connections until deadline_ns (monotonic). */
+/* Connect, retrying refused connections until deadline_ns (monotonic). On failure
+ * errno is the last attempt's error (ECONNREFUSED, ETIMEDOUT, ENETUNREACH...). */
 HcclResult hccl_socket_connect(const hccl_addr *addr, uint64_t deadline_ns, int *fd_out);
 
 /* Accept one connection, waiting at most until deadline_ns. HCCL_E_TIMEOUT on expiry. */
