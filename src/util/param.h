@@ -1,8 +1,10 @@
 /*
  * param.h - tunables read once from the environment and cached.
  *
- * Declare each tunable once with HCCL_PARAM_INT / HCCL_PARAM_STR in the module that
- * owns it; every one is listed in docs/env.md.
+ * Declare each integer tunable once with HCCL_PARAM_INT / HCCL_PARAM_INT_IN in the
+ * module that owns it (strings: hccl_param_read_str); every one is listed in
+ * docs/env.md (the test tools_env_doc, tests/tools/check_env_doc.py, fails on a
+ * variable read but not listed there).
  *
  *   HCCL_PARAM_INT(exec_timeout, "HCCL_EXEC_TIMEOUT", 1836)
  *   ... hccl_param_exec_timeout() returns the cached value.
