@@ -54,6 +54,19 @@ extern HcclResult HcclCommDumpFlightRecorder(HcclComm comm, const char *path);
  */
 extern const char *HcclGetLastErrorMessage(void);
 
+#define HCCL_EXT_INTERRUPT_CHECK 1
+
+/*
+ * For language bindings (the Python package's Ctrl-C): check is called by a thread
+ * that waits in an operation once that operation has waited 100 ms without progress,
+ * then at most every 100 ms, never while operations move. When it returns nonzero the
+ * operation fails with HCCL_E_INTERNAL ("interrupted by the application") and so does
+ * the communicator, as after a timeout: its peers fail naming this rank. Process-wide;
+ * NULL removes it. check runs on library threads too (a stream's worker): it must be
+ * thread-safe and decide for itself which threads it interrupts.
+ */
+extern HcclResult HcclSetInterruptCheck(int (*check)(void));
+
 #ifdef __cplusplus
 }
 #endif

@@ -407,6 +407,23 @@ static PyObject *comm_async_error(CommObject *c, PyObject *unused)
     return PyLong_FromLong((long)e);
 }
 
+/* Ctrl-C during a blocking operation: the library calls this from a thread whose
+ * operation has waited 100 ms without progress, then every 100 ms
+ * (HcclSetInterruptCheck). In the main thread (the only one where Python runs signal
+ * handlers) it runs them; when one raises (KeyboardInterrupt), the operation and the
+ * communicator fail, the peers learn it, and the exception, left set, is what the
+ * call raises (submit). Operations that do not wait never get here. */
+static unsigned long main_ident;
+
+static int interrupt_check(void)
+{
+    if (PyThread_get_thread_ident() != main_ident) return 0;
+    PyGILState_STATE g = PyGILState_Ensure();
+    int stop = PyErr_CheckSignals() < 0;
+    PyGILState_Release(g);
+    return stop;
+}
+
 /* Runs d now (async == 0) or queues it; takes ownership of bufs' views and d's arrays.
  * async < 0: the async_op argument's truth test raised (PyObject_IsTrue); nothing runs. */
 static PyObject *submit(CommObject *c, opdesc *d, hbuf *bufs, int nbufs, int async, long peer)
@@ -425,6 +442,7 @@ static PyObject *submit(CommObject *c, opdesc *d, hbuf *bufs, int nbufs, int asy
         free(d->arr);
         free(d->items);
         for (int i = 0; i < nbufs; i++) pyhccl_buf_release(&bufs[i]);
+        if (PyErr_Occurred()) return NULL; /* a signal handler raised while it waited (interrupt_check) */
         if (r != HCCL_SUCCESS) return raise_hccl(r, op_names[d->kind], (PyObject *)c, peer, NULL);
         Py_RETURN_NONE;
     }
@@ -1506,5 +1524,18 @@ PyMODINIT_FUNC PyInit__hccl(void)
             Py_DECREF(m);
             return NULL;
         }
+    /* The main thread: threading.main_thread() (the import may run in another). */
+    PyObject *th = PyImport_ImportModule("threading");
+    PyObject *mt = th ? PyObject_CallMethod(th, "main_thread", NULL) : NULL;
+    PyObject *ident = mt ? PyObject_GetAttrString(mt, "ident") : NULL;
+    main_ident = ident ? PyLong_AsUnsignedLong(ident) : 0;
+    Py_XDECREF(ident);
+    Py_XDECREF(mt);
+    Py_XDECREF(th);
+    if (PyErr_Occurred()) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    HcclSetInterruptCheck(interrupt_check);
     return m;
 }

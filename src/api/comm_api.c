@@ -3,6 +3,7 @@
  * global configuration, groups and suspension.
  */
 #include "api_int.h"
+#include "core/net.h"
 
 #include "util/errors.h"
 #include "util/log.h"
@@ -342,4 +343,10 @@ HcclResult HcclCommDumpFlightRecorder(HcclComm comm, const char *path)
     HcclResult res = hccl_comm_dump_flight(c, path, "requested by HcclCommDumpFlightRecorder");
     hccl_comm_release(c);
     return res;
+}
+
+HcclResult HcclSetInterruptCheck(int (*check)(void))
+{
+    hccl_net_set_interrupt_check(check);
+    return HCCL_SUCCESS;
 }

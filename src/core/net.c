@@ -103,6 +103,7 @@ struct hccl_netimpl {
     uint64_t timeout_ns;  /* the operation's execution timeout (0: none) */
     uint64_t deadline_ns; /* its end: set at the operation's first clock read (pace_idle) */
     const int *abort_flag;
+    int interrupted; /* the application's interrupt check asked this operation to stop */
     uint32_t *p2p_sseq, *p2p_rseq;
     unsigned char *send_partial; /* a message to this peer is half sent */
     xstate *st;
@@ -972,6 +973,7 @@ static HcclResult timed_out(hccl_netimpl *n, hccl_xfer *x, int cnt, uint32_t by)
 typedef struct pace {
     uint64_t spin_ns;
     uint64_t last_progress;
+    uint64_t checked_at; /* the interrupt check's last call (0: not yet in this wait) */
     int progress_mark;
     unsigned idle_spins, quick_passes;
 } pace;
@@ -1050,6 +1052,23 @@ static void balance_cpus(hccl_netimpl *n, uint64_t now)
 
 /* After a pass that moved nothing: poll again (after a pause or a yield), sleep now,
  * or stop (aborted, or past the deadline). */
+static int (*interrupt_check)(void); /* HcclSetInterruptCheck's (atomic) */
+
+void hccl_net_set_interrupt_check(int (*check)(void)) { __atomic_store_n(&interrupt_check, check, __ATOMIC_RELEASE); }
+
+/* The application's interrupt check, once this wait has idled 100 ms, then every 100 ms
+ * (a wait that moves never reads it). */
+#define INTERRUPT_CHECK_NS 100000000ull
+static int interrupted(hccl_netimpl *n, pace *w, uint64_t now)
+{
+    int (*check)(void) = __atomic_load_n(&interrupt_check, __ATOMIC_ACQUIRE);
+    if (!check || now - w->last_progress < INTERRUPT_CHECK_NS || now - w->checked_at < INTERRUPT_CHECK_NS) return 0;
+    w->checked_at = now;
+    if (!check()) return 0;
+    n->interrupted = 1;
+    return 1;
+}
+
 static int pace_idle(hccl_netimpl *n, pace *w)
 {
     /* The first passes of a wait only pause: a rank with a core of its own mostly
@@ -1068,6 +1087,7 @@ static int pace_idle(hccl_netimpl *n, pace *w)
         w->progress_mark = 0;
     }
     if (n->abort_flag && __atomic_load_n(n->abort_flag, __ATOMIC_ACQUIRE)) return PACE_ABORTED;
+    if (interrupted(n, w, now)) return PACE_ABORTED;
     /* An operation's deadline counts from its first wait that reads the clock: no
      * clock read for an operation that never waits (an eager root's). */
     if (!n->deadline_ns && n->timeout_ns) n->deadline_ns = now + n->timeout_ns;
@@ -1095,6 +1115,11 @@ static int pace_idle(hccl_netimpl *n, pace *w)
 
 static HcclResult aborted(hccl_netimpl *n)
 {
+    if (n->interrupted) {
+        n->interrupted = 0;
+        return fail(n, HCCL_E_INTERNAL, "operation interrupted by the application (its HcclSetInterruptCheck "
+                    "function asked: Ctrl-C in Python)");
+    }
     return fail(n, HCCL_E_INTERNAL, "operation aborted: the communicator is being destroyed or failed");
 }
 

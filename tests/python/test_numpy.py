@@ -28,6 +28,7 @@ RANK_CHECKED = [
     ("timeout_names_the_missing_rank_not_the_neighbour", 3, "errors.py", "timeout3", {"HCCL_REFERENCE_ALGOS": "1"}),
     ("deadlocked_receives_name_the_other_rank", 2, "errors.py", "deadlock", None),
     ("fork_child_cannot_use_the_parents_communicator", 2, "errors.py", "fork", None),
+    ("ctrl_c_interrupts_a_synchronous_collective", 2, "errors.py", "interrupt", None),
     ("nested_groups_then_a_world_group", 3, "groups.py", "nested", None),
     ("new_group_with_a_member_missing", 3, "groups.py", "missing", {"HCCL_CONNECT_TIMEOUT": "3"}),
 ]

@@ -42,3 +42,10 @@ def test_refused_operation_names_the_first_failure():
 def test_mismatched_all_to_all_splits_give_the_reason():
     r = launch.run(2, launch.worker("torch_edges.py"), "mismatch", timeout=120)
     assert r.out.count("1 checks passed") == 2, r
+
+
+def test_ctrl_c_interrupts_a_blocking_collective():
+    # a blocking collective ignored Ctrl-C until it ended (the peer's late call then
+    # completed it, or HCCL_EXEC_TIMEOUT)
+    r = launch.run(2, launch.worker("torch_edges.py"), "interrupt", timeout=120)
+    assert r.out.count("1 checks passed") == 2, r

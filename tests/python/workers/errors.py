@@ -15,6 +15,11 @@
             fail (it used to complete with rank 1 in the parent's place, so that the
             parent's next all_reduce paired with rank 1's following one); then the
             parents' all_reduces still pair up (values tell which call met which).
+  interrupt rank 0 gets SIGINT 1 s into a synchronous all_reduce that rank 1 has not
+            joined: KeyboardInterrupt within 2.5 s (not after exec_timeout: the
+            library's interrupt check, HcclSetInterruptCheck), the communicator has
+            failed (later calls say it was interrupted); rank 1's all_reduce, made
+            later, fails at once naming rank 0 instead of waiting exec_timeout.
 """
 import sys
 import time
@@ -27,7 +32,8 @@ import hccl
 
 def main():
     mode = sys.argv[1]
-    comm = hccl.init(exec_timeout=3 if mode.startswith("timeout") or mode == "deadlock" else None)
+    comm = hccl.init(exec_timeout=3 if mode.startswith("timeout") or mode == "deadlock" else
+                     60 if mode == "interrupt" else None)
     r, n = comm.rank, comm.size
     if mode == "mismatch":
         a = np.ones(4 + r, np.float32)
@@ -108,6 +114,37 @@ def main():
             hccl.all_reduce(a)
             assert a.tolist() == [20.0 * k + 3] * 4, (k, a)
         C.ok("a fork child cannot use the parent's communicator")
+    elif mode == "interrupt":
+        import os
+        import signal
+        import threading
+        if r == 0:
+            threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT)).start()
+            t0 = time.monotonic()
+            try:
+                hccl.all_reduce(np.ones(4, np.float32))
+                raise AssertionError("all_reduce without its peer returned")
+            except KeyboardInterrupt:
+                dt = time.monotonic() - t0
+            print("rank 0: KeyboardInterrupt after %.1f s" % dt, flush=True)
+            assert dt < 2.5, dt  # 1 s, then the first check after 100 ms idle and every 100 ms
+            try:
+                hccl.all_reduce(np.ones(4, np.float32))
+                raise AssertionError("an interrupted communicator ran an operation")
+            except hccl.HcclError as e:
+                assert "interrupted by the application" in str(e), e
+            time.sleep(6)  # alive (not exited) while rank 1 tries
+        else:
+            time.sleep(5)
+            t0 = time.monotonic()
+            try:
+                hccl.all_reduce(np.ones(4, np.float32))
+                raise AssertionError("all_reduce with an aborted peer returned")
+            except hccl.HcclError as e:
+                dt = time.monotonic() - t0
+                print("rank 1: failed after %.1f s: %s" % (dt, e), flush=True)
+                assert e.peers == [0] and dt < 2 and "interrupted" in str(e), (dt, e.peers, e)
+        C.ok("Ctrl-C interrupts a synchronous collective")
     C.report(r)
 
 

@@ -26,6 +26,11 @@ mode "refused" (2 ranks, group timeout 3 s): rank 0 isends 4 MiB to rank 1, then
   communicator failed, names that first failure (the Send: rank 1 aborted, or its own
   timeout when that came first), and the isend's own wait reports the Send's failure,
   not the later refusal.
+mode "interrupt" (2 ranks, group timeout 60 s): rank 0 gets SIGINT 1 s into a
+  blocking dist.all_reduce that rank 1 has not joined: KeyboardInterrupt within 2.5 s
+  (the library's interrupt check, HcclSetInterruptCheck), the communicator has failed
+  (a later call says it was interrupted), and rank 1's all_reduce, made later, fails at
+  once naming rank 0.
 """
 import gc
 import os
@@ -246,7 +251,39 @@ def mismatch(r):
     C.report(r)
 
 
+def interrupt(r):
+    import signal
+    dist.init_process_group("hccl", timeout=timedelta(seconds=60))
+    if r == 0:
+        threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT)).start()
+        t0 = time.monotonic()
+        try:
+            dist.all_reduce(torch.ones(4))
+            raise AssertionError("all_reduce without its peer returned")
+        except KeyboardInterrupt:
+            dt = time.monotonic() - t0
+        print("rank 0: KeyboardInterrupt after %.1f s" % dt, flush=True)
+        assert dt < 2.5, dt  # 1 s, then the first check after 100 ms idle and every 100 ms
+        try:
+            dist.all_reduce(torch.ones(4))
+            raise AssertionError("an interrupted communicator ran an operation")
+        except hccl.HcclError as e:
+            assert "interrupted by the application" in str(e), e
+        time.sleep(6)  # alive while rank 1 tries
+    else:
+        time.sleep(5)
+        try:
+            dist.all_reduce(torch.ones(4))
+            raise AssertionError("all_reduce with an aborted peer returned")
+        except hccl.HcclError as e:
+            assert e.peers == [0] and "rank 0 aborted" in (e.library_message or ""), e
+    C.ok("Ctrl-C interrupts a blocking collective")
+    C.report(r)
+
+
 def main():
+    if sys.argv[1] == "interrupt":
+        return interrupt(int(os.environ["RANK"]))
     if sys.argv[1] == "mismatch":
         return mismatch(int(os.environ["RANK"]))
     if sys.argv[1] == "noarrive":
