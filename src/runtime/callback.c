@@ -363,6 +363,6 @@ void hccl_rt_callback_atfork_child(void)
 {
     hccl_rt_map_clear(&subs);
     threads = NULL;
-    pthread_mutex_init(&cb_mu, NULL);
+    pthread_mutex_unlock(&cb_mu); /* taken by this thread in prepare */
     pthread_cond_init(&cb_done_cv, NULL);
 }

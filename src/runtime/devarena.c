@@ -194,4 +194,4 @@ void hccl_devarena_atfork_prepare(void) { pthread_mutex_lock(&mu); }
 
 void hccl_devarena_atfork_parent(void) { pthread_mutex_unlock(&mu); }
 
-void hccl_devarena_atfork_child(void) { pthread_mutex_init(&mu, NULL); }
+void hccl_devarena_atfork_child(void) { pthread_mutex_unlock(&mu); /* taken by this thread in prepare */ }

@@ -320,8 +320,10 @@ static void atfork_child(void)
     hccl_rt_callback_atfork_child();
     hccl_rt_event_atfork_child();
     hccl_rt_stream_atfork_child();
-    pthread_mutex_init(&ctx_mu, NULL);
-    pthread_mutex_init(&init_mu, NULL);
+    /* Unlocked, not re-initialised: the forking thread took them in prepare and is
+     * this process's only thread (and ThreadSanitizer sees them released). */
+    pthread_mutex_unlock(&ctx_mu);
+    pthread_mutex_unlock(&init_mu);
 }
 
 __attribute__((constructor)) static void register_atfork(void)

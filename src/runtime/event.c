@@ -483,5 +483,5 @@ void hccl_rt_event_atfork_parent(void)
 void hccl_rt_event_atfork_child(void)
 {
     hccl_rt_map_each(&reg, reset_event, NULL);
-    pthread_mutex_init(&reg_mu, NULL);
+    pthread_mutex_unlock(&reg_mu); /* taken by this thread in prepare */
 }

@@ -268,5 +268,5 @@ void hccl_rt_memory_atfork_parent(void)
 void hccl_rt_memory_atfork_child(void)
 {
     hccl_devarena_atfork_child();
-    pthread_mutex_init(&reg_mu, NULL);
+    pthread_mutex_unlock(&reg_mu); /* taken by this thread in prepare */
 }

@@ -793,6 +793,6 @@ void hccl_rt_stream_atfork_child(void)
     hccl_rt_map_clear(&reg);
     tls_frames = NULL;
     n_deferred = 0;
-    pthread_mutex_init(&reg_mu, NULL);
+    pthread_mutex_unlock(&reg_mu); /* taken by this thread in prepare */
     hccl_drain_reset(&users_drain);
 }
