@@ -1072,21 +1072,25 @@ HcclResult hccl_comm_destroy(HcclComm handle)
     clock_gettime(CLOCK_REALTIME, &ts);
     ts.tv_sec += 1;
     if (hccl_ref_wait(&comm_drain, &c->refs, &ts) != 0) {
+        int left = __atomic_load_n(&c->refs, __ATOMIC_SEQ_CST);
+        __atomic_store_n(&c->aborting, 1, __ATOMIC_RELEASE);
         if (aclrtInternalInStreamTask()) {
             /* A host task (or a synchronizer running the stream's tasks): operations
              * queued behind it on its stream cannot be reached before it returns, so
-             * waiting for them here would never end. A thread of ours waits instead. */
-            __atomic_store_n(&c->aborting, 1, __ATOMIC_RELEASE);
+             * waiting for them here would never end. A thread of ours waits instead;
+             * it may free c at once, so what the line names is copied first. */
+            char name[sizeof c->name];
+            memcpy(name, c->name, sizeof name);
+            uint32_t rank = c->rank;
             if (hccl_thread_start(NULL, reap, c) == 0) {
                 HCCL_WARN(INIT, "comm %s rank %u: destroyed from a stream task with %d operation(s) still queued or "
                           "waiting for peers; they are dropped when reached, and the communicator is freed then",
-                          c->name, c->rank, __atomic_load_n(&c->refs, __ATOMIC_SEQ_CST));
+                          name, rank, left);
                 return HCCL_SUCCESS;
             }
         }
         HCCL_WARN(INIT, "comm %s rank %u: destroyed with %d operation(s) still waiting for peers; aborting them",
-                  c->name, c->rank, __atomic_load_n(&c->refs, __ATOMIC_SEQ_CST));
-        __atomic_store_n(&c->aborting, 1, __ATOMIC_RELEASE);
+                  c->name, c->rank, left);
         hccl_ref_wait(&comm_drain, &c->refs, NULL);
     }
     HCCL_INFO(INIT, "comm %s: rank %u destroyed", c->name, c->rank);
