@@ -103,7 +103,6 @@ struct hccl_netimpl {
     uint64_t timeout_ns;  /* the operation's execution timeout (0: none) */
     uint64_t deadline_ns; /* its end: set at the operation's first clock read (pace_idle) */
     const int *abort_flag;
-    int interrupted; /* the application's interrupt check asked this operation to stop */
     uint32_t *p2p_sseq, *p2p_rseq;
     unsigned char *send_partial; /* a message to this peer is half sent */
     xstate *st;
@@ -978,7 +977,7 @@ typedef struct pace {
     unsigned idle_spins, quick_passes;
 } pace;
 
-enum { PACE_POLL, PACE_SLEEP, PACE_ABORTED, PACE_LATE };
+enum { PACE_POLL, PACE_SLEEP, PACE_ABORTED, PACE_INTERRUPTED, PACE_LATE };
 
 static void pace_start(pace *w)
 {
@@ -1050,8 +1049,6 @@ static void balance_cpus(hccl_netimpl *n, uint64_t now)
               cpu, sched_getcpu());
 }
 
-/* After a pass that moved nothing: poll again (after a pause or a yield), sleep now,
- * or stop (aborted, or past the deadline). */
 static int (*interrupt_check)(void); /* HcclSetInterruptCheck's (atomic) */
 
 void hccl_net_set_interrupt_check(int (*check)(void)) { __atomic_store_n(&interrupt_check, check, __ATOMIC_RELEASE); }
@@ -1059,16 +1056,16 @@ void hccl_net_set_interrupt_check(int (*check)(void)) { __atomic_store_n(&interr
 /* The application's interrupt check, once this wait has idled 100 ms, then every 100 ms
  * (a wait that moves never reads it). */
 #define INTERRUPT_CHECK_NS 100000000ull
-static int interrupted(hccl_netimpl *n, pace *w, uint64_t now)
+static int interrupted(pace *w, uint64_t now)
 {
     int (*check)(void) = __atomic_load_n(&interrupt_check, __ATOMIC_ACQUIRE);
     if (!check || now - w->last_progress < INTERRUPT_CHECK_NS || now - w->checked_at < INTERRUPT_CHECK_NS) return 0;
     w->checked_at = now;
-    if (!check()) return 0;
-    n->interrupted = 1;
-    return 1;
+    return check() != 0;
 }
 
+/* After a pass that moved nothing: poll again (after a pause or a yield), sleep now,
+ * or stop (aborted, interrupted, or past the deadline). */
 static int pace_idle(hccl_netimpl *n, pace *w)
 {
     /* The first passes of a wait only pause: a rank with a core of its own mostly
@@ -1087,7 +1084,7 @@ static int pace_idle(hccl_netimpl *n, pace *w)
         w->progress_mark = 0;
     }
     if (n->abort_flag && __atomic_load_n(n->abort_flag, __ATOMIC_ACQUIRE)) return PACE_ABORTED;
-    if (interrupted(n, w, now)) return PACE_ABORTED;
+    if (interrupted(w, now)) return PACE_INTERRUPTED;
     /* An operation's deadline counts from its first wait that reads the clock: no
      * clock read for an operation that never waits (an eager root's). */
     if (!n->deadline_ns && n->timeout_ns) n->deadline_ns = now + n->timeout_ns;
@@ -1113,13 +1110,12 @@ static int pace_idle(hccl_netimpl *n, pace *w)
     return PACE_POLL;
 }
 
-static HcclResult aborted(hccl_netimpl *n)
+/* pace_idle said PACE_ABORTED or PACE_INTERRUPTED. */
+static HcclResult aborted(hccl_netimpl *n, int pace_said)
 {
-    if (n->interrupted) {
-        n->interrupted = 0;
+    if (pace_said == PACE_INTERRUPTED)
         return fail(n, HCCL_E_INTERNAL, "operation interrupted by the application (its HcclSetInterruptCheck "
                     "function asked: Ctrl-C in Python)");
-    }
     return fail(n, HCCL_E_INTERNAL, "operation aborted: the communicator is being destroyed or failed");
 }
 
@@ -1452,7 +1448,7 @@ static HcclResult net_exchange_run(hccl_netimpl *n, hccl_xfer *x, int cnt)
         }
         int next = pace_idle(n, &w);
         if (next == PACE_POLL) continue;
-        if (next == PACE_ABORTED) return aborted(n);
+        if (next == PACE_ABORTED || next == PACE_INTERRUPTED) return aborted(n, next);
         if (next == PACE_LATE) return timed_out(n, x, cnt, UINT32_MAX);
         HcclResult ev = slot_evidence(n, x, cnt);
         if (ev != HCCL_SUCCESS) return ev;
@@ -1669,7 +1665,7 @@ static HcclResult net_slot_gather(hccl_net *base, const void *mine, size_t bytes
         }
         int next = pace_idle(n, &w);
         if (next == PACE_POLL) continue;
-        if (next == PACE_ABORTED) return aborted(n);
+        if (next == PACE_ABORTED || next == PACE_INTERRUPTED) return aborted(n, next);
         if (next == PACE_LATE) return slot_timed_out(n, got);
         uint32_t ticket = hccl_slots_arm(n->slots);
         int posted = 0;
