@@ -32,6 +32,9 @@
 
 enum { REPLY_OK = 0, REPLY_TIMEOUT = 1, REPLY_MISMATCH = 2, REPLY_SYSCALL = 3 };
 
+/* The advice a failure with errno err gets: out of descriptors, or nothing. */
+static const char *emfile_hint(int err) { return err == EMFILE ? " (raise RLIMIT_NOFILE, ulimit -n)" : ""; }
+
 typedef struct conn_open {
     uint32_t magic;
     uint32_t kind;
@@ -318,12 +321,13 @@ HcclResult hccl_boot_serve(int listen_fd, hccl_boot_stash *stash, const hccl_boo
     return res;
 }
 
-/* A hello for the sub-communicator that ident serves, with other rankIds: the same
- * subCommId under the same parent (group tag), another member list (id). */
-static int other_rank_ids(const hccl_boot_ident *ident, const conn_open *o)
+/* A hello for the group that ident serves: one of its members (id), or, for a
+ * sub-communicator, a rank that called it (the same subCommId under the same parent:
+ * group tag) with other rankIds (another id). */
+static int of_group(const hccl_boot_ident *ident, const conn_open *o)
 {
-    return ident->group && o->kind == KIND_HELLO && o->secret == ident->secret && o->group == ident->group &&
-           o->id != ident->id;
+    return o->kind == KIND_HELLO && o->secret == ident->secret &&
+           (o->id == ident->id || (ident->group && o->group == ident->group));
 }
 
 /* A rank serving its sub-communicator stops at the first mismatch; the members (and
@@ -336,7 +340,7 @@ static void refuse_stragglers(int listen_fd, accept_q *q, hccl_boot_stash *stash
         pthread_mutex_lock(&stash->lock);
         for (struct stash_entry **pe = &stash->head; *pe;) {
             struct stash_entry *e = *pe;
-            if (e->open.id != ident->id && !other_rank_ids(ident, &e->open)) {
+            if (!of_group(ident, &e->open)) {
                 pe = &e->next;
                 continue;
             }
@@ -352,7 +356,7 @@ static void refuse_stragglers(int listen_fd, accept_q *q, hccl_boot_stash *stash
     conn_open o;
     hccl_boot_peer p;
     while (accept_open(listen_fd, q, deadline, &fd, &o, &p) == HCCL_SUCCESS) {
-        if (o.kind == KIND_HELLO && o.secret == ident->secret && (o.id == ident->id || other_rank_ids(ident, &o)))
+        if (of_group(ident, &o))
             send_reply(fd, REPLY_MISMATCH, nranks, msg, NULL);
         else if (o.kind == KIND_HELLO && o.secret == ident->secret && stash_put(stash, fd, &o, &p))
             continue;
@@ -421,7 +425,7 @@ static HcclResult serve_q(int listen_fd, accept_q *q, hccl_boot_stash *stash, co
             pthread_mutex_lock(&stash->lock);
             stash_prune_locked(stash);
             for (struct stash_entry **pe = &stash->head; *pe; pe = &(*pe)->next) {
-                if ((*pe)->open.id == ident->id || other_rank_ids(ident, &(*pe)->open)) {
+                if (of_group(ident, &(*pe)->open)) {
                     struct stash_entry *e = *pe;
                     *pe = e->next;
                     fd = e->fd;
@@ -461,7 +465,7 @@ static HcclResult serve_q(int listen_fd, accept_q *q, hccl_boot_stash *stash, co
                 close(fd);
                 continue;
             }
-            if (o.id != ident->id && !other_rank_ids(ident, &o)) {
+            if (!of_group(ident, &o)) {
                 if (stash_put(stash, fd, &o, &p)) continue;
                 HCCL_WARN(BOOT, "bootstrap: dropped a hello for another group (id %llx)", (unsigned long long)o.id);
                 close(fd);
@@ -548,7 +552,7 @@ static void *root_thread(void *p)
         if (accept_open(a->fd, q, deadline, &fd, &o, &peer) != HCCL_SUCCESS) {
             if (q->err)
                 HCCL_WARN(BOOT, "bootstrap root: cannot accept a rank's connection: %s%s; root thread exits",
-                          strerror(q->err), q->err == EMFILE ? " (raise RLIMIT_NOFILE, ulimit -n)" : "");
+                          strerror(q->err), emfile_hint(q->err));
             else
                 HCCL_INFO(BOOT, "bootstrap root: no rank arrived; root thread exits");
             goto out;
@@ -635,7 +639,7 @@ HcclResult hccl_boot_join(const hccl_addr *root, const hccl_boot_ident *ident, u
     if (res == HCCL_E_SYSCALL) { /* no socket at all (EMFILE...): errno says why */
         int err = errno;
         HCCL_WARN(BOOT, "rank %u: cannot open a connection to the bootstrap root at %s: %s%s", self->rank,
-                  hccl_addr_str(root), strerror(err), err == EMFILE ? " (raise RLIMIT_NOFILE, ulimit -n)" : "");
+                  hccl_addr_str(root), strerror(err), emfile_hint(err));
         return res;
     }
     if (res != HCCL_SUCCESS) {
@@ -701,7 +705,7 @@ HcclResult hccl_boot_mesh(int listen_fd, hccl_boot_stash *stash, const hccl_boot
                 int err = errno;
                 HCCL_WARN(BOOT, "rank %u: cannot open a connection to rank %u at %s: %s%s", rank, p,
                           hccl_addr_str(&table[p].addr), strerror(err),
-                          err == EMFILE ? " (raise RLIMIT_NOFILE, ulimit -n)" : "");
+                          emfile_hint(err));
                 goto fail;
             }
             if (res != HCCL_SUCCESS) {
@@ -736,7 +740,7 @@ HcclResult hccl_boot_mesh(int listen_fd, hccl_boot_stash *stash, const hccl_boot
                     off += (size_t)snprintf(missing + off, sizeof missing - off, "%s%u", off ? ", " : "", p);
             if (q->err)
                 HCCL_WARN(BOOT, "rank %u: cannot accept the connections of ranks %s: %s%s", rank, missing,
-                          strerror(q->err), q->err == EMFILE ? " (raise RLIMIT_NOFILE, ulimit -n)" : "");
+                          strerror(q->err), emfile_hint(q->err));
             else
                 HCCL_WARN(BOOT, "rank %u: ranks %s did not connect within HCCL_CONNECT_TIMEOUT (each rank connects "
                           "to the lower ranks in order: one of them may be waiting for a lower rank that failed)",
