@@ -295,16 +295,25 @@ aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream)
     return rc;
 }
 
-aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event)
+/* A reference to event for api, which needs ACL_EVENT_SYNC (without: what cannot be). */
+static aclError sync_event_get(aclrtEvent event, const char *api, const char *without, rt_event **out)
 {
     rt_event *e = event_get(event);
-    if (!e) return hccl_rt_error(ACL_ERROR_RT_INVALID_HANDLE, "aclrtStreamWaitEvent: %p is not a live event", event);
+    if (!e) return hccl_rt_error(ACL_ERROR_RT_INVALID_HANDLE, "%s: %p is not a live event", api, event);
     if (!(e->flags & ACL_EVENT_SYNC)) {
         event_put(e);
-        return hccl_rt_error(ACL_ERROR_INVALID_PARAM,
-                             "aclrtStreamWaitEvent: event %p was created without ACL_EVENT_SYNC: streams cannot wait for it",
-                             event);
+        return hccl_rt_error(ACL_ERROR_INVALID_PARAM, "%s: event %p was created without ACL_EVENT_SYNC: %s", api,
+                             event, without);
     }
+    *out = e;
+    return ACL_SUCCESS;
+}
+
+aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event)
+{
+    rt_event *e;
+    aclError got = sync_event_get(event, "aclrtStreamWaitEvent", "streams cannot wait for it", &e);
+    if (got != ACL_SUCCESS) return got;
     pthread_mutex_lock(&e->mu);
     uint64_t target = e->recorded;
     int done = record_done(e, target);
@@ -376,13 +385,9 @@ static aclError reset_task(void *arg)
 
 aclError aclrtResetEvent(aclrtEvent event, aclrtStream stream)
 {
-    rt_event *e = event_get(event);
-    if (!e) return hccl_rt_error(ACL_ERROR_RT_INVALID_HANDLE, "aclrtResetEvent: %p is not a live event", event);
-    if (!(e->flags & ACL_EVENT_SYNC)) {
-        event_put(e);
-        return hccl_rt_error(ACL_ERROR_INVALID_PARAM,
-                             "aclrtResetEvent: event %p was created without ACL_EVENT_SYNC: it cannot be reset", event);
-    }
+    rt_event *e;
+    aclError got = sync_event_get(event, "aclrtResetEvent", "it cannot be reset", &e);
+    if (got != ACL_SUCCESS) return got;
     reset_req *r = hccl_malloc(sizeof *r);
     if (!r) {
         event_put(e);
