@@ -558,10 +558,7 @@ def new_group(ranks, group=None):
     # derives the group's identity from the parent's and this id).
     seq = getattr(c, "_sub_seq", 0) + 1
     c._sub_seq = seq
-    try:  # int() would make 0.5 rank 0, and the string "01" ranks 0 and 1
-        ranks = [operator.index(r) for r in ranks]
-    except TypeError:
-        raise TypeError("hccl new_group: ranks must be a sequence of ints, not %r" % (ranks,)) from None
+    ranks = _ints("new_group", "ranks", ranks)  # int() would make 0.5 rank 0, and "01" ranks 0 and 1
     for i, r in enumerate(ranks):
         if not 0 <= r < c.size:
             raise ValueError("hccl new_group: %d is not a rank of the parent group (ranks 0..%d)" % (r, c.size - 1))
@@ -723,13 +720,13 @@ def _rows(t):
     return n // shape[0] if shape[0] else 0
 
 
-def _split_sizes(fn, name, sizes):
-    """Split sizes as a list of ints: a float (int() would make 2.5 rows 2 without a
-    word), a string or None raises TypeError."""
+def _ints(fn, name, seq):
+    """A sequence of ints (split sizes, ranks) as a list: a float (int() would make 2.5
+    rows 2 without a word), a string or None raises TypeError."""
     try:
-        return [operator.index(s) for s in sizes]
+        return [operator.index(s) for s in seq]
     except TypeError:
-        raise TypeError("hccl %s: %s must be a sequence of ints, not %r" % (fn, name, sizes)) from None
+        raise TypeError("hccl %s: %s must be a sequence of ints, not %r" % (fn, name, seq)) from None
 
 
 def _offsets(counts):
@@ -878,8 +875,8 @@ def all_to_all_single(output, input, output_split_sizes=None, input_split_sizes=
         input_split_sizes = [nrows(input) // n] * n
     if output_split_sizes is None:
         output_split_sizes = [nrows(output) // n] * n
-    input_split_sizes = _split_sizes("all_to_all_single", "input_split_sizes", input_split_sizes)
-    output_split_sizes = _split_sizes("all_to_all_single", "output_split_sizes", output_split_sizes)
+    input_split_sizes = _ints("all_to_all_single", "input_split_sizes", input_split_sizes)
+    output_split_sizes = _ints("all_to_all_single", "output_split_sizes", output_split_sizes)
     for name, sizes, t in (("input", input_split_sizes, input), ("output", output_split_sizes, output)):
         rows = nrows(t)
         if len(sizes) != n or any(x < 0 for x in sizes) or sum(sizes) != rows:
@@ -944,7 +941,7 @@ def all_gather_v(output, input, output_split_sizes, group=None, async_op=False):
     if c is None:
         return None
     ro = _rows(output)
-    rc = [s * ro for s in _split_sizes("all_gather_v", "output_split_sizes", output_split_sizes)]
+    rc = [s * ro for s in _ints("all_gather_v", "output_split_sizes", output_split_sizes)]
     h = c.all_gather_v(input, output, rc, _offsets(rc), async_op)
     return Work(h, None, [output]) if async_op else None
 
@@ -956,7 +953,7 @@ def reduce_scatter_v(output, input, input_split_sizes, op=ReduceOp.SUM, group=No
     if c is None:
         return None
     ri = _rows(input)
-    sc = [s * ri for s in _split_sizes("reduce_scatter_v", "input_split_sizes", input_split_sizes)]
+    sc = [s * ri for s in _ints("reduce_scatter_v", "input_split_sizes", input_split_sizes)]
     code = _op_code(op)
     h = c.reduce_scatter_v(input, sc, _offsets(sc), output, code, async_op)
     return Work(h, None, [output]) if async_op else None
