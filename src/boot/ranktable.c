@@ -65,6 +65,13 @@ static HcclResult fail(const ctx *c, const char *fmt, ...)
     return HCCL_E_PARA;
 }
 
+/* The parse ran out of memory: said in c->err. */
+static HcclResult out_of_memory(const ctx *c)
+{
+    if (c->err && c->errlen) snprintf(c->err, c->errlen, "%s: out of memory", c->prefix);
+    return HCCL_E_MEMORY;
+}
+
 /* Quote a (possibly hostile) string for a message: at most 40 characters, printable only
  * (other bytes become '?'), with " and \ escaped. */
 static const char *quote(const char *s, char *buf, size_t len)
@@ -323,8 +330,7 @@ static HcclResult scan_servers(parse_state *ps)
     ps->rt->ranks = hccl_calloc(total, sizeof(hccl_rt_rank));
     ps->owner = hccl_calloc(total, sizeof(uint32_t));
     if (!ps->rt->ranks || !ps->owner) {
-        if (c->err && c->errlen) snprintf(c->err, c->errlen, "%s: out of memory", c->prefix);
-        return HCCL_E_MEMORY;
+        return out_of_memory(c);
     }
     return HCCL_SUCCESS;
 }
@@ -362,8 +368,7 @@ static HcclResult parse_servers(parse_state *ps)
     uint32_t base = 0, s = 0;
     did *tmp = hccl_calloc(ps->rt->nranks, sizeof *tmp);
     if (!tmp) {
-        if (ps->c->err && ps->c->errlen) snprintf(ps->c->err, ps->c->errlen, "%s: out of memory", ps->c->prefix);
-        return HCCL_E_MEMORY;
+        return out_of_memory(ps->c);
     }
     HcclResult res = HCCL_SUCCESS;
     for (cJSON *srv = ps->servers->child; srv && res == HCCL_SUCCESS; srv = srv->next, s++) {
@@ -397,8 +402,7 @@ static HcclResult check_super_device_ids(parse_state *ps)
     uint32_t n = ps->rt->nranks;
     did *v = hccl_calloc(n, sizeof *v);
     if (!v) {
-        if (ps->c->err && ps->c->errlen) snprintf(ps->c->err, ps->c->errlen, "%s: out of memory", ps->c->prefix);
-        return HCCL_E_MEMORY;
+        return out_of_memory(ps->c);
     }
     HcclResult res = HCCL_SUCCESS;
     for (uint32_t lo = 0; lo < n && res == HCCL_SUCCESS;) {
@@ -442,8 +446,7 @@ static HcclResult parse_super_pods(parse_state *ps, const cJSON *root)
                     ps->nservers);
     const char **pod_ids = hccl_calloc((size_t)np, sizeof(char *));
     if (!pod_ids) {
-        if (c->err && c->errlen) snprintf(c->err, c->errlen, "%s: out of memory", c->prefix);
-        return HCCL_E_MEMORY;
+        return out_of_memory(c);
     }
     HcclResult res = HCCL_SUCCESS;
     uint32_t p = 0;
@@ -556,8 +559,7 @@ static HcclResult parse_root(parse_state *ps, const cJSON *root)
     ps->srv_id = hccl_calloc(ps->nservers, sizeof(char *));
     ps->pod_of = hccl_calloc(ps->nservers, sizeof(uint32_t));
     if (!ps->sids || !ps->srv_id || !ps->pod_of) {
-        if (c->err && c->errlen) snprintf(c->err, c->errlen, "%s: out of memory", c->prefix);
-        return HCCL_E_MEMORY;
+        return out_of_memory(c);
     }
     CHECK(scan_servers(ps));
     CHECK(parse_servers(ps));
