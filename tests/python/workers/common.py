@@ -290,6 +290,29 @@ def check_async(api, ad, r, n, group=None, dt="float32", k=7):
     ok("async")
 
 
+def interrupted_by_sigint(call, error):
+    """Rank 0 of the "interrupt" modes: SIGINT 1 s into call() (a blocking all_reduce
+    that the peer has not joined) must raise KeyboardInterrupt within 2.5 s; the
+    communicator has then failed, so a second call() raises `error` saying so."""
+    import signal
+    import threading
+    import time
+    threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT)).start()
+    t0 = time.monotonic()
+    try:
+        call()
+        raise AssertionError("all_reduce without its peer returned")
+    except KeyboardInterrupt:
+        dt = time.monotonic() - t0
+    print("rank 0: KeyboardInterrupt after %.1f s" % dt, flush=True)
+    assert dt < 2.5, dt  # 1 s, then the first check after 100 ms idle and every 100 ms
+    try:
+        call()
+        raise AssertionError("an interrupted communicator ran an operation")
+    except error as e:
+        assert "interrupted by the application" in str(e), e
+
+
 def main_guard(fn):
     try:
         fn()
