@@ -295,15 +295,7 @@ aclError aclrtProcessReport(int32_t timeout)
         return hccl_rt_error(ACL_ERROR_INVALID_PARAM,
                              "aclrtProcessReport: timeout %d ms is invalid (-1 = forever, or > 0)", (int)timeout);
     struct timespec deadline;
-    if (timeout > 0) {
-        clock_gettime(CLOCK_MONOTONIC, &deadline);
-        deadline.tv_sec += timeout / 1000;
-        deadline.tv_nsec += (long)(timeout % 1000) * 1000000L;
-        if (deadline.tv_nsec >= 1000000000L) {
-            deadline.tv_sec++;
-            deadline.tv_nsec -= 1000000000L;
-        }
-    }
+    if (timeout > 0) hccl_rt_deadline_ms(&deadline, timeout);
     uint64_t tid = self_tid();
     pthread_mutex_lock(&cb_mu);
     cb_thread *t = thread_find(tid);
@@ -337,18 +329,14 @@ aclError aclrtProcessReport(int32_t timeout)
         it->state = CB_RUNNING;
     }
     pthread_mutex_unlock(&cb_mu);
-    if (it) {
-        run_item(it);
-        pthread_mutex_lock(&cb_mu);
-        if (it->block) {
-            it->state = CB_DONE; /* its stream task frees it */
-            pthread_cond_broadcast(&cb_done_cv);
-        } else {
-            hccl_free(it);
-        }
-        pthread_mutex_unlock(&cb_mu);
-    }
+    if (it) run_item(it);
     pthread_mutex_lock(&cb_mu);
+    if (it && it->block) {
+        it->state = CB_DONE; /* its stream task frees it */
+        pthread_cond_broadcast(&cb_done_cv);
+    } else if (it) {
+        hccl_free(it);
+    }
     t->procs--;
     thread_maybe_free(t);
     pthread_mutex_unlock(&cb_mu);

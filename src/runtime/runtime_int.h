@@ -21,6 +21,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 /* ---- map.c: uintptr_t (non-zero) -> uint64_t hash map; not locked (callers lock). */
 typedef struct hccl_rt_map {
@@ -60,6 +61,8 @@ aclError hccl_rt_stream_enqueue(aclrtStream stream, aclrtHostTask fn, void *arg,
 /* Whether stream is a live stream or NULL (the default stream); a check only, for
  * calls that may have nothing to enqueue. */
 int hccl_rt_stream_live(aclrtStream stream);
+/* *ts = CLOCK_MONOTONIC now + ms (for pthread_cond_timedwait on a monotonic cond). */
+void hccl_rt_deadline_ms(struct timespec *ts, int64_t ms);
 /* A user reference on a live stream, which it keeps from being freed (NULL when
  * stream is NULL or not live); give it back with hccl_rt_stream_unref. */
 void *hccl_rt_stream_ref(aclrtStream stream);

@@ -642,6 +642,17 @@ void hccl_rt_stream_kick(const hccl_rt_stream_pos *pos)
     stream_put(s);
 }
 
+void hccl_rt_deadline_ms(struct timespec *ts, int64_t ms)
+{
+    clock_gettime(CLOCK_MONOTONIC, ts);
+    ts->tv_sec += ms / 1000;
+    ts->tv_nsec += (ms % 1000) * 1000000L;
+    if (ts->tv_nsec >= 1000000000L) {
+        ts->tv_sec++;
+        ts->tv_nsec -= 1000000000L;
+    }
+}
+
 /*
  * Waits until done >= target. timeout_ms < 0: forever. Returns ACL_SUCCESS or
  * ACL_ERROR_RT_STREAM_SYNC_TIMEOUT. Called without s->mu.
@@ -650,15 +661,7 @@ static aclError wait_done(rt_stream *s, uint64_t target, int64_t timeout_ms)
 {
     if (timeout_ms != 0 && hccl_rt_spin_until_ge(&s->done, target)) return ACL_SUCCESS;
     struct timespec deadline;
-    if (timeout_ms > 0) {
-        clock_gettime(CLOCK_MONOTONIC, &deadline);
-        deadline.tv_sec += timeout_ms / 1000;
-        deadline.tv_nsec += (timeout_ms % 1000) * 1000000L;
-        if (deadline.tv_nsec >= 1000000000L) {
-            deadline.tv_sec++;
-            deadline.tv_nsec -= 1000000000L;
-        }
-    }
+    if (timeout_ms > 0) hccl_rt_deadline_ms(&deadline, timeout_ms);
     aclError rc = ACL_SUCCESS;
     pthread_mutex_lock(&s->mu);
     while (s->done < target) {
