@@ -42,16 +42,39 @@ def _local_ranks():
     return 0
 
 
+def _cpu_list(text):
+    """'0-3,8,10-11' (a Cpus_allowed_list) -> set of CPU numbers; ValueError if garbled."""
+    cpus = set()
+    for part in text.strip().split(","):
+        lo, _, hi = part.partition("-")
+        cpus.update(range(int(lo), int(hi or lo) + 1))
+    return cpus
+
+
 def _cpus():
+    """CPUs the launcher's ranks on this machine may share: this process's affinity
+    mask joined with its parent's (the launcher's). A launcher that binds each rank to
+    a core of its own (mpirun's default for 2 ranks, hcclrun --bind-to core, srun
+    --cpu-bind) keeps the whole set itself, so ranks bound one per core do not count as
+    more ranks than CPUs."""
     try:
-        return len(os.sched_getaffinity(0))
+        mine = set(os.sched_getaffinity(0))
     except (AttributeError, OSError):
         return os.cpu_count() or 1
+    try:
+        with open("/proc/%d/status" % os.getppid()) as f:
+            for line in f:
+                if line.startswith("Cpus_allowed_list:"):
+                    mine |= _cpu_list(line.split(":", 1)[1])
+                    break
+    except (OSError, ValueError):
+        pass
+    return len(mine)
 
 
 def _spin_defaults():
     """Before the first communicator: when the launcher started more ranks on this
-    machine than this process has CPUs, a rank that busy-polls while it waits for a
+    machine than they have CPUs (_cpus), a rank that busy-polls while it waits for a
     peer holds a CPU that some peer needs in order to reach the same collective, so
     every wait takes longer (Open MPI yields when oversubscribed for the same reason).
     Then the library's spin tunables (HCCL_NET_SPIN_US, ACL_HOST_SPIN_US) default to 0:
