@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -170,15 +171,26 @@ static int reg_remove(HcclComm handle)
 
 static int deterministic_global; /* HcclSetConfig(HCCL_DETERMINISTIC) */
 
+/* HCCL_DETERMINISTIC: true/1 (any case), or upstream's stricter "strict", turn it on;
+ * false/0 leave it off; anything else is reported and means off, so a "True" or a
+ * "yes" that silently changed nothing cannot pass for a deterministic run. */
+static int deterministic_env(void)
+{
+    const char *det = hccl_param_read_str("HCCL_DETERMINISTIC", NULL);
+    if (!det) return 0;
+    if (!strcasecmp(det, "true") || !strcmp(det, "1") || !strcasecmp(det, "strict")) return 1;
+    if (!strcasecmp(det, "false") || !strcmp(det, "0")) return 0;
+    HCCL_WARN(INIT, "HCCL_DETERMINISTIC=\"%s\" is neither true nor false (nor 1, 0, strict); using false", det);
+    return 0;
+}
+
 HcclResult hccl_comm_cfg_resolve(const HcclCommConfig *config, hccl_comm_cfg *out)
 {
     memset(out, 0, sizeof *out);
     int64_t t = hccl_param_exec_timeout();
     out->exec_timeout_ns = hccl_timeout_ns(t);
     out->buffsize_mb = (uint32_t)hccl_param_buffsize();
-    const char *det = hccl_param_read_str("HCCL_DETERMINISTIC", "false");
-    out->deterministic = strcmp(det, "true") == 0 || strcmp(det, "TRUE") == 0 || strcmp(det, "1") == 0 ||
-                         __atomic_load_n(&deterministic_global, __ATOMIC_RELAXED);
+    out->deterministic = deterministic_env() || __atomic_load_n(&deterministic_global, __ATOMIC_RELAXED);
     if (!config) return HCCL_SUCCESS;
 
     const HcclCommConfigInfo *info = (const HcclCommConfigInfo *)(const void *)config;
