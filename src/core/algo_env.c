@@ -13,8 +13,10 @@
  * An algorithm that does not implement an operation leaves that operation to the
  * selection (with the global form that is expected: H-D_R applies to the three ops
  * it implements); NHR, star and other upstream values too, with one INFO line. A
- * forced algorithm replaces the network algorithms' choice only: communicators of
- * one host with direct copies, and hierarchical ones, keep theirs (hccl_algo_select).
+ * forced network algorithm (H-D_R, NB, pipeline) replaces the network algorithms'
+ * choice only: communicators of one host with direct copies, and hierarchical ones,
+ * keep theirs (hccl_algo_select); ring and pairwise force the reference algorithms
+ * everywhere, as HCCL_REFERENCE_ALGOS does.
  * HCCL_REFERENCE_ALGOS=1 forces the reference algorithms everywhere (for tests).
  *
  * hccl_algo_env_reference(type) gives ctx->reference: 0 (choose), 1 (reference) or
