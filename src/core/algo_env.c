@@ -20,7 +20,8 @@
  * HCCL_REFERENCE_ALGOS=1 forces the reference algorithms everywhere (for tests).
  *
  * hccl_algo_env_reference(type) gives ctx->reference: 0 (choose), 1 (reference) or
- * HCCL_ALGO_FORCED(id).
+ * HCCL_ALGO_FORCED(id); hccl_algo_config_parse the same for HcclCommConfig.hcclAlgo,
+ * which a communicator created with one uses instead (hccl_comm_algo_force).
  */
 #include "core/comm.h"
 
@@ -66,7 +67,7 @@ static const char *const upstream_only[] = {"NHR", "NHR_V1", "AHC", "AHC_BROKE",
 /* "level0:NA;level1:ring" -> 1 when some level asks for the reference algorithms,
  * else the last algorithm named, else 0. spec is modified. A value that no HCCL
  * knows (a typo) is a WARN: the selection chooses for it, the same on every rank. */
-static int parse_levels(char *spec)
+static int parse_levels(const char *what, char *spec)
 {
     int ref = 0, algo = 0;
     for (char *save = NULL, *tok = strtok_r(spec, ";", &save); tok; tok = strtok_r(NULL, ";", &save)) {
@@ -86,30 +87,30 @@ static int parse_levels(char *spec)
         for (i = 0; i < sizeof upstream_only / sizeof upstream_only[0]; i++)
             if (strcasecmp(v, upstream_only[i]) == 0) break;
         if (i < sizeof upstream_only / sizeof upstream_only[0])
-            HCCL_INFO(COLL, "HCCL_ALGO: %s is not implemented here; the selection chooses", v);
+            HCCL_INFO(COLL, "%s: %s is not implemented here; the selection chooses", what, v);
         else
-            HCCL_WARN(COLL, "HCCL_ALGO: unknown algorithm \"%s\" in \"%s\" ignored; the selection chooses", v, tok);
+            HCCL_WARN(COLL, "%s: unknown algorithm \"%s\" in \"%s\" ignored; the selection chooses", what, v, tok);
     }
     return ref ? 1 : algo;
 }
 
 /* Force `value` on op where it applies (the reference always does). */
-static void apply(hccl_op_type op, int value)
+static void apply(int *force, hccl_op_type op, int value)
 {
     if (value == 1 || (value && hccl_algo_implements((hccl_algo_id)(value & 0xff), op))) force[op] = value;
 }
 
-static void load(void)
+/* algo (NULL: none) in force[HCCL_OP_COUNT]; all: HCCL_REFERENCE_ALGOS=1. what names
+ * the source in the log lines (the variable, or the communicator's config). */
+static void parse_into(const char *what, const char *algo, int all, int *force)
 {
-    int all = hccl_param_read_int("HCCL_REFERENCE_ALGOS", 0) != 0;
-    const char *algo = hccl_param_read_str("HCCL_ALGO", NULL);
     /* A copy of any length: a truncated copy would drop the operations at its end. */
     char *buf = algo ? strdup(algo) : NULL;
-    if (algo && !buf) HCCL_WARN(COLL, "HCCL_ALGO: out of memory; ignored, the selection chooses");
-    int global = buf && !strchr(buf, '=') ? parse_levels(buf) : 0;
+    if (algo && !buf) HCCL_WARN(COLL, "%s: out of memory; ignored, the selection chooses", what);
+    int global = buf && !strchr(buf, '=') ? parse_levels(what, buf) : 0;
     for (int i = 0; i < HCCL_OP_COUNT; i++) {
         force[i] = 0;
-        apply((hccl_op_type)i, all ? 1 : global);
+        apply(force, (hccl_op_type)i, all ? 1 : global);
     }
     if (!buf || !strchr(algo, '=')) {
         free(buf);
@@ -120,8 +121,8 @@ static void load(void)
         if (!eq) {
             /* The per-operation form names an operation in every part: a global part
              * mixed in ("level1:ring/allreduce=...") is not applied. */
-            HCCL_WARN(COLL, "HCCL_ALGO: \"%s\" names no operation (expected <op>=level0:...;level1:...) and is ignored",
-                      tok);
+            HCCL_WARN(COLL, "%s: \"%s\" names no operation (expected <op>=level0:...;level1:...) and is ignored",
+                      what, tok);
             continue;
         }
         *eq = 0;
@@ -129,16 +130,30 @@ static void load(void)
         for (i = 0; i < sizeof op_names / sizeof op_names[0]; i++)
             if (strcasecmp(tok, op_names[i].name) == 0) break;
         if (i == sizeof op_names / sizeof op_names[0]) {
-            HCCL_WARN(COLL, "HCCL_ALGO: unknown operation \"%s\" ignored", tok);
+            HCCL_WARN(COLL, "%s: unknown operation \"%s\" ignored", what, tok);
             continue;
         }
-        int value = parse_levels(eq + 1);
+        int value = parse_levels(what, eq + 1);
         if (value && value != 1 && !hccl_algo_implements((hccl_algo_id)(value & 0xff), op_names[i].ops[0]))
-            HCCL_INFO(COLL, "HCCL_ALGO: %s has no such algorithm here; the selection chooses", op_names[i].name);
+            HCCL_INFO(COLL, "%s: %s has no such algorithm here; the selection chooses", what, op_names[i].name);
         for (int k = 0; k < 3 && !all; k++)
-            if (force[op_names[i].ops[k]] != 1) apply(op_names[i].ops[k], value);
+            if (force[op_names[i].ops[k]] != 1) apply(force, op_names[i].ops[k], value);
     }
     free(buf);
+}
+
+static int all_reference;
+
+static void load(void)
+{
+    all_reference = hccl_param_read_int("HCCL_REFERENCE_ALGOS", 0) != 0;
+    parse_into("HCCL_ALGO", hccl_param_read_str("HCCL_ALGO", NULL), all_reference, force);
+}
+
+void hccl_algo_config_parse(const char *algo, int *force_out)
+{
+    pthread_once(&once, load); /* HCCL_REFERENCE_ALGOS=1 still wins */
+    parse_into("HcclCommConfig.hcclAlgo", algo, all_reference, force_out);
 }
 
 int hccl_algo_env_reference(hccl_op_type type)

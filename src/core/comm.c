@@ -233,6 +233,14 @@ HcclResult hccl_comm_cfg_resolve(const HcclCommConfig *config, hccl_comm_cfg *ou
         }
         out->exec_timeout_ns = hccl_timeout_ns(config->hcclExecTimeOut);
     }
+    if (COVERS(hcclAlgo) && config->hcclAlgo[0]) {
+        if (memchr(config->hcclAlgo, 0, sizeof config->hcclAlgo) == NULL) {
+            HCCL_WARN(INIT, "HcclCommConfig.hcclAlgo is not NUL-terminated");
+            return HCCL_E_PARA;
+        }
+        hccl_algo_config_parse(config->hcclAlgo, out->algo_force);
+        out->algo_set = 1;
+    }
 #undef COVERS
     return HCCL_SUCCESS;
 }

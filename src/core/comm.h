@@ -30,6 +30,8 @@ typedef struct hccl_comm_cfg {
     uint32_t buffsize_mb;
     int deterministic;
     char name[COMM_NAME_MAX_LENGTH]; /* "" = generate */
+    int algo_set;                    /* HcclCommConfig.hcclAlgo given: algo_force, not HCCL_ALGO */
+    int algo_force[HCCL_OP_COUNT];   /* as hccl_algo_env_reference */
 } hccl_comm_cfg;
 
 typedef struct hccl_comm {
@@ -121,5 +123,11 @@ void hccl_op_args_clear(hccl_op_args *a);
 /* HCCL_ALGO / HCCL_REFERENCE_ALGOS for this operation, as ctx->reference: 0 (the cost
  * model chooses), 1 (the reference algorithm) or HCCL_ALGO_FORCED(id) (algo_env.c). */
 int hccl_algo_env_reference(hccl_op_type type);
+/* HcclCommConfig.hcclAlgo (HCCL_ALGO's syntax) in force[HCCL_OP_COUNT], the same
+ * values; HCCL_REFERENCE_ALGOS=1 still forces the reference algorithms. */
+void hccl_algo_config_parse(const char *algo, int *force);
+/* What ctx->reference is for an operation of type on c. */
+#define hccl_comm_algo_force(c, type) \
+    ((c)->cfg.algo_set ? (c)->cfg.algo_force[(type)] : hccl_algo_env_reference(type))
 
 #endif

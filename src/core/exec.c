@@ -213,7 +213,7 @@ HcclResult hccl_comm_run(hccl_comm *c, const hccl_op_args *args, uint64_t fr_id)
     fp.seq = fp.p2p ? 0 : ++c->coll_seq;
     uint64_t t0 = hccl_ticks();
     hccl_algo_ctx ctx = {c->rank, c->nranks, hccl_net_base(c->net), c->scratch, HCCL_ALGO_SCRATCH_BYTES,
-                         c->direct, hccl_algo_env_reference(args->type), c->host_of, c->nhosts,
+                         c->direct, hccl_comm_algo_force(c, args->type), c->host_of, c->nhosts,
                          c->direct_local, c->crowded, c->cfg.deterministic};
     hccl_algo_id algo = hccl_algo_select(&ctx, args);
     /* The peers check it: ranks whose settings choose another algorithm fail at once. */

@@ -564,6 +564,13 @@ static HcclResult init_config(conf_ctx *ctx, HcclComm *comm, void *arg)
         sched_setaffinity(0, sizeof was, &was);
         return rc;
     }
+    if (a->variant == 3) {
+        /* hcclAlgo (HCCL_ALGO's syntax) on rank 0 only: the ranks choose different
+         * algorithms, which the first AllReduce must report on every rank. */
+        if (ctx->rank == 0) snprintf(cfg.hcclAlgo, sizeof cfg.hcclAlgo, "%s", "allreduce=level0:NA;level1:ring");
+        conf_step(ctx, "HcclCommInitRootInfoConfig (hcclAlgo on rank 0 only)");
+        return HcclCommInitRootInfoConfig((uint32_t)ctx->nranks, &a->root, (uint32_t)ctx->rank, &cfg, comm);
+    }
     if (a->variant == 0) {
         snprintf(cfg.hcclCommName, sizeof cfg.hcclCommName, "%s", a->name);
         cfg.hcclBufferSize = 1; /* MB: large operations must go through it in pieces */
@@ -624,11 +631,37 @@ static void rank_deterministic(conf_ctx *ctx)
     if (r) aclrtFree(r);
 }
 
+/* Variant 3: rank 0's hcclAlgo forces the ring AllReduce, the others choose theirs:
+ * the AllReduce fails on every rank with a configuration mismatch (hcclAlgo is not
+ * ignored, and the ranks do not mix two schedules). */
+static void rank_algo_mismatch(conf_ctx *ctx)
+{
+    enum { C = 1 << 16 };
+    void *s = NULL, *r = NULL;
+    conf_step(ctx, "256 KB AllReduce, hcclAlgo on rank 0 only");
+    if (conf_acl_ok(ctx, aclrtMalloc(&s, 4 * C, ACL_MEM_MALLOC_HUGE_FIRST), "aclrtMalloc") &&
+        conf_acl_ok(ctx, aclrtMalloc(&r, 4 * C, ACL_MEM_MALLOC_HUGE_FIRST), "aclrtMalloc")) {
+        aclrtMemset(s, 4 * C, 0, 4 * C);
+        HcclResult rc = HcclAllReduce(s, r, C, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, ctx->comm, ctx->stream);
+        aclError sync = aclrtSynchronizeStream(ctx->stream);
+        /* (the reason is the last WARN of the thread that ran it: this one's or the
+         * stream worker's, so it is not checked here) */
+        if (rc == HCCL_SUCCESS && sync == ACL_SUCCESS)
+            conf_fail(ctx, "AllReduce with hcclAlgo on rank 0 only succeeded (hcclAlgo ignored?)");
+    }
+    if (s) aclrtFree(s);
+    if (r) aclrtFree(r);
+}
+
 static void rank_config(conf_ctx *ctx)
 {
     int n = ctx->nranks;
     if (g_cfg->variant == 2) {
         rank_deterministic(ctx);
+        return;
+    }
+    if (g_cfg->variant == 3) {
+        rank_algo_mismatch(ctx);
         return;
     }
     if (g_cfg->variant == 0) {
@@ -675,7 +708,7 @@ static void rank_config(conf_ctx *ctx)
 int conf_config_main(const conf_opts *o)
 {
     int failed = 0;
-    for (int v = 0; v < 3; v++) {
+    for (int v = 0; v < 4; v++) {
         cfg_arg a;
         memset(&a, 0, sizeof a);
         a.variant = v;
@@ -688,7 +721,10 @@ int conf_config_main(const conf_opts *o)
         int f = conf_run_ranks_custom(o, o->mode, o->nranks, 1, init_config, &a, rank_config);
         if (f)
             fprintf(stderr, "FAIL: HcclCommInitRootInfoConfig %s\n",
-                    v == 2 ? "deterministic on one rank" : v ? "with an older, shorter config" : "named, 1 MB buffer");
+                    v == 3   ? "hcclAlgo on one rank"
+                    : v == 2 ? "deterministic on one rank"
+                    : v      ? "with an older, shorter config"
+                             : "named, 1 MB buffer");
         failed += f;
     }
     return failed;

@@ -1,15 +1,18 @@
 /*
- * test_comm_cfg.c - hccl_comm_cfg_resolve (src/core/comm.c): HCCL_DETERMINISTIC.
+ * test_comm_cfg.c - hccl_comm_cfg_resolve (src/core/comm.c).
  *
- * true, 1 and upstream's "strict" turn it on in any case; false and 0 leave it off
- * quietly; any other text ("yes", "2", " true") is reported with a WARN naming it and
- * means off. HcclCommConfig.hcclDeterministic wins over the variable.
+ * HCCL_DETERMINISTIC: true, 1 and upstream's "strict" turn it on in any case; false
+ * and 0 leave it off quietly; any other text ("yes", "2", " true") is reported with a
+ * WARN naming it and means off. HcclCommConfig.hcclDeterministic wins over the variable.
+ * HcclCommConfig.hcclAlgo: HCCL_ALGO's syntax for this communicator (an empty one
+ * leaves HCCL_ALGO in charge); one without its NUL is refused.
  */
 #include "core/comm.h"
 #include "util/log.h"
 
 #include "tinytest.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -55,5 +58,25 @@ int main(void)
     config.hcclDeterministic = 1;
     TT_ASSERT(det("false", &config) == 1);
     unsetenv("HCCL_DETERMINISTIC");
+
+    hccl_comm_cfg cfg;
+    HcclCommConfigInit(&config);
+    TT_ASSERT_EQ(hccl_comm_cfg_resolve(&config, &cfg), HCCL_SUCCESS);
+    TT_ASSERT(!cfg.algo_set);
+    snprintf(config.hcclAlgo, sizeof config.hcclAlgo, "%s",
+             "allreduce=level0:NA;level1:H-D_R/broadcast=level1:pipeline/alltoall=level1:ring");
+    TT_ASSERT_EQ(hccl_comm_cfg_resolve(&config, &cfg), HCCL_SUCCESS);
+    TT_ASSERT(cfg.algo_set);
+    TT_ASSERT_EQ(cfg.algo_force[HCCL_OP_ALLREDUCE], HCCL_ALGO_FORCED(HCCL_ALGO_HD));
+    TT_ASSERT_EQ(cfg.algo_force[HCCL_OP_BROADCAST], HCCL_ALGO_FORCED(HCCL_ALGO_CHAIN));
+    TT_ASSERT_EQ(cfg.algo_force[HCCL_OP_ALLTOALLV], 1);
+    TT_ASSERT_EQ(cfg.algo_force[HCCL_OP_ALLGATHER], 0);
+    snprintf(config.hcclAlgo, sizeof config.hcclAlgo, "%s", "level0:NA;level1:NB");
+    TT_ASSERT_EQ(hccl_comm_cfg_resolve(&config, &cfg), HCCL_SUCCESS);
+    TT_ASSERT_EQ(cfg.algo_force[HCCL_OP_ALLGATHER], HCCL_ALGO_FORCED(HCCL_ALGO_BRUCK));
+    TT_ASSERT_EQ(cfg.algo_force[HCCL_OP_ALLREDUCE], 0);
+    memset(config.hcclAlgo, 'x', sizeof config.hcclAlgo);
+    TT_ASSERT_EQ(hccl_comm_cfg_resolve(&config, &cfg), HCCL_E_PARA);
+    TT_ASSERT(strstr(hccl_log_last_warn(), "hcclAlgo") != NULL);
     return tt_report("test_comm_cfg");
 }
