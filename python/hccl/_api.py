@@ -189,6 +189,10 @@ def _library_message(comm, opname=None):
     return None if not reason or reason.startswith("requested by") else reason  # not our own dump's
 
 
+# Where the library names a rank of another host: "rank 5 (host node-b 10.0.0.2)".
+_HOST = r" \(host [^()]*\)"
+
+
 def _missing_ranks(lib):
     """The ranks a timeout report names as never reaching the operation ("rank 2 never
     reached AllReduce #5 (...); ranks 4-5, 7: no answer (...); this rank was waiting
@@ -199,7 +203,8 @@ def _missing_ranks(lib):
     if not m:
         return []
     out = set()
-    for lst in re.findall(r"(?:^|; )ranks? ((?:\d+(?:-\d+)?)(?:, \d+(?:-\d+)?)*)(?= never reached|: no answer)",
+    for lst in re.findall(r"(?:^|; )ranks? ((?:\d+(?:-\d+)?)(?:, \d+(?:-\d+)?)*)(?:%s)?(?= never reached|: no answer)"
+                          % _HOST,
                           m.group(1)):
         for part in lst.split(", "):
             lo, _, hi = part.partition("-")
@@ -241,7 +246,7 @@ def _make_error(code, opname, comm, peer, detail):
     lib = _library_message(comm, opname)
     exact = False
     culprits = _missing_ranks(lib) if lib else []
-    aborted = re.match(r"(?:%s; the first failure, [^:]*: )?rank (\d+) aborted: " % _REFUSED, lib) \
+    aborted = re.match(r"(?:%s; the first failure, [^:]*: )?rank (\d+)(?:%s)? aborted: " % (_REFUSED, _HOST), lib) \
         if lib and code == E_REMOTE else None
     if aborted:  # a peer failed first: the rest of the text is its own report
         peers, exact = [g(int(aborted.group(1)))], True

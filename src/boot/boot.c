@@ -139,7 +139,10 @@ void hccl_boot_peer_self(hccl_boot_peer *p, const hccl_addr *addr, uint32_t rank
 {
     memset(p, 0, sizeof *p);
     p->addr = *addr;
-    if (gethostname(p->host, sizeof p->host) != 0) snprintf(p->host, sizeof p->host, "unknown");
+    /* The host's identity, as hccl_boot_host_hash has it: HCCL_HOST_ID where set. */
+    const char *hid = getenv("HCCL_HOST_ID");
+    if (hid && *hid) snprintf(p->host, sizeof p->host, "%s", hid);
+    else if (gethostname(p->host, sizeof p->host) != 0) snprintf(p->host, sizeof p->host, "unknown");
     p->host[sizeof p->host - 1] = 0;
     p->pid = (uint32_t)getpid();
     p->rank = rank;

@@ -662,6 +662,23 @@ static HcclResult setup_slots(hccl_comm *c)
 HCCL_PARAM_INT_IN(socket_nconn, "HCCL_SOCKET_NCONN", 1, 1, HCCL_BOOT_MAX_SOCKS, HCCL_PARAM_CLAMP)
 _Static_assert(HCCL_BOOT_MAX_SOCKS == HCCL_TCP_MAX_SOCKS, "one limit");
 
+/* Failure messages name the host of each peer on another host ("rank 5 (host node-b
+ * 10.0.0.2) exited ..."): its host name (HCCL_HOST_ID where set, the rank table's
+ * server id) and the address of its listener, without the port. Ranks of this rank's
+ * own host stay bare: a single-host job's messages are unchanged. Best effort. */
+static void name_peer_hosts(hccl_comm *c)
+{
+    for (uint32_t p = 0; p < c->nranks; p++) {
+        if (p == c->rank || c->peers[p].host_hash == c->peers[c->rank].host_hash) continue;
+        char ip[80];
+        snprintf(ip, sizeof ip, "%s", hccl_addr_str(&c->peers[p].addr));
+        char *colon = strrchr(ip, ':');
+        if (colon && colon != ip) *colon = 0; /* "10.0.0.2:41234" -> "10.0.0.2", "[::1]:5" -> "[::1]" */
+        if (hccl_net_set_peer_host(c->net, p, c->peers[p].host[0] ? c->peers[p].host : "?", ip) != HCCL_SUCCESS)
+            return;
+    }
+}
+
 /* Connect the mesh, build the network and register. c->listen_fd, ident and peers set. */
 static HcclResult setup(hccl_comm *c)
 {
@@ -700,6 +717,7 @@ static HcclResult setup(hccl_comm *c)
     if (res != HCCL_SUCCESS) return res;
     CHECK(hccl_net_create(c->rank, c->nranks, c->conns, &c->net));
     hccl_net_set_abort_flag(c->net, &c->aborting);
+    name_peer_hosts(c);
     /* Everything an operation reads from the environment is read by now, on the
      * caller's thread (HCCL_ALGO here, the engine's spin in hccl_net_create, the flight
      * recorder's directory in hccl_flight_init): an operation queued on a stream runs

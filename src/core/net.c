@@ -151,8 +151,16 @@ struct hccl_netimpl {
     int listed;              /* on the responder's list (resp_mu) */
     hccl_slots *slots;       /* one host's shared mailboxes (slot_gather), or NULL */
     uint64_t slot_seq;       /* slot_gather calls so far (the same on every rank) */
+    char **where;            /* per peer: " (host NAME IP)" after its rank in failure messages, or
+                                NULL (a rank of this host, or not said): hccl_net_set_peer_host */
     struct hccl_netimpl *resp_next;
 };
+
+/* What follows "rank N" in a failure message: where the peer runs ("" on this host). */
+static const char *at(const hccl_netimpl *n, uint32_t p)
+{
+    return n->where && p < n->nranks && n->where[p] ? n->where[p] : "";
+}
 
 HCCL_PARAM_INT_IN(net_spin_us, "HCCL_NET_SPIN_US", 50, 0, 1000000, HCCL_PARAM_CLAMP)
 
@@ -405,7 +413,7 @@ static void root_evidence(hccl_netimpl *n, uint32_t skip, char *out, size_t len)
         char theirs[160];
         hdr_to_fp(&h, &f);
         hccl_fingerprint_str(&f, theirs, sizeof theirs);
-        tb_add(&t, "; rank %u called %s", p, theirs);
+        tb_add(&t, "; rank %u%s called %s", p, at(n, p), theirs);
     }
 }
 
@@ -419,9 +427,9 @@ static HcclResult mismatch(hccl_netimpl *n, hccl_xfer *x, xstate *s)
     hccl_fingerprint_str(&f, theirs, sizeof theirs);
     if (n->fp.p2p && f.p2p)
         return fail(n, HCCL_E_PARA,
-                    "point-to-point size mismatch: rank %u posts a receive of %llu bytes from rank %u, which sent "
+                    "point-to-point size mismatch: rank %u posts a receive of %llu bytes from rank %u%s, which sent "
                     "%llu bytes (count or dtype differ)",
-                    n->rank, (unsigned long long)s->want.len, x->peer, (unsigned long long)s->hdr.len);
+                    n->rank, (unsigned long long)s->want.len, x->peer, at(n, x->peer), (unsigned long long)s->hdr.len);
     if (!n->fp.p2p && !f.p2p && s->hdr.seq > s->want.seq &&
         (n->fp.op == HCCL_OP_BROADCAST || n->fp.op == HCCL_OP_SCATTER) && n->fp.root == x->peer) {
         /* We wait for this broadcast's (scatter's) data from the root we were given,
@@ -431,20 +439,21 @@ static HcclResult mismatch(hccl_netimpl *n, hccl_xfer *x, xstate *s)
         char evidence[400];
         root_evidence(n, x->peer, evidence, sizeof evidence);
         return fail(n, HCCL_E_PARA,
-                    "operation mismatch at op #%u: rank %u called %s and waits for the data of its root, rank %u, "
+                    "operation mismatch at op #%u: rank %u called %s and waits for the data of its root, rank %u%s, "
                     "which is at op #%u %s: rank %u did not act as the root of op #%u (the ranks disagree about "
                     "the root) or skipped a collective%s",
-                    s->want.seq, n->rank, mine, x->peer, s->hdr.seq, theirs, x->peer, s->want.seq, evidence);
+                    s->want.seq, n->rank, mine, x->peer, at(n, x->peer), s->hdr.seq, theirs, x->peer, s->want.seq,
+                    evidence);
     }
     if (!n->fp.p2p && !f.p2p && s->hdr.seq > s->want.seq && (n->fp.op == HCCL_OP_REDUCE || n->fp.op == HCCL_OP_GATHER) &&
         n->fp.root == n->rank)
         /* The eager Reduce or Gather (algo/oneshot_reduce.c): its input went elsewhere,
          * or the rank took itself for the root. */
         return fail(n, HCCL_E_PARA,
-                    "operation mismatch at op #%u: rank %u called %s and waits for rank %u's input, but rank %u is "
+                    "operation mismatch at op #%u: rank %u called %s and waits for rank %u's input, but rank %u%s is "
                     "at op #%u %s: it did not send its input of op #%u here (the ranks disagree about the root) or "
                     "skipped a collective",
-                    s->want.seq, n->rank, mine, x->peer, x->peer, s->hdr.seq, theirs, s->want.seq);
+                    s->want.seq, n->rank, mine, x->peer, x->peer, at(n, x->peer), s->hdr.seq, theirs, s->want.seq);
     if (!n->fp.p2p && !f.p2p && s->hdr.seq < s->want.seq &&
         (((f.op == HCCL_OP_BROADCAST || f.op == HCCL_OP_SCATTER) && f.root == x->peer) ||
          ((f.op == HCCL_OP_REDUCE || f.op == HCCL_OP_GATHER) && f.root == n->rank))) {
@@ -458,21 +467,21 @@ static HcclResult mismatch(hccl_netimpl *n, hccl_xfer *x, xstate *s)
             snprintf(here, sizeof here, ", where op #%u was %s", s->hdr.seq, last);
         }
         return fail(n, HCCL_E_PARA,
-                    "operation mismatch at op #%u %s on rank %u: rank %u's message of op #%u %s was never "
+                    "operation mismatch at op #%u %s on rank %u: rank %u%s's message of op #%u %s was never "
                     "received here%s (the ranks disagree about that operation's root) or a rank skipped or added a "
                     "collective",
-                    s->want.seq, mine, n->rank, x->peer, s->hdr.seq, theirs, here);
+                    s->want.seq, mine, n->rank, x->peer, at(n, x->peer), s->hdr.seq, theirs, here);
     }
     if (!n->fp.p2p && !f.p2p && s->hdr.seq != s->want.seq)
         return fail(n, HCCL_E_PARA,
-                    "operation mismatch at op #%u: rank %u called %s, rank %u is at op #%u %s (a rank skipped or "
+                    "operation mismatch at op #%u: rank %u called %s, rank %u%s is at op #%u %s (a rank skipped or "
                     "added a collective)",
-                    s->want.seq, n->rank, mine, x->peer, s->hdr.seq, theirs);
+                    s->want.seq, n->rank, mine, x->peer, at(n, x->peer), s->hdr.seq, theirs);
     if (!n->fp.p2p && !f.p2p && s->hdr.len != s->want.len && memcmp(&s->hdr, &s->want, offsetof(msg_hdr, len)) == 0)
         return fail(n, HCCL_E_PARA,
-                    "size mismatch in op #%u %s: rank %u expects %llu bytes from rank %u, which sent %llu (counts "
+                    "size mismatch in op #%u %s: rank %u expects %llu bytes from rank %u%s, which sent %llu (counts "
                     "differ between ranks)",
-                    s->want.seq, mine, n->rank, (unsigned long long)s->want.len, x->peer,
+                    s->want.seq, mine, n->rank, (unsigned long long)s->want.len, x->peer, at(n, x->peer),
                     (unsigned long long)s->hdr.len);
     if (!n->fp.p2p && !f.p2p && f.algo != n->fp.algo && f.algo && n->fp.algo) {
         hccl_fingerprint g = f;
@@ -480,14 +489,14 @@ static HcclResult mismatch(hccl_netimpl *n, hccl_xfer *x, xstate *s)
         g.seq = n->fp.seq;
         if (memcmp(&g, &n->fp, sizeof g) == 0) /* the same call, another algorithm */
             return fail(n, HCCL_E_PARA,
-                        "configuration mismatch at op #%u %s: rank %u runs it with the %s algorithm, rank %u with "
+                        "configuration mismatch at op #%u %s: rank %u runs it with the %s algorithm, rank %u%s with "
                         "%s (HCCL_ALGO, HCCL_REFERENCE_ALGOS or another setting that chooses algorithms differs "
                         "between ranks; it must be the same on every rank)",
                         s->want.seq, mine, n->rank, hccl_algo_id_name((hccl_algo_id)(n->fp.algo - 1), n->fp.op),
-                        x->peer, hccl_algo_id_name((hccl_algo_id)(f.algo - 1), f.op));
+                        x->peer, at(n, x->peer), hccl_algo_id_name((hccl_algo_id)(f.algo - 1), f.op));
     }
-    return fail(n, HCCL_E_PARA, "operation mismatch at op #%u: rank %u called %s, rank %u called %s", s->want.seq,
-                n->rank, n->fp.p2p ? "a point-to-point transfer" : mine, x->peer, theirs);
+    return fail(n, HCCL_E_PARA, "operation mismatch at op #%u: rank %u called %s, rank %u%s called %s", s->want.seq,
+                n->rank, n->fp.p2p ? "a point-to-point transfer" : mine, x->peer, at(n, x->peer), theirs);
 }
 
 /* The peer sent an ABORT frame: read its text (part may already be in buf). */
@@ -500,7 +509,7 @@ static HcclResult peer_aborted_on(hccl_netimpl *n, hccl_conn *c, hccl_xfer *x, x
     if (have) memcpy(text, x->buf, have);
     have = read_until(n, x->peer, c, text, have, want, hccl_now_ns() + 1000000000ull);
     text[have] = 0;
-    return fail(n, HCCL_E_REMOTE, "rank %u aborted: %s", x->peer, have ? text : "(no reason given)");
+    return fail(n, HCCL_E_REMOTE, "rank %u%s aborted: %s", x->peer, at(n, x->peer), have ? text : "(no reason given)");
 }
 
 static HcclResult peer_aborted(hccl_netimpl *n, hccl_xfer *x, xstate *s)
@@ -825,7 +834,8 @@ static void status_story(const peer_status *s, char *buf, size_t len)
 }
 
 /* "rank 1 never reached AllReduce #2 (idle; last completed: #1 AllReduce); rank 3: no
- * answer (...)", ranks with the same story together ("ranks 1-3, 5 never ..."). */
+ * answer (...)", ranks with the same story on the same host together ("ranks 1-3, 5
+ * (host node-b 10.0.0.2) never ..."). */
 static void status_report(const hccl_netimpl *n, peer_status *ps, char *out, size_t len)
 {
     tbuf t = {out, len, 0, 0};
@@ -837,7 +847,8 @@ static void status_report(const hccl_netimpl *n, peer_status *ps, char *out, siz
         list[0] = 0;
         uint32_t count = 0, lo = 0, hi = 0;
         for (uint32_t q = p; q < n->nranks; q++) {
-            if (ps[q].reached || ps[q].listed || !same_story(&ps[p], &ps[q])) continue;
+            if (ps[q].reached || ps[q].listed || !same_story(&ps[p], &ps[q]) || strcmp(at(n, p), at(n, q)) != 0)
+                continue;
             ps[q].listed = 1;
             if (count++ && q == hi + 1) {
                 hi = q;
@@ -847,7 +858,7 @@ static void status_report(const hccl_netimpl *n, peer_status *ps, char *out, siz
             lo = hi = q;
         }
         tb_run(&r, lo, hi);
-        tb_add(&t, "%s%s %s", t.o ? "; " : "", count > 1 ? "ranks" : "rank", list);
+        tb_add(&t, "%s%s %s%s", t.o ? "; " : "", count > 1 ? "ranks" : "rank", list, at(n, p));
         if (ps[p].answered) {
             char story[200];
             status_story(&ps[p], story, sizeof story);
@@ -869,7 +880,7 @@ static int peek_from(hccl_netimpl *n, uint32_t p, void *buf, size_t len);
  * longer than the peer's). */
 static HcclResult timed_out(hccl_netimpl *n, hccl_xfer *x, int cnt, uint32_t by)
 {
-    char peers[400], fps[160], tmo[160];
+    char peers[640], fps[160], tmo[160];
     if (by != UINT32_MAX && (!n->deadline_ns || hccl_now_ns() < n->deadline_ns))
         snprintf(tmo, sizeof tmo,
                  "timed out (rank %u's HCCL_EXEC_TIMEOUT: it asked where this rank is; this rank's own had not "
@@ -884,8 +895,9 @@ static HcclResult timed_out(hccl_netimpl *n, hccl_xfer *x, int cnt, uint32_t by)
     if (n->slots) hccl_slots_leave(n->slots);
     for (int i = 0; i < cnt && o + 32 < sizeof peers; i++)
         if (!n->st[i].finished)
-            o += (size_t)snprintf(peers + o, sizeof peers - o, "%s%s rank %u", o ? ", " : "",
-                                  x[i].dir == HCCL_XFER_SEND ? "send to" : "receive from", x[i].peer);
+            o += (size_t)snprintf(peers + o, sizeof peers - o, "%s%s rank %u%s", o ? ", " : "",
+                                  x[i].dir == HCCL_XFER_SEND ? "send to" : "receive from", x[i].peer,
+                                  at(n, x[i].peer));
     hccl_fingerprint_str(&n->fp, fps, sizeof fps);
     /* A link that swallows data names the real culprit, even when we wait on a
      * healthy peer that waits on it. */
@@ -893,7 +905,7 @@ static HcclResult timed_out(hccl_netimpl *n, hccl_xfer *x, int cnt, uint32_t by)
     for (uint32_t p = 0; p < n->nranks && o + 64 < sizeof peers; p++) {
         hccl_conn *c = n->conns[p];
         if (c && c->ops->stalled && c->ops->stalled(c, why, sizeof why))
-            o += (size_t)snprintf(peers + o, sizeof peers - o, "; rank %u looks unreachable (%s)", p, why);
+            o += (size_t)snprintf(peers + o, sizeof peers - o, "; rank %u%s looks unreachable (%s)", p, at(n, p), why);
     }
     if (n->fp.p2p) {
         /* No status round of our own; but the peers that asked where this rank is
@@ -917,7 +929,7 @@ static HcclResult timed_out(hccl_netimpl *n, hccl_xfer *x, int cnt, uint32_t by)
                     "op #%u %s %s (out of memory to ask the other ranks where they are); this rank was waiting "
                     "for: %s",
                     n->fp.seq, fps, tmo, peers);
-    char missing[560];
+    char missing[800];
     status_round(n, x, cnt, ps);
     status_report(n, ps, missing, sizeof missing);
     char roots[400] = "";
@@ -931,17 +943,17 @@ static HcclResult timed_out(hccl_netimpl *n, hccl_xfer *x, int cnt, uint32_t by)
             char theirs[160];
             f.root = ps[p].cur_root;
             hccl_fingerprint_str(&f, theirs, sizeof theirs);
-            tb_add(&t, "%srank %u called %s", t.o ? ", " : "", p, theirs);
+            tb_add(&t, "%srank %u%s called %s", t.o ? ", " : "", p, at(n, p), theirs);
         }
     }
     /* An eager rooted operation (algo/oneshot_broadcast.c, oneshot_reduce.c): a peer we
      * wait for that has gone past this operation sent its message elsewhere. */
-    char passed[200] = "";
+    char passed[400] = "";
     if (!missing[0] && !roots[0] && n->fp.root != UINT32_MAX) {
         tbuf t = {passed, sizeof passed, 0, 0};
         for (int i = 0; i < cnt; i++) {
             if (!n->st[i].finished && x[i].dir == HCCL_XFER_RECV && ps[x[i].peer].past)
-                tb_add(&t, "%s%u", t.o ? ", " : "", x[i].peer);
+                tb_add(&t, "%s%u%s", t.o ? ", " : "", x[i].peer, at(n, x[i].peer));
         }
     }
     hccl_free(ps);
@@ -1325,7 +1337,8 @@ static HcclResult stall_evidence(hccl_netimpl *n, hccl_xfer *x, int cnt)
         if (p == n->rank || !n->conns[p] || reading || !peek_from(n, p, &h, sizeof h)) continue;
         char why[ABORT_TEXT_MAX + 1];
         int behind = failed_behind(n, p, &h, why, sizeof why);
-        if (behind == 2) return fail(n, HCCL_E_REMOTE, "rank %u aborted: %s", p, why[0] ? why : "(no reason given)");
+        if (behind == 2)
+            return fail(n, HCCL_E_REMOTE, "rank %u%s aborted: %s", p, at(n, p), why[0] ? why : "(no reason given)");
         if (behind == 1) return timed_out(n, x, cnt, p);
         if (h.op != OP_ABORT && (h.op == OP_STATUS || (h.flags & FLAG_P2P) || h.seq != n->fp.seq || of_this_op(n, &h)))
             continue;
@@ -1408,17 +1421,18 @@ static HcclResult net_exchange_run(hccl_netimpl *n, hccl_xfer *x, int cnt)
                 /* An aborting peer sent its reason before it shut the connection. */
                 if (read_abort(n, x[i].peer, sending && !receiving_from(n, x, cnt, x[i].peer)) == HCCL_E_REMOTE)
                     return HCCL_E_REMOTE;
-                return fail(n, r, "connection to rank %u lost during %s #%u (%s failed: %s)", x[i].peer,
-                            n->fp.p2p ? "point-to-point transfer" : hccl_op_name(n->fp.op), n->fp.seq,
+                return fail(n, r, "connection to rank %u%s lost during %s #%u (%s failed: %s)", x[i].peer,
+                            at(n, x[i].peer), n->fp.p2p ? "point-to-point transfer" : hccl_op_name(n->fp.op), n->fp.seq,
                             sending ? "send" : "receive", lost_why(c->os_error));
             }
             if (moved == 0) {
                 if ((int64_t)x[i].peer == n->aborted_peer) return peer_aborted_before(n);
                 if (n->dead[x[i].peer])
                     return fail(n, HCCL_E_TCP_TRANSFER,
-                                "rank %u exited, or destroyed its communicator, during %s #%u (its connection closed)",
-                                x[i].peer, n->fp.p2p ? "point-to-point transfer" : hccl_op_name(n->fp.op),
-                                n->fp.seq);
+                                "rank %u%s exited, or destroyed its communicator, during %s #%u (its connection "
+                                "closed)",
+                                x[i].peer, at(n, x[i].peer),
+                                n->fp.p2p ? "point-to-point transfer" : hccl_op_name(n->fp.op), n->fp.seq);
                 continue;
             }
             progressed = 1;
@@ -1556,8 +1570,8 @@ static HcclResult slot_check_live(hccl_netimpl *n, const unsigned char *got)
         if ((int64_t)p == n->aborted_peer) return peer_aborted_before(n);
         if (n->dead[p])
             return fail(n, HCCL_E_TCP_TRANSFER,
-                        "rank %u exited, or destroyed its communicator, during %s #%u (its connection closed)", p,
-                        hccl_op_name(n->fp.op), n->fp.seq);
+                        "rank %u%s exited, or destroyed its communicator, during %s #%u (its connection closed)", p,
+                        at(n, p), hccl_op_name(n->fp.op), n->fp.seq);
     }
     return HCCL_SUCCESS;
 }
@@ -1603,7 +1617,7 @@ static HcclResult slot_peers_failed(hccl_netimpl *n)
     uint32_t p = failed - 1;
     if ((int64_t)p == n->aborted_peer) return peer_aborted_before(n);
     if (read_abort(n, p, 0) == HCCL_E_REMOTE) return HCCL_E_REMOTE;
-    return fail(n, HCCL_E_REMOTE, "rank %u aborted (its communicator failed) during %s #%u", p,
+    return fail(n, HCCL_E_REMOTE, "rank %u%s aborted (its communicator failed) during %s #%u", p, at(n, p),
                 hccl_op_name(n->fp.op), n->fp.seq);
 }
 
@@ -1960,6 +1974,25 @@ void hccl_net_set_crowded(hccl_netimpl *n, int crowded)
     n->placed = 1;
 }
 
+HcclResult hccl_net_set_peer_host(hccl_netimpl *n, uint32_t peer, const char *name, const char *ip)
+{
+    if (peer >= n->nranks || peer == n->rank) return HCCL_E_PARA;
+    if (!n->where && !(n->where = hccl_calloc(n->nranks, sizeof *n->where))) return HCCL_E_MEMORY;
+    /* Parentheses or control characters in a name (HCCL_HOST_ID is anything) would
+     * garble the message and what reads it (python/hccl/_api.py). */
+    char host[64], buf[128];
+    snprintf(host, sizeof host, "%s", name);
+    for (char *c = host; *c; c++)
+        if (*c == '(' || *c == ')' || (unsigned char)*c < 0x20) *c = '?';
+    snprintf(buf, sizeof buf, " (host %s %s)", host, ip);
+    char *w = hccl_malloc(strlen(buf) + 1);
+    if (!w) return HCCL_E_MEMORY;
+    strcpy(w, buf);
+    hccl_free(n->where[peer]);
+    n->where[peer] = w;
+    return HCCL_SUCCESS;
+}
+
 /* Best effort: a full socket or ring just misses it. */
 static void send_abort_frame(hccl_conn *c, const char *why, size_t len, uint32_t seq)
 {
@@ -2043,6 +2076,8 @@ void hccl_net_destroy(hccl_netimpl *n)
     for (uint32_t p = 0; n->pmem && p < n->nranks; p++) hccl_peermem_close(n->pmem[p]);
     hccl_free(n->pmem);
     hccl_free(n->pids);
+    for (uint32_t p = 0; n->where && p < n->nranks; p++) hccl_free(n->where[p]);
+    hccl_free(n->where);
     hccl_free(n->dead);
     hccl_free(n->heard);
     hccl_slots_close(n->slots);

@@ -116,6 +116,10 @@ void hccl_net_enable_slots(hccl_netimpl *n, hccl_slots *s);
 /* More ranks than CPUs on some host (agreed by every rank): waits behave as when their
  * yields find the CPU contended, from the first wait on. */
 void hccl_net_set_crowded(hccl_netimpl *n, int crowded);
+/* Failure messages that name peer (a rank of another host) say where it runs: "rank 5
+ * (host NAME IP) exited ...". Peers never set (those of this rank's own host) are
+ * named by rank alone. Set at set-up; the text is only read when an operation fails. */
+HcclResult hccl_net_set_peer_host(hccl_netimpl *n, uint32_t peer, const char *name, const char *ip);
 
 /* After a failure: tell every peer (best effort) and shut the connections. */
 void hccl_net_abort(hccl_netimpl *n, const char *why);

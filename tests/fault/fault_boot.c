@@ -58,7 +58,8 @@
  *           connected (at the setup's first sched_getaffinity, which this program
  *           interposes): ranks 0, 1 and 3 fail within a few seconds, each with a WARN
  *           line naming rank 2 (its neighbours directly, the others through the
- *           reason the aborting peers pass on).
+ *           reason the aborting peers pass on). Rank 2 runs on another simulated host
+ *           (HCCL_HOST_ID): the line names it as "rank 2 (host fault-b IP)".
  * algo      4 ranks, rank 3 alone sets HCCL_REFERENCE_ALGOS=1 (before its init), so it
  *           chooses other algorithms: an AllReduce (2 and 300000 elements) fails on
  *           every rank within 5 s, each naming a configuration mismatch.
@@ -1109,6 +1110,8 @@ __attribute__((visibility("default"))) int sched_getaffinity(pid_t pid, size_t s
 static void setup_death_body(fault_ctx *c)
 {
     if (c->rank == 2) g_die_in_setup = 1;
+    /* Rank 2 alone on another (simulated) host: the others' messages say where it ran. */
+    setenv("HCCL_HOST_ID", c->rank == 2 ? "fault-b" : "fault-a", 1);
     fault_step(c, "HcclCommInitRootInfo(4, root, %d)%s", c->rank, c->rank == 2 ? " (dies inside)" : "");
     double dt;
     HcclResult rc = init_expecting_failure(c, 4, &dt);
@@ -1127,8 +1130,11 @@ int scen_setup_death(int argc, char **argv)
     fault_run(&job);
     for (int r = 0; r < 4; r++)
         if (r != 2)
-            FCHECK(NULL, fault_output_has(r, "WARN", "comm setup on rank", "connection to rank 2 lost", NULL),
-                   "rank %d printed no WARN line naming rank 2 as the rank whose connection was lost", r);
+            FCHECK(NULL,
+                   fault_output_has(r, "WARN", "comm setup on rank", "connection to rank 2 (host fault-b ", ") lost",
+                                    NULL),
+                   "rank %d printed no WARN line naming rank 2, and its host fault-b, as the rank whose connection "
+                   "was lost", r);
     return 0;
 }
 

@@ -493,8 +493,8 @@ sc_linkdown_2x2() {
     unset HCCL_SOCKET_IFNAME HCCL_EXEC_TIMEOUT
     expect_rcs 10
     for r in 0 1 2 3; do
-        local f="$TMP/rank$r.out" line t dt others
-        if [ $r -lt 2 ]; then others="2|3"; else others="0|1"; fi
+        local f="$TMP/rank$r.out" line t dt others oh
+        if [ $r -lt 2 ]; then others="2|3" oh=2; else others="0|1" oh=1; fi
         line=$(grep -m1 'LOOP_FAILED at' "$f")
         if [ -z "$line" ]; then
             fail "rank $r never reported a failed AllReduce"
@@ -505,13 +505,14 @@ sc_linkdown_2x2() {
         echo "netns: rank $r failed $dt s after the link went down: ${line#*] }"
         awk -v d="$dt" -v l="$((exec_to + slack))" 'BEGIN { exit !(d <= l) }' ||
             fail "rank $r failed $dt s after the link went down (HCCL_EXEC_TIMEOUT=$exec_to, allowed $((exec_to + slack)) s)"
-        # The library's failure line must name a rank of the other host (directly, or in
-        # the reason a same-host peer forwarded with its abort).
+        # The library's failure line must name a rank of the other host, and that host
+        # ("rank 2 (host host2 ADDR)"; directly, or in the reason a same-host peer
+        # forwarded with its abort).
         local msg
         msg=$(grep -E 'HCCL WARN' "$f" | grep -E "timed out|aborted|lost|closed|reset|unreachable|fail" |
-            grep -E "ranks? ([0-9]+(-|, ))*($others)([^0-9]|$)" | head -n 1)
+            grep -E "ranks? ([0-9]+(-|, ))*($others) \(host host$oh [0-9.]+\)" | head -n 1)
         if [ -z "$msg" ]; then
-            fail "rank $r: no failure message names an unreachable peer (rank $(echo $others | tr '|' ' or '))"
+            fail "rank $r: no failure message names an unreachable peer (rank $(echo $others | tr '|' ' or ')) and its host host$oh"
             grep 'HCCL WARN' "$f" | head -n 5
         else
             echo "netns: rank $r message: ${msg:0:400}"

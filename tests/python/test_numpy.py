@@ -26,6 +26,7 @@ def test_library_error_timeout():
 # (id, ranks, script, mode, environment).
 RANK_CHECKED = [
     ("timeout_names_the_missing_rank_not_the_neighbour", 3, "errors.py", "timeout3", {"HCCL_REFERENCE_ALGOS": "1"}),
+    ("timeout_names_the_missing_rank_and_its_host", 3, "errors.py", "timeout3hosts", {"HCCL_REFERENCE_ALGOS": "1"}),
     ("deadlocked_receives_name_the_other_rank", 2, "errors.py", "deadlock", None),
     ("fork_child_cannot_use_the_parents_communicator", 2, "errors.py", "fork", None),
     ("ctrl_c_interrupts_a_synchronous_collective", 2, "errors.py", "interrupt", None),

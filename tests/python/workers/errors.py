@@ -8,6 +8,8 @@
   timeout3  3 ranks over the ring (HCCL_REFERENCE_ALGOS=1), rank 1 skips: rank 0 waits
             on its ring neighbour, rank 2, which is stuck itself; the error must still
             name rank 1 (the library's "never reached"), on ranks 0 and 2.
+  timeout3hosts  the same with rank 1 on another simulated host (HCCL_HOST_ID): the
+            library names it "rank 1 (host py-b IP)", and the error still names rank 1.
   deadlock  2 ranks, each receives from the other and nobody sends: each error names
             the other rank (the one that times out second fails with HCCL_E_REMOTE,
             quoting the first's report, which names itself as waited for).
@@ -21,6 +23,7 @@
             failed (later calls say it was interrupted); rank 1's all_reduce, made
             later, fails at once naming rank 0 instead of waiting exec_timeout.
 """
+import os
 import sys
 import time
 
@@ -32,6 +35,8 @@ import hccl
 
 def main():
     mode = sys.argv[1]
+    if mode == "timeout3hosts":
+        os.environ["HCCL_HOST_ID"] = "py-b" if os.environ["RANK"] == "1" else "py-a"
     comm = hccl.init(exec_timeout=3 if mode.startswith("timeout") or mode == "deadlock" else
                      60 if mode == "interrupt" else None)
     r, n = comm.rank, comm.size
@@ -78,14 +83,17 @@ def main():
         else:
             time.sleep(4.5)  # skip the collective; rank 0 gives up after 3 s
         C.ok("timeout")
-    elif mode == "timeout3":
+    elif mode in ("timeout3", "timeout3hosts"):
         if r != 1:
             try:
                 hccl.all_reduce(np.ones(4, np.float32))
                 raise AssertionError("skipped collective did not fail")
             except hccl.HcclError as e:
                 assert e.code_name == "HCCL_E_TIMEOUT" and e.peers == [1], (e.peers, e)
-                assert "waiting for rank 1," in str(e) and "rank 1 never reached" in e.library_message, e
+                named = "rank 1 (host py-b " if mode == "timeout3hosts" else "rank 1 never reached"
+                assert "waiting for rank 1," in str(e) and named in e.library_message, e
+                if mode == "timeout3hosts":
+                    assert ") never reached" in e.library_message and "rank 2 (host" not in e.library_message, e
         else:
             time.sleep(5)
         C.ok("timeout names the missing rank")
@@ -97,7 +105,6 @@ def main():
             assert e.code_name in ("HCCL_E_TIMEOUT", "HCCL_E_REMOTE") and e.peers == [1 - r], (e.peers, e)
         C.ok("deadlock names the peer")
     elif mode == "fork":
-        import os
         if r == 0:
             pid = os.fork()
             if pid == 0:
