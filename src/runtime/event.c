@@ -2,8 +2,10 @@
  * event.c - events with CUDA semantics, built from stream tasks.
  *
  * An event counts its records: aclrtRecordEvent gives the new record the number
- * recorded+1 and enqueues a marker task on the stream; when the marker runs, that
- * record is done. Records on different streams can be done out of order, and a wait
+ * numbered+1 and enqueues a marker task on the stream; when the marker runs, that
+ * record is done. Only once the marker is queued does `recorded` (what waits and
+ * queries look at) reach the record: a wait another thread queued on the same stream
+ * in between would otherwise stand in front of the marker and wait forever. Records on different streams can be done out of order, and a wait
  * is for its own record, as in CUDA: `completed` is the watermark below which every
  * record is done (it only ever rises), and records done above it are kept in a
  * small list until the watermark passes them (record #1 on a busy stream, #2 on an
@@ -57,7 +59,8 @@
 typedef struct rt_event {
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    uint64_t recorded;  /* number of the last record (under mu) */
+    uint64_t numbered;  /* number given to the last aclrtRecordEvent (under mu) */
+    uint64_t recorded;  /* the latest record whose marker is queued (or done): what waits see (under mu) */
     uint64_t completed; /* every record up to this one is done (atomic reads) */
     uint64_t *above;    /* records above completed that are done (under mu) */
     uint32_t nabove, capabove;
@@ -275,22 +278,23 @@ aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream)
     }
     pthread_mutex_lock(&e->mu);
     m->ev = e;
-    uint64_t num = m->seq = ++e->recorded;
+    uint64_t num = m->seq = ++e->numbered;
     pthread_mutex_unlock(&e->mu);
     /* The marker owns the reference taken by event_get; this call holds one more. */
     __atomic_add_fetch(&e->refs, 1, __ATOMIC_ACQ_REL);
     hccl_rt_stream_pos pos;
     aclError rc = hccl_rt_stream_enqueue_at(stream, record_task, m, "aclrtRecordEvent", &pos);
-    if (rc != ACL_SUCCESS) {
-        record_task(m); /* never leave a record that cannot complete (stream destroyed meanwhile) */
-    } else if (pos.stream) {
-        pthread_mutex_lock(&e->mu);
-        if (num > e->last_num) {
-            e->last_num = num;
-            e->last_pos = pos;
-        }
-        pthread_mutex_unlock(&e->mu);
+    if (rc != ACL_SUCCESS) record_task(m); /* never leave a record that cannot complete (stream destroyed meanwhile) */
+    /* Only now do waits and queries see the record: a wait that another thread queued
+     * on the same stream between the numbering and the enqueue would sit in front of
+     * the marker and wait for it forever. */
+    pthread_mutex_lock(&e->mu);
+    if (rc == ACL_SUCCESS && pos.stream && num > e->last_num) {
+        e->last_num = num;
+        e->last_pos = pos;
     }
+    if (num > e->recorded) e->recorded = num;
+    pthread_mutex_unlock(&e->mu);
     event_put(e);
     return rc;
 }
@@ -467,7 +471,8 @@ static void reset_event(uintptr_t key, uint64_t val, void *ctx)
     pthread_mutex_init(&e->mu, NULL);
     pthread_cond_init(&e->cv, NULL);
     e->sleepers = 0;
-    e->completed = e->recorded;
+    e->recorded = e->numbered;
+    e->completed = e->numbered;
     e->nabove = 0;
     e->last_pos.stream = NULL;
     e->refs = 1; /* markers of the parent's streams never run here */

@@ -325,6 +325,50 @@ static aclError get_device_task(void *arg)
     return aclrtGetDevice((int32_t *)arg);
 }
 
+/* Records and waits on one stream from several threads at once: a wait must never be
+ * queued in front of the marker of the record it waits for (a record numbered but not
+ * yet queued was visible to waits, and the stream then waited for itself forever). */
+typedef struct rec_wait_arg {
+    aclrtStream s;
+    aclrtEvent ev;
+    int record; /* else wait */
+    int failed;
+} rec_wait_arg;
+
+static void *rec_wait_loop(void *p)
+{
+    rec_wait_arg *a = p;
+    for (int i = 0; i < 5000; i++)
+        if ((a->record ? aclrtRecordEvent(a->ev, a->s) : aclrtStreamWaitEvent(a->s, a->ev)) != ACL_SUCCESS) a->failed++;
+    return NULL;
+}
+
+static void test_concurrent_record_wait(void)
+{
+    enum { T = 8 };
+    aclrtStream s = NULL;
+    aclrtEvent ev = NULL;
+    TT_ASSERT_EQ(aclrtCreateStream(&s), ACL_SUCCESS);
+    TT_ASSERT_EQ(aclrtCreateEvent(&ev), ACL_SUCCESS);
+    rec_wait_arg args[T];
+    pthread_t th[T];
+    for (int i = 0; i < T; i++) {
+        args[i] = (rec_wait_arg){s, ev, i & 1, 0};
+        pthread_create(&th[i], NULL, rec_wait_loop, &args[i]);
+    }
+    int failed = 0;
+    for (int i = 0; i < T; i++) {
+        pthread_join(th[i], NULL);
+        failed += args[i].failed;
+    }
+    TT_ASSERT_EQ(failed, 0);
+    aclError rc = aclrtSynchronizeStreamWithTimeout(s, 10000);
+    TT_ASSERT_EQ(rc, ACL_SUCCESS);
+    if (rc != ACL_SUCCESS) return; /* the stream waits for itself: destroying it would hang */
+    TT_ASSERT_EQ(aclrtDestroyEvent(ev), ACL_SUCCESS);
+    TT_ASSERT_EQ(aclrtDestroyStream(s), ACL_SUCCESS);
+}
+
 static void test_null_and_async(void)
 {
     /* a task sees the device of its stream's creator */
@@ -502,6 +546,7 @@ int main(void)
     test_destroy_pending();
     test_destroy_race();
     test_events();
+    test_concurrent_record_wait();
     test_null_and_async();
     test_oversubscribed();
     test_latency();
