@@ -283,6 +283,16 @@ hccl_algo_id hccl_algo_select(const hccl_algo_ctx *ctx, const hccl_op_args *a)
     }
 }
 
+int hccl_algo_rs_own_block_shared(const hccl_op_args *a, uint32_t nranks, uint32_t r)
+{
+    if (a->type != HCCL_OP_REDUCE_SCATTER_V || !a->send_counts || !a->send_displs || !a->send_counts[r]) return 0;
+    const uint64_t lo = a->send_displs[r], hi = lo + a->send_counts[r];
+    for (uint32_t j = 0; j < nranks; j++)
+        if (j != r && a->send_counts[j] && a->send_displs[j] < hi && lo < a->send_displs[j] + a->send_counts[j])
+            return 1;
+    return 0;
+}
+
 static int needs_agreement(const hccl_algo_ctx *ctx, hccl_op_type t);
 
 HcclResult hccl_algo_run(hccl_algo_ctx *ctx, const hccl_op_args *args)

@@ -175,6 +175,10 @@ const char *hccl_algo_id_name(hccl_algo_id id, hccl_op_type type);
 HcclResult hccl_algo_run(hccl_algo_ctx *ctx, const hccl_op_args *args);
 /* Run with an algorithm already chosen by hccl_algo_select for these arguments. */
 HcclResult hccl_algo_run_with(hccl_algo_ctx *ctx, const hccl_op_args *args, hccl_algo_id id);
+/* A ReduceScatterV whose block of sendBuf for rank r overlaps another rank's non-empty
+ * block: then "in place" (recvBuf at that block) is not, since writing the result would
+ * change input still to be read. 0 for the other operations. */
+int hccl_algo_rs_own_block_shared(const hccl_op_args *a, uint32_t nranks, uint32_t r);
 /* The reference algorithm of each operation (the oracle of the fast ones). */
 HcclResult hccl_algo_run_reference(hccl_algo_ctx *ctx, const hccl_op_args *args);
 

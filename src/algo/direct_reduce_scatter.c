@@ -36,7 +36,8 @@ HcclResult hccl_algo_direct_reduce_scatter(hccl_algo_ctx *ctx, const hccl_op_arg
     hccl_direct_addrs *mine = ctx->scratch, *theirs = mine + n;
     char *acc = (char *)ctx->scratch + tbl, *stage = acc + CHUNK_BYTES;
 
-    /* Does our recvbuf overlap sendbuf anywhere but our own block? */
+    /* Does our recvbuf overlap sendbuf anywhere but our own block (or is our own block
+     * also part of another rank's, which the ReduceScatterV's blocks may be)? */
     const char *sb = a->sendbuf;
     char *rb = a->recvbuf;
     uint64_t total = 0;
@@ -46,7 +47,8 @@ HcclResult hccl_algo_direct_reduce_scatter(hccl_algo_ctx *ctx, const hccl_op_arg
     }
     const char *own = sb + (v ? a->send_displs[r] : (uint64_t)r * a->count) * es;
     size_t bytes = (size_t)a->count * es;
-    int overlap = bytes && rb < sb + total * es && sb < rb + bytes && rb != own;
+    int overlap = bytes && rb < sb + total * es && sb < rb + bytes &&
+                  (rb != own || hccl_algo_rs_own_block_shared(a, n, r));
     for (uint32_t j = 0; j < n; j++)
         mine[j] = (hccl_direct_addrs){(uint64_t)(uintptr_t)(sb + (v ? a->send_displs[j] : (uint64_t)j * a->count) * es),
                                       (v ? a->send_counts[j] : a->count) * es | (overlap ? DEFERS : 0)};

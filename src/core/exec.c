@@ -116,7 +116,12 @@ static int private_input(const hccl_comm *c, const hccl_op_args *args, hccl_algo
         if (args->type == HCCL_OP_ALLTOALL) rbytes = sbytes;
     }
     const char *s = args->sendbuf, *r = args->recvbuf;
-    if (!sbytes || !rbytes || !(s < r + rbytes && r < s + sbytes) || r == s || (rs && r == s + own)) return 1;
+    /* In place needs no copy, unless a ReduceScatterV's own block is also part of
+     * another rank's block (blocks of sendBuf may overlap: they are only read). */
+    int in_place = r == s || (rs && r == s + own);
+    if (!sbytes || !rbytes || !(s < r + rbytes && r < s + sbytes) ||
+        (in_place && !hccl_algo_rs_own_block_shared(args, c->nranks, c->rank)))
+        return 1;
     if (!(*copy = hccl_malloc(sbytes))) {
         HCCL_WARN(COLL, "comm %s rank %u: %s: out of memory for a copy of sendBuf (%llu bytes), which recvBuf "
                   "partly overlaps", c->name, c->rank, hccl_op_name(args->type), (unsigned long long)sbytes);

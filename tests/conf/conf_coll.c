@@ -4,7 +4,8 @@
  * Broadcast, Scatter, HcclGather, AlltoAll, AlltoAllV, AlltoAllVC (every dtype, moved
  * bit for bit), at counts 0, 1, not divisible by nranks and a few MiB, in place
  * (sendBuf == recvBuf, and the NCCL-style offset form where it exists), out of place,
- * and with recvBuf partly overlapping sendBuf (AllReduce, Reduce, ReduceScatter, AlltoAll).
+ * and with recvBuf partly overlapping sendBuf (AllReduce, Reduce, ReduceScatter, AlltoAll;
+ * ReduceScatterV in place with blocks of sendBuf that overlap each other).
  *
  * Every buffer gets GUARD bytes after its end that no operation may touch; out-of-place
  * operations must leave sendBuf unchanged; receive buffers start filled with a pattern so
@@ -253,6 +254,33 @@ static void t_reduce_scatter_shifted(T *t, HcclDataType dt, HcclReduceOp op, uin
     put_reduced(b->exp, 1, rc, dt, op, t->n, seed, (uint64_t)t->r * rc);
     if (conf_enq(t->b, HcclReduceScatter(b->dev, b->dev + es, rc, dt, op, t->comm, t->stream), label))
         expect_all(t, b, label, "sendBuf and recvBuf", dt, 1);
+    freebuf(b);
+}
+
+/* ReduceScatterV in place whose blocks of sendBuf overlap: rank q's block starts at
+ * element q, so every rank's own block (its recvBuf) is also part of its neighbours'
+ * blocks, which the other ranks still read while it is written. */
+static void t_reduce_scatter_v_overlapping(T *t, HcclDataType dt, HcclReduceOp op, uint64_t rc)
+{
+    size_t es = conf_dt_size(dt);
+    uint64_t seed = ++t->seed, n = (uint64_t)t->n, total = rc + n - 1;
+    uint64_t *cnt = xmalloc(sizeof(uint64_t) * n), *displ = xmalloc(sizeof(uint64_t) * n);
+    for (uint64_t q = 0; q < n; q++) {
+        cnt[q] = rc;
+        displ[q] = q;
+    }
+    char label[128];
+    snprintf(label, sizeof label, "ReduceScatterV(%s, %s, recvCount=%llu, blocks at elements 0, 1, ..., in place)",
+             conf_dt_name(dt), conf_op_name(op), (unsigned long long)rc);
+    buf_t *b = newbuf(t, total * es, seed);
+    put_vals(b->init, 0, total, dt, op, t->n, t->r, seed, 0);
+    upload(t, b);
+    put_reduced(b->exp, (size_t)t->r, rc, dt, op, t->n, seed, (uint64_t)t->r);
+    if (conf_enq(t->b, HcclReduceScatterV(b->dev, cnt, displ, b->dev + (size_t)t->r * es, rc, dt, op, t->comm,
+                                          t->stream), label))
+        expect_all(t, b, label, "sendBuf and recvBuf", dt, 1);
+    free(cnt);
+    free(displ);
     freebuf(b);
 }
 
@@ -752,6 +780,8 @@ static void large_batch(T *t)
      * network algorithms (which write recvBuf while later windows still read sendBuf) */
     t_reduce_scatter_shifted(t, HCCL_DATA_TYPE_INT32, HCCL_REDUCE_SUM, 5);
     t_reduce_scatter_shifted(t, HCCL_DATA_TYPE_INT32, HCCL_REDUCE_SUM, m / 2 + 3);
+    t_reduce_scatter_v_overlapping(t, HCCL_DATA_TYPE_INT32, HCCL_REDUCE_SUM, 5);
+    t_reduce_scatter_v_overlapping(t, HCCL_DATA_TYPE_INT32, HCCL_REDUCE_SUM, m / 2 + 3);
     t_alltoall_shifted(t, HCCL_DATA_TYPE_INT16, 7);
     t_alltoall_shifted(t, HCCL_DATA_TYPE_INT32, m / 4 + 3);
     conf_batch_run(t->b);
