@@ -107,13 +107,15 @@ static HcclResult check_blocks(const char *fn, const void *buf, const uint64_t *
                                uint32_t n, size_t size, const char *what)
 {
     for (uint32_t r = 0; r < n; r++) {
-        uint64_t end;
-        if (__builtin_add_overflow(counts[r], displs ? displs[r] : 0, &end)) {
-            HCCL_WARN(COLL, "%s: %s block of rank %u overflows (count %llu, displacement %llu)", fn, what, r,
-                      (unsigned long long)counts[r], (unsigned long long)(displs ? displs[r] : 0));
+        uint64_t end, bytes;
+        /* hccl_api_bytes's bound, with the block named: its end alone says nothing */
+        if (__builtin_add_overflow(counts[r], displs ? displs[r] : 0, &end) ||
+            __builtin_mul_overflow(end, (uint64_t)size, &bytes) || bytes >= (1ull << 62)) {
+            HCCL_WARN(COLL, "%s: %s block of rank %u (count %llu at displacement %llu, elements of %zu bytes) ends "
+                      "beyond the addressable size", fn, what, r, (unsigned long long)counts[r],
+                      (unsigned long long)(displs ? displs[r] : 0), size);
             return HCCL_E_PARA;
         }
-        CHECK(hccl_api_bytes(fn, end, size, 1, what));
         CHECK(hccl_api_ptr(fn, buf, counts[r], what));
     }
     return HCCL_SUCCESS;

@@ -10,7 +10,8 @@
  *   per rank (1 and 2 ranks as threads): NULL buffers with non-zero counts, unknown
  *     dtypes (13, 99, 255) and reduce ops (7, 255), roots and peers out of range,
  *     counts whose byte size overflows (an AlltoAllVC matrix refused by every rank,
- *     not only those whose row or column holds the bad entry), NULL count arrays, bad
+ *     not only those whose row or column holds the bad entry; a V form's block that
+ *     ends beyond the addressable size, named in the warning), NULL count arrays, bad
  *     BatchSendRecv items (self sends and receives without a partner of their size,
  *     also from a group; a receive whose buffer overlaps another item's, unless both
  *     are to the rank itself, also from a group), NULL communicator, NULL out-pointers; afterwards the
@@ -192,6 +193,23 @@ static void rank_bad(conf_ctx *ctx)
     BAD(ctx, PARA, HcclAllGather(s, r, UINT64_MAX / 4, I32, comm, st));
     BAD(ctx, PARA, HcclBroadcast(s, UINT64_MAX / 8, HCCL_DATA_TYPE_INT128, 0, comm, st));
     BAD(ctx, PARA, HcclReduceScatter(s, r, UINT64_MAX / 2, HCCL_DATA_TYPE_FP16, SUM, comm, st));
+    /* a block of a V form that ends beyond the addressable size (its displacement
+     * alone, or count + displacement overflowing 64 bits): the warning names the block */
+    {
+        uint64_t bd[CONF_MAX_RANKS];
+        for (uint32_t i = 0; i < n; i++) bd[i] = i;
+        bd[n - 1] = UINT64_MAX / 8;
+        BAD(ctx, PARA, HcclAllGatherV(s, 1, r, counts, bd, I32, comm, st));
+        char want[96];
+        snprintf(want, sizeof want, "block of rank %u (count 1 at displacement %llu", n - 1,
+                 (unsigned long long)(UINT64_MAX / 8));
+        if (!strstr(HcclGetLastErrorMessage(), want))
+            conf_fail(ctx, "HcclGetLastErrorMessage() after a displacement beyond the addressable size: \"%s\" "
+                      "(expected it to say \"%s\")", HcclGetLastErrorMessage(), want);
+        bd[n - 1] = UINT64_MAX;
+        BAD(ctx, PARA, HcclReduceScatterV(s, counts, bd, r, 1, I32, SUM, comm, st));
+        BAD(ctx, PARA, HcclAlltoAllV(s, counts, bd, I32, r, counts, displs, I32, comm, st));
+    }
     /* an AlltoAllVC matrix whose entry (0, 0) overflows: rank 0 sends and receives it,
      * but every rank must refuse the matrix (all ranks pass it alike), or those that
      * took it would wait in the operation for rank 0 */
