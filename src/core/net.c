@@ -1586,13 +1586,16 @@ static HcclResult slot_check_live(hccl_netimpl *n, const unsigned char *got)
  * ranks that both acted as a small Broadcast's root, say): the mismatch is reported
  * as the engine would have on finding that message first. Messages of this operation
  * (of_this_op) and later ones (peers that finished this one first), point-to-point
- * ones and STATUS questions stay where they are; an ABORT frame is the error. */
+ * ones and STATUS questions stay where they are; an ABORT frame is the error, unless
+ * its rank failed in a later collective (it had done its part of this one, which
+ * completes; the next operation finds the frame). */
 static HcclResult slot_ring_evidence(hccl_netimpl *n, size_t bytes)
 {
     for (uint32_t p = 0; p < n->nranks; p++) {
         msg_hdr h;
         if (p == n->rank || !n->conns[p] || !peek_from(n, p, &h, sizeof h)) continue;
-        if (h.op != OP_ABORT && (h.op == OP_STATUS || (h.flags & FLAG_P2P) || h.seq > n->fp.seq)) continue;
+        if (h.op == OP_ABORT ? h.seq > n->fp.seq : (h.op == OP_STATUS || (h.flags & FLAG_P2P) || h.seq > n->fp.seq))
+            continue;
         if (h.op != OP_ABORT && of_this_op(n, &h)) continue;
         if (!ensure_st(n, 1)) return fail(n, HCCL_E_MEMORY, "out of memory");
         xstate *s = &n->st[0];
@@ -1609,11 +1612,15 @@ static HcclResult slot_ring_evidence(hccl_netimpl *n, size_t bytes)
 
 /* Has a peer's communicator failed (it says so in the slots, in the line every post
  * reads anyway)? Its reason, from the ABORT frame on its liveness connection when
- * there is one. */
-static HcclResult slot_peers_failed(hccl_netimpl *n)
+ * there is one. done: every slot of this call is here; then a peer that failed in a
+ * later collective had done its part of this one, which completes (the failure is
+ * this rank's next operation's). */
+static HcclResult slot_peers_failed(hccl_netimpl *n, int done)
 {
-    uint32_t failed = hccl_slots_aborted(n->slots);
+    uint32_t seq;
+    uint32_t failed = hccl_slots_aborted(n->slots, &seq);
     if (!failed || failed - 1 == n->rank) return HCCL_SUCCESS;
+    if (done && seq > n->fp.seq) return HCCL_SUCCESS;
     uint32_t p = failed - 1;
     if ((int64_t)p == n->aborted_peer) return peer_aborted_before(n);
     if (read_abort(n, p, 0) == HCCL_E_REMOTE) return HCCL_E_REMOTE;
@@ -1631,11 +1638,11 @@ static HcclResult slot_peer_left(hccl_netimpl *n)
     uint32_t l = hccl_slots_leaving(n->slots);
     if (!l || l - 1 == n->rank) return HCCL_SUCCESS;
     uint64_t dl = hccl_now_ns() + 5000000000ull;
-    while (!hccl_slots_aborted(n->slots) && hccl_now_ns() < dl) {
+    while (!hccl_slots_aborted(n->slots, NULL) && hccl_now_ns() < dl) {
         struct timespec ts = {0, 1000000};
         nanosleep(&ts, NULL);
     }
-    HcclResult r = slot_peers_failed(n);
+    HcclResult r = slot_peers_failed(n, 0);
     if (r != HCCL_SUCCESS) return r;
     return fail(n, HCCL_E_REMOTE,
                 "rank %u timed out (HCCL_EXEC_TIMEOUT) and gave up on this communicator's operations before %s #%u "
@@ -1685,7 +1692,7 @@ static HcclResult net_slot_gather(hccl_net *base, const void *mine, size_t bytes
         int posted = 0;
         for (uint32_t p = 0; p < n->nranks && !posted; p++)
             posted = p != n->rank && !got[p] && hccl_slots_peek(n->slots, p, seq);
-        HcclResult r = posted ? HCCL_SUCCESS : slot_peers_failed(n);
+        HcclResult r = posted ? HCCL_SUCCESS : slot_peers_failed(n, 0);
         if (!posted && r == HCCL_SUCCESS) r = slot_check_live(n, got);
         if (posted || r != HCCL_SUCCESS) {
             hccl_slots_disarm(n->slots);
@@ -1695,7 +1702,7 @@ static HcclResult net_slot_gather(hccl_net *base, const void *mine, size_t bytes
         hccl_slots_sleep(n->slots, ticket, SLOT_NAP_NS);
     }
     HcclResult ev = slot_peer_left(n);
-    if (ev == HCCL_SUCCESS) ev = slot_peers_failed(n);
+    if (ev == HCCL_SUCCESS) ev = slot_peers_failed(n, 1);
     if (ev == HCCL_SUCCESS) ev = slot_ring_evidence(n, bytes);
     if (ev != HCCL_SUCCESS) return ev;
     *first = hccl_slots_peek(n->slots, 0, seq) + HCCL_SLOTS_DATA_OFF;
@@ -2011,7 +2018,7 @@ void hccl_net_abort(hccl_netimpl *n, const char *why)
 {
     size_t len = strnlen(why, ABORT_TEXT_MAX);
     const uint32_t seq = n->fp.p2p ? 0 : n->fp.seq;
-    if (n->slots) hccl_slots_abort(n->slots);
+    if (n->slots) hccl_slots_abort(n->slots, seq);
     pthread_mutex_lock(&n->io_lock); /* the responder reads these connections no more */
     __atomic_store_n(&n->broken, 1, __ATOMIC_RELAXED);
     __atomic_store_n(&n->idle, IDLE_NO, __ATOMIC_RELAXED);

@@ -62,7 +62,9 @@
  *           3's input goes to rank 1): rank 0's op #2 fails by the timeout (at once
  *           when rank 3's op #3 goes over the shared slots: its slot shows it went
  *           past), naming rank 3 as gone past op #2 without sending to it, and every
- *           other rank's op #3 fails by then.
+ *           other rank's op #3 fails by then. count_small_after_slots: op #1 is small
+ *           too, and ranks 0 and 3 come to it 50 ms late, so they fail op #2 while ranks
+ *           1 and 2 still wake up to finish op #1: that op #1 must succeed everywhere.
  */
 #include "fault.h"
 
@@ -699,37 +701,49 @@ typedef struct {
     const char *odd_call;
     int timeout_s; /* 0: the mismatch must fail op #2 within 5 s; else HCCL_EXEC_TIMEOUT, op #2 fails then */
     uint64_t count; /* op #2's count (the odd rank's AllReduce: twice it); 0: MM_COUNT */
+    /* 1: op #1 is as small (the shared slots) and ranks 0 and 3 come to it 50 ms after
+     * ranks 1 and 2, which sleep meanwhile: 0 and 3 finish op #1 at once and fail op #2
+     * while 1 and 2 still wake up to finish op #1, which must not fail (the ABORT of a
+     * later collective does not fail it). Run MM_AFTER_SLOTS_RUNS times. */
+    int after_slots;
 } mm_case;
 
+#define MM_AFTER_SLOTS_RUNS 6
+
 static const mm_case mm_cases[] = {
-    {MM_ALLGATHER, "allreduce_vs_allgather", "AllReduce(count=1024, fp32, sum)", "AllGather(count=1024, fp32)", 0, 0},
-    {MM_COUNT_DIFF, "count", "AllReduce(count=1024, fp32, sum)", "AllReduce(count=2048, fp32, sum)", 0, 0},
-    {MM_DTYPE, "dtype", "AllReduce(count=1024, fp32, sum)", "AllReduce(count=1024, int32, sum)", 0, 0},
-    {MM_REDOP, "redop", "AllReduce(count=1024, fp32, sum)", "AllReduce(count=1024, fp32, max)", 0, 0},
-    {MM_ROOT, "root", "Broadcast(count=1024, fp32, root=0)", "Broadcast(count=1024, fp32, root=1)", 0, 0},
-    {MM_ROOT_NONE, "root_none", "Broadcast(count=1024, fp32, root=3)", "Broadcast(count=1024, fp32, root=0)", 3, 0},
-    {MM_ROOT_EXTRA, "root_extra", "Broadcast(count=1024, fp32, root=0)", "Broadcast(count=1024, fp32, root=3)", 0, 0},
+    {MM_ALLGATHER, "allreduce_vs_allgather", "AllReduce(count=1024, fp32, sum)", "AllGather(count=1024, fp32)",
+     0, 0, 0},
+    {MM_COUNT_DIFF, "count", "AllReduce(count=1024, fp32, sum)", "AllReduce(count=2048, fp32, sum)", 0, 0, 0},
+    {MM_DTYPE, "dtype", "AllReduce(count=1024, fp32, sum)", "AllReduce(count=1024, int32, sum)", 0, 0, 0},
+    {MM_REDOP, "redop", "AllReduce(count=1024, fp32, sum)", "AllReduce(count=1024, fp32, max)", 0, 0, 0},
+    {MM_ROOT, "root", "Broadcast(count=1024, fp32, root=0)", "Broadcast(count=1024, fp32, root=1)", 0, 0, 0},
+    {MM_ROOT_NONE, "root_none", "Broadcast(count=1024, fp32, root=3)", "Broadcast(count=1024, fp32, root=0)", 3, 0, 0},
+    {MM_ROOT_EXTRA, "root_extra", "Broadcast(count=1024, fp32, root=0)", "Broadcast(count=1024, fp32, root=3)",
+     0, 0, 0},
     {MM_REDUCE_ROOT, "reduce_root", "Reduce(count=1024, fp32, sum, root=0)", "Reduce(count=1024, fp32, sum, root=1)",
-     3, 0},
+     3, 0, 0},
     /* Small: on one host every rank goes through the shared slots, where the
      * fingerprints in the slots must find the disagreement. */
-    {MM_ALLGATHER, "allreduce_vs_allgather_small", "AllReduce(count=2, fp32, sum)", "AllGather(count=2, fp32)", 0, 2},
-    {MM_COUNT_DIFF, "count_small", "AllReduce(count=2, fp32, sum)", "AllReduce(count=4, fp32, sum)", 0, 2},
-    {MM_REDOP, "redop_small", "AllReduce(count=2, fp32, sum)", "AllReduce(count=2, fp32, max)", 0, 2},
+    {MM_ALLGATHER, "allreduce_vs_allgather_small", "AllReduce(count=2, fp32, sum)", "AllGather(count=2, fp32)",
+     0, 2, 0},
+    {MM_COUNT_DIFF, "count_small", "AllReduce(count=2, fp32, sum)", "AllReduce(count=4, fp32, sum)", 0, 2, 0},
+    {MM_REDOP, "redop_small", "AllReduce(count=2, fp32, sum)", "AllReduce(count=2, fp32, max)", 0, 2, 0},
+    {MM_COUNT_DIFF, "count_small_after_slots", "AllReduce(count=2, fp32, sum)", "AllReduce(count=4, fp32, sum)", 0, 2,
+     1},
     /* AlltoAllV whose counts disagree: rank 3 expects twice what rank 0 sends it (the
      * calls look the same; the report names the counts). */
-    {MM_A2AV_COUNTS, "alltoallv_counts", "rank 0 sends 256 bytes to rank 3", "which expects 512 from it", 0, 64},
+    {MM_A2AV_COUNTS, "alltoallv_counts", "rank 0 sends 256 bytes to rank 3", "which expects 512 from it", 0, 64, 0},
     /* AllGatherV and ReduceScatterV, whose count arrays every rank must share, with
      * rank 3's different, at a size that takes the direct copies on one host and the
      * pipelined ring over TCP: rank 3 expects twice rank 0's block (ReduceScatterV:
      * every rank's block for it); then the same sum, rank 1's block given to rank 0.
      * The digests are FNV-1a of the arrays (net.c). */
     {MM_AGV_COUNTS, "allgatherv_counts", "AllGatherV(recvCounts=262144 in all", "AllGatherV(recvCounts=327680 in all",
-     0, 65536},
+     0, 65536, 0},
     {MM_AGV_SAME_SUM, "allgatherv_counts_same_sum", "AllGatherV(recvCounts=262144 in all (digest 905a5005)",
-     "AllGatherV(recvCounts=262144 in all (digest 52faaad7)", 0, 65536},
+     "AllGatherV(recvCounts=262144 in all (digest 52faaad7)", 0, 65536, 0},
     {MM_RSV_COUNTS, "reducescatterv_counts", "ReduceScatterV(sendCounts=262144 in all",
-     "ReduceScatterV(sendCounts=327680 in all", 0, 65536},
+     "ReduceScatterV(sendCounts=327680 in all", 0, 65536, 0},
 };
 
 static void mm_body(fault_ctx *c)
@@ -741,7 +755,8 @@ static void mm_body(fault_ctx *c)
                          vbytes > MM_COUNT * MM_N * 4 ? vbytes : MM_COUNT * MM_N * 4) != 0)
         return;
     fault_step(c, "op #1 AllReduce");
-    if (fault_allreduce_check(c, &b, MM_COUNT, 1.0f) != 0) {
+    if (mc->after_slots && (c->rank == 0 || c->rank == MM_ODD)) usleep(50000);
+    if (fault_allreduce_check(c, &b, mc->after_slots ? mc->count : MM_COUNT, 1.0f) != 0) {
         fault_fail(c, "op #1 (all ranks agree) failed");
         goto out;
     }
@@ -870,7 +885,7 @@ int scen_mismatch(int argc, char **argv)
         setenv("HCCL_EXEC_TIMEOUT", tmo, 1);
         fault_job job = {.name = name, .nranks = MM_N, .init = INIT_ROOTINFO, .body = mm_body,
                          .arg = (void *)mc, .watchdog_s = 25};
-        fault_run(&job);
+        for (int run = 0; run < (mc->after_slots ? MM_AFTER_SLOTS_RUNS : 1); run++) fault_run(&job);
         /* An extra root is found at op #3 by a rank that did not receive its data: the
          * line names op #2 and the extra root's call. The Reduce's root finds at its
          * timeout that rank 3 went past op #2 without sending to it: its line names op

@@ -214,18 +214,21 @@ static void test_refusals(void)
     TT_ASSERT_EQ(shm_entries_of(getpid()), 0);
 }
 
-/* The first rank to abort stays recorded, seen by every mapping. */
+/* The first rank to abort stays recorded, with the collective it failed in, seen by
+ * every mapping. */
 static void test_abort(void)
 {
     hccl_slots *c = create(), *a = NULL, *b = NULL;
     TT_ASSERT_EQ(hccl_slots_open(g_name, NR, 2, &a), HCCL_SUCCESS);
     TT_ASSERT_EQ(hccl_slots_open(g_name, NR, 3, &b), HCCL_SUCCESS);
     hccl_slots_unlink(g_name);
-    TT_ASSERT_EQ(hccl_slots_aborted(b), 0u);
-    hccl_slots_abort(a);
-    hccl_slots_abort(b);
-    TT_ASSERT_EQ(hccl_slots_aborted(b), 3u); /* rank 2 + 1 */
-    TT_ASSERT_EQ(hccl_slots_aborted(c), 3u);
+    TT_ASSERT_EQ(hccl_slots_aborted(b, NULL), 0u);
+    hccl_slots_abort(a, 7);
+    hccl_slots_abort(b, 9);
+    uint32_t seq = 0;
+    TT_ASSERT_EQ(hccl_slots_aborted(b, NULL), 3u); /* rank 2 + 1 */
+    TT_ASSERT_EQ(hccl_slots_aborted(c, &seq), 3u);
+    TT_ASSERT_EQ(seq, 7u); /* the collective rank 2 failed in */
     hccl_slots_close(a);
     hccl_slots_close(b);
     hccl_slots_close(c);

@@ -4,7 +4,7 @@
  * Segment (created by one rank, mapped by all, unlinked once all have mapped it):
  *
  *   0      magic, version, nranks, stride                          (read-only)
- *   128    sleepers, bell; aborted, leaving                        (sleep/wake; failure)
+ *   128    sleepers, bell; aborted (and in which call), leaving    (sleep/wake; failure)
  *   256    cpu[64]: the CPU each rank last said it ran on          (placement)
  *   512    slot (parity 0, rank 0), (0, 1), ..., (0, n-1), (1, 0), ..., (1, n-1)
  *
@@ -49,7 +49,7 @@
 #include <unistd.h>
 
 #define SLOTS_MAGIC 0x544c5348u /* "HSLT" */
-#define SLOTS_VERSION 3u
+#define SLOTS_VERSION 4u
 #define SLOTS_BASE 512u
 
 typedef struct slots_hdr {
@@ -59,7 +59,9 @@ typedef struct slots_hdr {
     uint32_t stride;
     _Alignas(128) _Atomic uint32_t sleepers;
     _Atomic uint32_t bell;
-    _Atomic uint32_t aborted; /* the first rank whose communicator failed, + 1 */
+    /* The first rank whose communicator failed, + 1, in the low half; the collective
+     * it failed in (0: not known) in the high half: one word, so they go together. */
+    _Atomic uint64_t aborted;
     _Atomic uint32_t leaving; /* the first rank that gave up on an operation, + 1 */
     _Alignas(128) _Atomic int32_t cpu[HCCL_SLOTS_MAX_RANKS]; /* where each rank last ran, + 1 (0: not said) */
 } slots_hdr;
@@ -233,16 +235,21 @@ void hccl_slots_sleep(hccl_slots *s, uint32_t ticket, uint64_t timeout_ns)
     hccl_slots_disarm(s);
 }
 
-void hccl_slots_abort(hccl_slots *s)
+void hccl_slots_abort(hccl_slots *s, uint32_t seq)
 {
-    uint32_t none = 0;
-    atomic_compare_exchange_strong_explicit(&s->hdr->aborted, &none, s->rank + 1, memory_order_seq_cst,
-                                            memory_order_relaxed);
+    uint64_t none = 0;
+    atomic_compare_exchange_strong_explicit(&s->hdr->aborted, &none, (uint64_t)seq << 32 | (s->rank + 1),
+                                            memory_order_seq_cst, memory_order_relaxed);
     atomic_fetch_add_explicit(&s->hdr->bell, 1, memory_order_seq_cst);
     futex(&s->hdr->bell, FUTEX_WAKE, INT_MAX, NULL);
 }
 
-uint32_t hccl_slots_aborted(hccl_slots *s) { return atomic_load_explicit(&s->hdr->aborted, memory_order_acquire); }
+uint32_t hccl_slots_aborted(hccl_slots *s, uint32_t *seq)
+{
+    uint64_t v = atomic_load_explicit(&s->hdr->aborted, memory_order_acquire);
+    if (seq) *seq = (uint32_t)(v >> 32);
+    return (uint32_t)v;
+}
 
 void hccl_slots_leave(hccl_slots *s)
 {

@@ -54,12 +54,13 @@ void hccl_slots_sleep(hccl_slots *s, uint32_t ticket, uint64_t timeout_ns);
 /* Undo an arm without sleeping. */
 void hccl_slots_disarm(hccl_slots *s);
 
-/* The communicator failed on this rank: say so in the segment (the first such rank
- * stays recorded) and wake the sleepers. hccl_slots_aborted: that rank + 1, or 0. A
- * rank whose slot operation completes after its peers gave up learns it here (its
- * data may all be there, but they have left). */
-void hccl_slots_abort(hccl_slots *s);
-uint32_t hccl_slots_aborted(hccl_slots *s);
+/* The communicator failed on this rank, in collective seq (0: not in a collective):
+ * say so in the segment (the first such rank stays recorded) and wake the sleepers.
+ * hccl_slots_aborted: that rank + 1, or 0; seq (unless NULL) gets the collective it
+ * failed in. A rank whose slot operation completes after its peers gave up learns it
+ * here (its data may all be there, but they have left). */
+void hccl_slots_abort(hccl_slots *s, uint32_t seq);
+uint32_t hccl_slots_aborted(hccl_slots *s, uint32_t *seq);
 
 /* This rank gave up on an operation (HCCL_EXEC_TIMEOUT) and will fail it, but first
  * asks its peers where they are (a second or more) before it aborts: say so at once
