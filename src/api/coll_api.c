@@ -4,6 +4,7 @@
  */
 #include "api_int.h"
 
+#include "reduce/reduce.h"
 #include "util/copy.h"
 #include "util/log.h"
 #include "util/util.h"
@@ -360,8 +361,9 @@ HcclResult HcclAlltoAll(const void *sendBuf, uint64_t sendCount, HcclDataType se
     HcclResult res = hccl_api_dtype(fn, sendType, &size);
     if (res == HCCL_SUCCESS) res = hccl_api_dtype(fn, recvType, NULL);
     if (res == HCCL_SUCCESS && (sendType != recvType || sendCount != recvCount)) {
-        HCCL_WARN(COLL, "%s: send (%llu x type %d) and receive (%llu x type %d) blocks must match", fn,
-                  (unsigned long long)sendCount, (int)sendType, (unsigned long long)recvCount, (int)recvType);
+        HCCL_WARN(COLL, "%s: send (%llu x %s) and receive (%llu x %s) blocks must match", fn,
+                  (unsigned long long)sendCount, hccl_dtype_name(sendType), (unsigned long long)recvCount,
+                  hccl_dtype_name(recvType));
         res = HCCL_E_PARA;
     }
     if (res == HCCL_SUCCESS) res = hccl_api_bytes(fn, sendCount, size, c->nranks, "sendCount");

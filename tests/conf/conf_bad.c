@@ -177,6 +177,11 @@ static void rank_bad(conf_ctx *ctx)
     BAD(ctx, PARA, HcclAllGather(s, r, 1, (HcclDataType)13, comm, st));
     BAD(ctx, PARA, HcclBroadcast(s, 4, (HcclDataType)99, 0, comm, st));
     BAD(ctx, PARA, HcclAlltoAll(s, 1, (HcclDataType)99, r, 1, (HcclDataType)99, comm, st));
+    /* send and receive blocks that differ: the reason names both types */
+    BAD(ctx, PARA, HcclAlltoAll(s, 1, I32, r, 1, HCCL_DATA_TYPE_FP32, comm, st));
+    if (!strstr(HcclGetLastErrorMessage(), "1 x int32") || !strstr(HcclGetLastErrorMessage(), "1 x fp32"))
+        conf_fail(ctx, "HcclGetLastErrorMessage() after AlltoAll blocks of two types: \"%s\"",
+                  HcclGetLastErrorMessage());
     BAD(ctx, PARA, HcclSend(s, 4, (HcclDataType)99, 0, comm, st));
     /* roots and peers out of range */
     BAD(ctx, PARA, HcclBroadcast(s, 4, I32, n, comm, st));
