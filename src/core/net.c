@@ -902,10 +902,13 @@ static HcclResult timed_out(hccl_netimpl *n, hccl_xfer *x, int cnt, uint32_t by)
     /* A link that swallows data names the real culprit, even when we wait on a
      * healthy peer that waits on it. */
     char why[160];
+    int unreachable = 0;
     for (uint32_t p = 0; p < n->nranks && o + 64 < sizeof peers; p++) {
         hccl_conn *c = n->conns[p];
-        if (c && c->ops->stalled && c->ops->stalled(c, why, sizeof why))
+        if (c && c->ops->stalled && c->ops->stalled(c, why, sizeof why)) {
             o += (size_t)snprintf(peers + o, sizeof peers - o, "; rank %u%s looks unreachable (%s)", p, at(n, p), why);
+            unreachable = 1;
+        }
     }
     if (n->fp.p2p) {
         /* No status round of our own; but the peers that asked where this rank is
@@ -920,8 +923,9 @@ static HcclResult timed_out(hccl_netimpl *n, hccl_xfer *x, int cnt, uint32_t by)
                             !(h.flags & FLAG_STATUS_REPLY)))
                 status_send(n, p, 2);
         }
-        return fail(n, HCCL_E_TIMEOUT,
-                    "%s %s waiting for: %s (the peer did not post the matching call, or is stuck)", fps, tmo, peers);
+        /* An unreachable link is the story; the missing call is the guess without one. */
+        return fail(n, HCCL_E_TIMEOUT, "%s %s waiting for: %s%s", fps, tmo, peers,
+                    unreachable ? "" : " (the peer did not post the matching call, or is stuck)");
     }
     peer_status *ps = hccl_calloc(n->nranks, sizeof *ps);
     if (!ps)
