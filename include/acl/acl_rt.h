@@ -40,11 +40,31 @@ typedef enum aclrtEventRecordedStatus {
     ACL_EVENT_RECORDED_STATUS_COMPLETE = 1
 } aclrtEventRecordedStatus;
 
+typedef enum aclrtEventWaitStatus {
+    ACL_EVENT_WAIT_STATUS_COMPLETE = 0,
+    ACL_EVENT_WAIT_STATUS_NOT_READY = 1,
+    ACL_EVENT_WAIT_STATUS_RESERVED = 0xFFFF
+} aclrtEventWaitStatus;
+
+typedef enum aclrtStreamStatus {
+    ACL_STREAM_STATUS_COMPLETE = 0,
+    ACL_STREAM_STATUS_NOT_READY = 1,
+    ACL_STREAM_STATUS_RESERVED = 0xFFFF
+} aclrtStreamStatus;
+
 /* aclrtCreateEventWithFlag flags (bits, or-ed). An event of aclrtCreateEvent has
  * ACL_EVENT_SYNC | ACL_EVENT_TIME_LINE. */
 #define ACL_EVENT_SYNC 0x00000001u                    /* may be waited for (aclrtStreamWaitEvent) and reset */
 #define ACL_EVENT_CAPTURE_STREAM_PROGRESS 0x00000002u /* accepted; no effect here */
 #define ACL_EVENT_TIME_LINE 0x00000008u               /* records a timestamp (aclrtEventElapsedTime) */
+
+/* aclrtCreateStreamWithConfig flags (bits, or-ed; docs/acl.md). */
+#define ACL_STREAM_FAST_LAUNCH 0x00000001u     /* accepted; no effect here (enqueues are fast) */
+#define ACL_STREAM_FAST_SYNC 0x00000002u       /* accepted; no effect here (synchronizes spin first) */
+#define ACL_STREAM_PERSISTENT 0x00000004u      /* not supported (model capture) */
+#define ACL_STREAM_HUGE 0x00000008u            /* accepted; no effect here (queues are unbounded) */
+#define ACL_STREAM_CPU_SCHEDULE 0x00000010u    /* not supported */
+#define ACL_STREAM_DEVICE_USE_ONLY 0x00000020u /* not supported */
 
 typedef enum aclrtCallbackBlockType {
     ACL_CALLBACK_NO_BLOCK = 0, /* the stream goes on once the callback is handed to its thread */
@@ -74,6 +94,10 @@ extern aclError aclrtDestroyStream(aclrtStream stream);
 extern aclError aclrtSynchronizeStream(aclrtStream stream);
 /* timeout in ms; -1 waits forever. */
 extern aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream, int32_t timeout);
+/* priority is ignored; flag: ACL_STREAM_* above. */
+extern aclError aclrtCreateStreamWithConfig(aclrtStream *stream, uint32_t priority, uint32_t flag);
+/* COMPLETE when every task enqueued before the call has finished (never blocks). */
+extern aclError aclrtStreamQuery(aclrtStream stream, aclrtStreamStatus *status);
 
 extern aclError aclrtMalloc(void **devPtr, size_t size, aclrtMemMallocPolicy policy);
 extern aclError aclrtFree(void *devPtr);
@@ -91,6 +115,9 @@ extern aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream);
 extern aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event);
 extern aclError aclrtSynchronizeEvent(aclrtEvent event);
 extern aclError aclrtQueryEventStatus(aclrtEvent event, aclrtEventRecordedStatus *status);
+/* COMPLETE when every aclrtStreamWaitEvent for the event made before the call has
+ * finished waiting (none made counts as complete). */
+extern aclError aclrtQueryEventWaitStatus(aclrtEvent event, aclrtEventWaitStatus *status);
 extern aclError aclrtCreateEventWithFlag(aclrtEvent *event, uint32_t flag);
 /* In stream order: forgets the event's records made before the call for timing
  * (aclrtEventElapsedTime fails until it is recorded again). Waits are not affected. */

@@ -30,6 +30,10 @@
  * briefly and sleeps on the event's condition variable. aclrtQueryEventStatus that
  * finds the record pending wakes the recording stream's worker, so polling advances.
  *
+ * aclrtQueryEventWaitStatus: the event counts its wait tasks queued and not finished
+ * (`waits`); complete when none is left. Finding some, it wakes the recording stream's
+ * worker and that of the stream of the latest wait, so polling advances.
+ *
  * Flags (aclrtCreateEventWithFlag): ACL_EVENT_SYNC allows aclrtStreamWaitEvent and
  * aclrtResetEvent, ACL_EVENT_TIME_LINE timing; aclrtCreateEvent's events have both.
  *
@@ -72,6 +76,8 @@ typedef struct rt_event {
     uint64_t ts_num;             /* the highest record done so far (its time in ts_ns), under mu */
     uint64_t ts_ns;
     uint64_t reset_upto;         /* records up to this one were reset (aclrtResetEvent), under mu */
+    uint64_t waits;              /* wait tasks queued and not finished (aclrtQueryEventWaitStatus), under mu */
+    hccl_rt_stream_pos wait_pos; /* where the latest of them was queued, under mu */
 } rt_event;
 
 #define EVENT_FLAGS_KNOWN (ACL_EVENT_SYNC | ACL_EVENT_CAPTURE_STREAM_PROGRESS | ACL_EVENT_TIME_LINE)
@@ -210,6 +216,9 @@ static aclError wait_task(void *arg)
 {
     marker *m = arg;
     aclError rc = wait_record(m->ev, m->seq, "aclrtStreamWaitEvent");
+    pthread_mutex_lock(&m->ev->mu);
+    m->ev->waits--;
+    pthread_mutex_unlock(&m->ev->mu);
     event_put(m->ev);
     hccl_free(m);
     return rc;
@@ -335,11 +344,22 @@ aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event)
     }
     m->ev = e;
     m->seq = target;
-    aclError rc = hccl_rt_stream_enqueue(stream, wait_task, m, "aclrtStreamWaitEvent");
-    if (rc != ACL_SUCCESS && stream) { /* not queued (the NULL stream ran it: it owned m) */
+    pthread_mutex_lock(&e->mu);
+    e->waits++; /* before the task can run (and count itself done) */
+    pthread_mutex_unlock(&e->mu);
+    /* The marker owns the reference taken above; this call holds one more. */
+    __atomic_add_fetch(&e->refs, 1, __ATOMIC_ACQ_REL);
+    hccl_rt_stream_pos pos;
+    aclError rc = hccl_rt_stream_enqueue_at(stream, wait_task, m, "aclrtStreamWaitEvent", &pos);
+    pthread_mutex_lock(&e->mu);
+    if (rc != ACL_SUCCESS && stream) e->waits--; /* not queued (the NULL stream ran it: it counted itself) */
+    else if (rc == ACL_SUCCESS && pos.stream) e->wait_pos = pos;
+    pthread_mutex_unlock(&e->mu);
+    if (rc != ACL_SUCCESS && stream) {
         event_put(e);
         hccl_free(m);
     }
+    event_put(e);
     return rc;
 }
 
@@ -368,6 +388,27 @@ aclError aclrtQueryEventStatus(aclrtEvent event, aclrtEventRecordedStatus *statu
     if (!done && record_pos(e, recorded, &pos)) hccl_rt_stream_kick(&pos); /* polling must advance */
     event_put(e);
     *status = done ? ACL_EVENT_RECORDED_STATUS_COMPLETE : ACL_EVENT_RECORDED_STATUS_NOT_READY;
+    return ACL_SUCCESS;
+}
+
+aclError aclrtQueryEventWaitStatus(aclrtEvent event, aclrtEventWaitStatus *status)
+{
+    if (!status) return hccl_rt_error(ACL_ERROR_INVALID_PARAM, "aclrtQueryEventWaitStatus: status is NULL");
+    rt_event *e = event_get(event);
+    if (!e)
+        return hccl_rt_error(ACL_ERROR_RT_INVALID_HANDLE, "aclrtQueryEventWaitStatus: %p is not a live event", event);
+    pthread_mutex_lock(&e->mu);
+    int pending = e->waits > 0;
+    uint64_t recorded = e->recorded;
+    hccl_rt_stream_pos wpos = e->wait_pos;
+    pthread_mutex_unlock(&e->mu);
+    hccl_rt_stream_pos rpos;
+    if (pending) { /* polling must advance: the record's stream, then the waiting one */
+        if (record_pos(e, recorded, &rpos)) hccl_rt_stream_kick(&rpos);
+        hccl_rt_stream_kick(&wpos);
+    }
+    event_put(e);
+    *status = pending ? ACL_EVENT_WAIT_STATUS_NOT_READY : ACL_EVENT_WAIT_STATUS_COMPLETE;
     return ACL_SUCCESS;
 }
 
@@ -475,6 +516,8 @@ static void reset_event(uintptr_t key, uint64_t val, void *ctx)
     e->completed = e->numbered;
     e->nabove = 0;
     e->last_pos.stream = NULL;
+    e->waits = 0; /* the parent's wait tasks never run here */
+    e->wait_pos.stream = NULL;
     e->refs = 1; /* markers of the parent's streams never run here */
 }
 

@@ -41,7 +41,8 @@
  * switch. A synchronizing thread first wakes the workers of the other streams on which
  * it deferred tasks (two streams enqueued in different orders on two ranks, then
  * synchronized one after the other, must not wait for the doze);
- * aclrtStreamWaitEvent and aclrtQueryEventStatus wake the recording stream's worker.
+ * aclrtStreamWaitEvent and aclrtQueryEventStatus wake the recording stream's worker,
+ * and aclrtStreamQuery the queried one's.
  * A deferring worker with nothing queued for a whole period sleeps until an enqueue
  * wakes it. While synchronizing threads run the stream, the worker dozes 16 periods,
  * then twice as long each time up to 256 (waking every period, it preempted them when
@@ -449,11 +450,11 @@ static void stream_free(rt_stream *s)
     hccl_free(s);
 }
 
-aclError aclrtCreateStream(aclrtStream *stream)
+static aclError create_stream(aclrtStream *stream, const char *api)
 {
-    if (!stream) return hccl_rt_error(ACL_ERROR_INVALID_PARAM, "aclrtCreateStream: stream is NULL");
+    if (!stream) return hccl_rt_error(ACL_ERROR_INVALID_PARAM, "%s: stream is NULL", api);
     rt_stream *s = hccl_calloc(1, sizeof *s);
-    if (!s) return hccl_rt_error(ACL_ERROR_BAD_ALLOC, "aclrtCreateStream: out of memory");
+    if (!s) return hccl_rt_error(ACL_ERROR_BAD_ALLOC, "%s: out of memory", api);
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* the timed waits use hccl_now_ns's clock */
@@ -475,8 +476,7 @@ aclError aclrtCreateStream(aclrtStream *stream)
     int err = hccl_thread_start(&s->worker, worker_main, s);
     if (err != 0) {
         stream_free(s);
-        return hccl_rt_error(ACL_ERROR_RT_INTERNAL_ERROR, "aclrtCreateStream: cannot start a worker thread (errno %d)",
-                             err);
+        return hccl_rt_error(ACL_ERROR_RT_INTERNAL_ERROR, "%s: cannot start a worker thread (errno %d)", api, err);
     }
     pthread_mutex_lock(&reg_mu);
     aclError rc = hccl_rt_map_put(&reg, (uintptr_t)s, 1);
@@ -488,10 +488,31 @@ aclError aclrtCreateStream(aclrtStream *stream)
         pthread_mutex_unlock(&s->mu);
         pthread_join(s->worker, NULL);
         stream_free(s);
-        return hccl_rt_error(rc, "aclrtCreateStream: out of memory");
+        return hccl_rt_error(rc, "%s: out of memory", api);
     }
     *stream = s;
     return ACL_SUCCESS;
+}
+
+aclError aclrtCreateStream(aclrtStream *stream) { return create_stream(stream, "aclrtCreateStream"); }
+
+/* ACL_STREAM_FAST_LAUNCH, ACL_STREAM_FAST_SYNC and ACL_STREAM_HUGE ask for nothing a
+ * host stream lacks: accepted, no effect. Flags whose streams behave differently (tasks
+ * kept for a model, run by an AI CPU or only on the device) are refused rather than
+ * silently given an ordinary stream. */
+#define STREAM_FLAGS_UNSUPPORTED (ACL_STREAM_PERSISTENT | ACL_STREAM_CPU_SCHEDULE | ACL_STREAM_DEVICE_USE_ONLY)
+
+/* priority is reserved upstream (fixed 0 on current parts): ignored. Other flag bits
+ * give an ordinary stream, as CANN documents. */
+aclError aclrtCreateStreamWithConfig(aclrtStream *stream, uint32_t priority, uint32_t flag)
+{
+    (void)priority;
+    if (flag & STREAM_FLAGS_UNSUPPORTED)
+        return hccl_rt_error(ACL_ERROR_API_NOT_SUPPORT,
+                             "aclrtCreateStreamWithConfig: flag 0x%x asks for 0x%x (ACL_STREAM_PERSISTENT, "
+                             "ACL_STREAM_CPU_SCHEDULE or ACL_STREAM_DEVICE_USE_ONLY), not supported by host streams",
+                             (unsigned)flag, (unsigned)(flag & STREAM_FLAGS_UNSUPPORTED));
+    return create_stream(stream, "aclrtCreateStreamWithConfig");
 }
 
 aclError aclrtDestroyStream(aclrtStream stream)
@@ -720,6 +741,27 @@ static aclError sync_stream(aclrtStream stream, int64_t timeout_ms, const char *
 }
 
 aclError aclrtSynchronizeStream(aclrtStream stream) { return sync_stream(stream, -1, "aclrtSynchronizeStream"); }
+
+/* Never waits; a stream with work pending is kicked (polling must advance a deferring
+ * stream, whose worker would otherwise wait ACL_STREAM_DEFER_US for a synchronize).
+ * The stream's error stays for its next synchronize. */
+aclError aclrtStreamQuery(aclrtStream stream, aclrtStreamStatus *status)
+{
+    if (!status) return hccl_rt_error(ACL_ERROR_INVALID_PARAM, "aclrtStreamQuery: status is NULL");
+    if (!stream) { /* work on the NULL stream ran synchronously */
+        *status = ACL_STREAM_STATUS_COMPLETE;
+        return ACL_SUCCESS;
+    }
+    rt_stream *s = stream_get(stream);
+    if (!s) return hccl_rt_error(ACL_ERROR_RT_INVALID_HANDLE, "aclrtStreamQuery: %p is not a live stream", stream);
+    pthread_mutex_lock(&s->mu);
+    int done = s->done >= s->submitted;
+    if (!done && s->kicked_upto < s->submitted) kick(s);
+    pthread_mutex_unlock(&s->mu);
+    stream_put(s);
+    *status = done ? ACL_STREAM_STATUS_COMPLETE : ACL_STREAM_STATUS_NOT_READY;
+    return ACL_SUCCESS;
+}
 
 /* timeout in ms: -1 waits forever; 0 only checks (timeout error when work is pending). */
 aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream, int32_t timeout)

@@ -119,6 +119,18 @@ SA(ACL_ERROR_RT_THREAD_SUBSCRIBE == 107012);
 SA(ACL_ERROR_RT_STREAM_NO_CB_REG == 107015);
 SA(ACL_ERROR_RT_EVENT_NOT_COMPLETE == 507006);
 SA(ACL_ERROR_RT_REPORT_TIMEOUT == 507012);
+SA(ACL_STREAM_STATUS_COMPLETE == 0);
+SA(ACL_STREAM_STATUS_NOT_READY == 1);
+SA(ACL_STREAM_STATUS_RESERVED == 0xFFFF);
+SA(ACL_EVENT_WAIT_STATUS_COMPLETE == 0);
+SA(ACL_EVENT_WAIT_STATUS_NOT_READY == 1);
+SA(ACL_EVENT_WAIT_STATUS_RESERVED == 0xFFFF);
+SA(ACL_STREAM_FAST_LAUNCH == 0x1u);
+SA(ACL_STREAM_FAST_SYNC == 0x2u);
+SA(ACL_STREAM_PERSISTENT == 0x4u);
+SA(ACL_STREAM_HUGE == 0x8u);
+SA(ACL_STREAM_CPU_SCHEDULE == 0x10u);
+SA(ACL_STREAM_DEVICE_USE_ONLY == 0x20u);
 
 /* Signatures: each assignment fails to compile if a prototype differs. */
 #ifdef __cplusplus
@@ -198,6 +210,9 @@ typedef struct {
     aclError (*launch_callback)(aclrtCallback, void *, aclrtCallbackBlockType, aclrtStream);
     aclError (*process_report)(int32_t);
     aclError (*unsubscribe_report)(uint64_t, aclrtStream);
+    aclError (*create_stream_config)(aclrtStream *, uint32_t, uint32_t);
+    aclError (*stream_query)(aclrtStream, aclrtStreamStatus *);
+    aclError (*query_event_wait)(aclrtEvent, aclrtEventWaitStatus *);
 } api_table;
 
 const api_table abi_check_table = {
@@ -212,7 +227,8 @@ const api_table abi_check_table = {
     aclrtSynchronizeStreamWithTimeout, aclrtMalloc, aclrtFree, aclrtMallocHost, aclrtFreeHost, aclrtMemcpy,
     aclrtMemcpyAsync, aclrtMemset, aclrtCreateEvent, aclrtDestroyEvent, aclrtRecordEvent, aclrtStreamWaitEvent,
     aclrtSynchronizeEvent, aclrtCreateEventWithFlag, aclrtResetEvent, aclrtEventElapsedTime, aclrtSubscribeReport,
-    aclrtLaunchCallback, aclrtProcessReport, aclrtUnSubscribeReport,
+    aclrtLaunchCallback, aclrtProcessReport, aclrtUnSubscribeReport, aclrtCreateStreamWithConfig, aclrtStreamQuery,
+    aclrtQueryEventWaitStatus,
 };
 #ifdef __cplusplus
 }
