@@ -52,6 +52,29 @@ typedef enum aclrtStreamStatus {
     ACL_STREAM_STATUS_RESERVED = 0xFFFF
 } aclrtStreamStatus;
 
+/* aclrtGetMemInfo attributes. Every kind of "device" memory is host memory here: the
+ * attributes report the host's (docs/acl.md), the 1 GiB huge-page ones 0. */
+typedef enum aclrtMemAttr {
+    ACL_DDR_MEM = 0,
+    ACL_HBM_MEM = 1,
+    ACL_DDR_MEM_HUGE = 2,
+    ACL_DDR_MEM_NORMAL = 3,
+    ACL_HBM_MEM_HUGE = 4,
+    ACL_HBM_MEM_NORMAL = 5,
+    ACL_DDR_MEM_P2P_HUGE = 6,
+    ACL_DDR_MEM_P2P_NORMAL = 7,
+    ACL_HBM_MEM_P2P_HUGE = 8,
+    ACL_HBM_MEM_P2P_NORMAL = 9,
+    ACL_HBM_MEM_HUGE1G = 10,
+    ACL_HBM_MEM_P2P_HUGE1G = 11,
+    ACL_MEM_NORMAL = 12,
+    ACL_MEM_HUGE = 13,
+    ACL_MEM_HUGE1G = 14,
+    ACL_MEM_P2P_NORMAL = 15,
+    ACL_MEM_P2P_HUGE = 16,
+    ACL_MEM_P2P_HUGE1G = 17
+} aclrtMemAttr;
+
 /* aclrtCreateEventWithFlag flags (bits, or-ed). An event of aclrtCreateEvent has
  * ACL_EVENT_SYNC | ACL_EVENT_TIME_LINE. */
 #define ACL_EVENT_SYNC 0x00000001u                    /* may be waited for (aclrtStreamWaitEvent) and reset */
@@ -108,6 +131,14 @@ extern aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src, siz
                                  aclrtStream stream);
 extern aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value, size_t count);
 extern aclError aclrtMemsetAsync(void *devPtr, size_t maxCount, int32_t value, size_t count, aclrtStream stream);
+/* height rows of width bytes, row i from src + i * spitch to dst + i * dpitch;
+ * width <= spitch and width <= dpitch. */
+extern aclError aclrtMemcpy2d(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height,
+                              aclrtMemcpyKind kind);
+extern aclError aclrtMemcpy2dAsync(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
+                                   size_t height, aclrtMemcpyKind kind, aclrtStream stream);
+/* Bytes free and in total of the memory attr names (here: the host's memory). */
+extern aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t *freeMem, size_t *totalMem);
 
 extern aclError aclrtCreateEvent(aclrtEvent *event);
 extern aclError aclrtDestroyEvent(aclrtEvent event);

@@ -21,6 +21,12 @@
  * Copies accept every upstream aclrtMemcpyKind (all memory is host memory, so the kind
  * only matters for ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE: a queued copy of that kind stages
  * the source in its task, so the caller may reuse or free it when the call returns).
+ * aclrtMemcpy2d(Async) copies height rows of width bytes between pitched buffers; as
+ * upstream, width and height must be positive and width at most either pitch.
+ *
+ * aclrtGetMemInfo reports the host's memory (MemAvailable and MemTotal of /proc/meminfo,
+ * else sysinfo) for every attribute but the 1 GiB huge-page ones, which no allocation
+ * here uses (0 and 0, what upstream reports for memory the hardware lacks).
  */
 #include "runtime/devarena.h"
 #include "runtime/runtime_int.h"
@@ -29,9 +35,11 @@
 #include "util/util.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/sysinfo.h>
 #include <unistd.h>
 
 #ifdef __SANITIZE_THREAD__
@@ -251,6 +259,147 @@ aclError aclrtMemsetAsync(void *devPtr, size_t maxCount, int32_t value, size_t c
     aclError rc = check_memset(devPtr, maxCount, count, "aclrtMemsetAsync");
     if (rc != ACL_SUCCESS) return rc;
     return enqueue_op(devPtr, NULL, count, (unsigned char)value, 0, stream, "aclrtMemsetAsync");
+}
+
+/* ---- 2D copies */
+
+/* Valid 2D copy arguments: non-NULL pointers, positive sizes, width <= both pitches,
+ * and rows whose span ((height-1) * pitch + width) fits in a size_t. */
+static aclError check_memcpy2d(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
+                               size_t height, aclrtMemcpyKind kind, const char *api)
+{
+    if ((unsigned)kind > ACL_MEMCPY_INTER_DEVICE_TO_DEVICE)
+        return hccl_rt_error(ACL_ERROR_INVALID_PARAM, "%s: kind %d is not a valid aclrtMemcpyKind", api, (int)kind);
+    if (!dst || !src) return hccl_rt_error(ACL_ERROR_INVALID_PARAM, "%s: %s is NULL", api, dst ? "src" : "dst");
+    if (width == 0 || height == 0)
+        return hccl_rt_error(ACL_ERROR_INVALID_PARAM, "%s: width %zu and height %zu must both be positive", api, width,
+                             height);
+    if (width > dpitch || width > spitch)
+        return hccl_rt_error(ACL_ERROR_INVALID_PARAM, "%s: width %zu exceeds %s %zu", api, width,
+                             width > dpitch ? "dpitch" : "spitch", width > dpitch ? dpitch : spitch);
+    size_t pitch = dpitch > spitch ? dpitch : spitch;
+    if ((height - 1) > (SIZE_MAX - width) / pitch)
+        return hccl_rt_error(ACL_ERROR_INVALID_PARAM, "%s: %zu rows of pitch %zu do not fit in the address space",
+                             api, height, pitch);
+    return ACL_SUCCESS;
+}
+
+static void copy_rows(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height)
+{
+    if (dpitch == width && spitch == width) { /* contiguous: one copy */
+        if (dst != src) memmove(dst, src, width * height);
+        return;
+    }
+    unsigned char *d = dst;
+    const unsigned char *s = src;
+    for (size_t i = 0; i < height; i++, d += dpitch, s += spitch)
+        if (d != s) memmove(d, s, width);
+}
+
+aclError aclrtMemcpy2d(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height,
+                       aclrtMemcpyKind kind)
+{
+    aclError rc = check_memcpy2d(dst, dpitch, src, spitch, width, height, kind, "aclrtMemcpy2d");
+    if (rc != ACL_SUCCESS) return rc;
+    copy_rows(dst, dpitch, src, spitch, width, height);
+    return ACL_SUCCESS;
+}
+
+/* The argument of a queued 2D copy; the task frees it. */
+typedef struct mem2d_op {
+    void *dst;
+    const void *src;
+    size_t dpitch, spitch, width, height;
+    unsigned char staged[]; /* ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE: the rows, packed (src points here) */
+} mem2d_op;
+
+static aclError mem2d_task(void *arg)
+{
+    mem2d_op *op = arg;
+    copy_rows(op->dst, op->dpitch, op->src, op->spitch, op->width, op->height);
+    hccl_free(op);
+    return ACL_SUCCESS;
+}
+
+aclError aclrtMemcpy2dAsync(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height,
+                            aclrtMemcpyKind kind, aclrtStream stream)
+{
+    const char *api = "aclrtMemcpy2dAsync";
+    aclError rc = check_memcpy2d(dst, dpitch, src, spitch, width, height, kind, api);
+    if (rc != ACL_SUCCESS) return rc;
+    /* As aclrtMemcpyAsync: only a queued copy stages its source. */
+    int stage = kind == ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE && stream;
+    size_t extra = 0;
+    if (stage && (height > (SIZE_MAX - sizeof(mem2d_op)) / width))
+        return hccl_rt_error(ACL_ERROR_BAD_ALLOC, "%s: cannot stage %zu rows of %zu bytes", api, height, width);
+    if (stage) extra = width * height;
+    mem2d_op *op = hccl_malloc(sizeof *op + extra);
+    if (!op) return hccl_rt_error(ACL_ERROR_BAD_ALLOC, "%s: out of memory%s", api, stage ? " to stage the source" : "");
+    if (stage) {
+        copy_rows(op->staged, width, src, spitch, width, height);
+        src = op->staged;
+        spitch = width;
+    }
+    op->dst = dst;
+    op->src = src;
+    op->dpitch = dpitch;
+    op->spitch = spitch;
+    op->width = width;
+    op->height = height;
+    rc = hccl_rt_stream_enqueue(stream, mem2d_task, op, api);
+    if (rc != ACL_SUCCESS && stream) hccl_free(op);
+    return rc;
+}
+
+/* ---- memory information */
+
+/* MemAvailable and MemTotal of /proc/meminfo in bytes; 0 when unreadable. */
+static int read_meminfo(uint64_t *avail, uint64_t *total)
+{
+    FILE *f = fopen("/proc/meminfo", "r");
+    if (!f) return 0;
+    char line[128];
+    int got = 0;
+    unsigned long long kb;
+    while (got != 3 && fgets(line, sizeof line, f)) {
+        if (sscanf(line, "MemTotal: %llu kB", &kb) == 1) {
+            *total = (uint64_t)kb * 1024u;
+            got |= 1;
+        } else if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1) {
+            *avail = (uint64_t)kb * 1024u;
+            got |= 2;
+        }
+    }
+    fclose(f);
+    return got == 3;
+}
+
+aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t *freeMem, size_t *totalMem)
+{
+    if (!freeMem || !totalMem)
+        return hccl_rt_error(ACL_ERROR_INVALID_PARAM, "aclrtGetMemInfo: %s is NULL", freeMem ? "total" : "free");
+    if ((unsigned)attr > ACL_MEM_P2P_HUGE1G)
+        return hccl_rt_error(ACL_ERROR_INVALID_PARAM, "aclrtGetMemInfo: attr %d is not a valid aclrtMemAttr",
+                             (int)attr);
+    if (attr == ACL_HBM_MEM_HUGE1G || attr == ACL_HBM_MEM_P2P_HUGE1G || attr == ACL_MEM_HUGE1G ||
+        attr == ACL_MEM_P2P_HUGE1G) {
+        *freeMem = 0;
+        *totalMem = 0;
+        return ACL_SUCCESS;
+    }
+    uint64_t avail = 0, total = 0;
+    if (!read_meminfo(&avail, &total)) {
+        struct sysinfo si;
+        if (sysinfo(&si) != 0)
+            return hccl_rt_error(ACL_ERROR_RT_INTERNAL_ERROR, "aclrtGetMemInfo: cannot read /proc/meminfo or sysinfo");
+        uint64_t unit = si.mem_unit ? si.mem_unit : 1;
+        total = (uint64_t)si.totalram * unit;
+        avail = ((uint64_t)si.freeram + (uint64_t)si.bufferram) * unit;
+    }
+    if (avail > total) avail = total;
+    *freeMem = avail > SIZE_MAX ? SIZE_MAX : (size_t)avail;
+    *totalMem = total > SIZE_MAX ? SIZE_MAX : (size_t)total;
+    return ACL_SUCCESS;
 }
 
 void hccl_rt_memory_atfork_prepare(void)

@@ -131,6 +131,24 @@ SA(ACL_STREAM_PERSISTENT == 0x4u);
 SA(ACL_STREAM_HUGE == 0x8u);
 SA(ACL_STREAM_CPU_SCHEDULE == 0x10u);
 SA(ACL_STREAM_DEVICE_USE_ONLY == 0x20u);
+SA(ACL_DDR_MEM == 0);
+SA(ACL_HBM_MEM == 1);
+SA(ACL_DDR_MEM_HUGE == 2);
+SA(ACL_DDR_MEM_NORMAL == 3);
+SA(ACL_HBM_MEM_HUGE == 4);
+SA(ACL_HBM_MEM_NORMAL == 5);
+SA(ACL_DDR_MEM_P2P_HUGE == 6);
+SA(ACL_DDR_MEM_P2P_NORMAL == 7);
+SA(ACL_HBM_MEM_P2P_HUGE == 8);
+SA(ACL_HBM_MEM_P2P_NORMAL == 9);
+SA(ACL_HBM_MEM_HUGE1G == 10);
+SA(ACL_HBM_MEM_P2P_HUGE1G == 11);
+SA(ACL_MEM_NORMAL == 12);
+SA(ACL_MEM_HUGE == 13);
+SA(ACL_MEM_HUGE1G == 14);
+SA(ACL_MEM_P2P_NORMAL == 15);
+SA(ACL_MEM_P2P_HUGE == 16);
+SA(ACL_MEM_P2P_HUGE1G == 17);
 
 /* Signatures: each assignment fails to compile if a prototype differs. */
 #ifdef __cplusplus
@@ -213,6 +231,9 @@ typedef struct {
     aclError (*create_stream_config)(aclrtStream *, uint32_t, uint32_t);
     aclError (*stream_query)(aclrtStream, aclrtStreamStatus *);
     aclError (*query_event_wait)(aclrtEvent, aclrtEventWaitStatus *);
+    aclError (*get_mem_info)(aclrtMemAttr, size_t *, size_t *);
+    aclError (*memcpy_2d)(void *, size_t, const void *, size_t, size_t, size_t, aclrtMemcpyKind);
+    aclError (*memcpy_2d_async)(void *, size_t, const void *, size_t, size_t, size_t, aclrtMemcpyKind, aclrtStream);
 } api_table;
 
 const api_table abi_check_table = {
@@ -228,7 +249,7 @@ const api_table abi_check_table = {
     aclrtMemcpyAsync, aclrtMemset, aclrtCreateEvent, aclrtDestroyEvent, aclrtRecordEvent, aclrtStreamWaitEvent,
     aclrtSynchronizeEvent, aclrtCreateEventWithFlag, aclrtResetEvent, aclrtEventElapsedTime, aclrtSubscribeReport,
     aclrtLaunchCallback, aclrtProcessReport, aclrtUnSubscribeReport, aclrtCreateStreamWithConfig, aclrtStreamQuery,
-    aclrtQueryEventWaitStatus,
+    aclrtQueryEventWaitStatus, aclrtGetMemInfo, aclrtMemcpy2d, aclrtMemcpy2dAsync,
 };
 #ifdef __cplusplus
 }

@@ -1,7 +1,8 @@
 /*
- * test_acl_query.c - aclrtStreamQuery, aclrtCreateStreamWithConfig and
- * aclrtQueryEventWaitStatus: normal use, and bad arguments (NULL pointers, unknown or
- * destroyed handles) answered with the documented error and a message, never a crash.
+ * test_acl_query.c - aclrtStreamQuery, aclrtCreateStreamWithConfig,
+ * aclrtQueryEventWaitStatus, aclrtGetMemInfo and aclrtMemcpy2d(Async): normal use, and
+ * bad arguments (NULL pointers, unknown or destroyed handles, bad sizes and pitches)
+ * answered with the documented error and a message, never a crash.
  */
 #include "test_acl_util.h"
 #include "tinytest.h"
@@ -10,7 +11,9 @@
 
 #include <sched.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Blocks its stream until *gate is set. */
 static aclError gate_task(void *arg)
@@ -201,10 +204,148 @@ static void test_event_wait_status(void)
     TT_ASSERT_EQ(aclrtDestroyStream(b), ACL_SUCCESS);
 }
 
+static void test_mem_info(void)
+{
+    size_t fr = 1, tot = 1;
+    TT_ASSERT_EQ(aclrtGetMemInfo(ACL_HBM_MEM, NULL, &tot), ACL_ERROR_INVALID_PARAM);
+    TT_ASSERT(msg_has("aclrtGetMemInfo: free is NULL"));
+    TT_ASSERT_EQ(aclrtGetMemInfo(ACL_HBM_MEM, &fr, NULL), ACL_ERROR_INVALID_PARAM);
+    TT_ASSERT(msg_has("aclrtGetMemInfo: total is NULL"));
+    TT_ASSERT_EQ(aclrtGetMemInfo((aclrtMemAttr)18, &fr, &tot), ACL_ERROR_INVALID_PARAM);
+    TT_ASSERT(msg_has("not a valid aclrtMemAttr"));
+    TT_ASSERT_EQ(aclrtGetMemInfo((aclrtMemAttr)-1, &fr, &tot), ACL_ERROR_INVALID_PARAM);
+
+    /* The host's memory, as the kernel counts it. */
+    double phys = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
+    const aclrtMemAttr host_attrs[] = {ACL_DDR_MEM, ACL_HBM_MEM, ACL_DDR_MEM_HUGE, ACL_HBM_MEM_NORMAL,
+                                       ACL_HBM_MEM_P2P_HUGE, ACL_MEM_NORMAL, ACL_MEM_HUGE, ACL_MEM_P2P_HUGE};
+    for (size_t i = 0; i < sizeof host_attrs / sizeof host_attrs[0]; i++) {
+        fr = tot = 0;
+        TT_ASSERT_EQ(aclrtGetMemInfo(host_attrs[i], &fr, &tot), ACL_SUCCESS);
+        TT_ASSERT(tot > 0);
+        TT_ASSERT(fr > 0);
+        TT_ASSERT(fr <= tot);
+        TT_ASSERT_MSG((double)tot > 0.9 * phys && (double)tot < 1.1 * phys, "total %zu, physical %.0f", tot, phys);
+    }
+    const aclrtMemAttr none[] = {ACL_HBM_MEM_HUGE1G, ACL_HBM_MEM_P2P_HUGE1G, ACL_MEM_HUGE1G, ACL_MEM_P2P_HUGE1G};
+    for (size_t i = 0; i < sizeof none / sizeof none[0]; i++) {
+        fr = tot = 1;
+        TT_ASSERT_EQ(aclrtGetMemInfo(none[i], &fr, &tot), ACL_SUCCESS);
+        TT_ASSERT_EQ(fr, 0);
+        TT_ASSERT_EQ(tot, 0);
+    }
+}
+
+enum { ROWS = 5, W = 7, SP = 11, DP = 13 };
+
+static void fill_src(unsigned char *src)
+{
+    for (int i = 0; i < ROWS * SP; i++) src[i] = (unsigned char)(i + 1);
+}
+
+/* dst holds the ROWS x W block of src at pitch DP, and 0xee in every padding byte. */
+static int check_dst(const unsigned char *dst)
+{
+    for (int r = 0; r < ROWS; r++)
+        for (int c = 0; c < DP; c++)
+            if (dst[r * DP + c] != (c < W ? (unsigned char)(r * SP + c + 1) : 0xee)) return 0;
+    return 1;
+}
+
+static void test_memcpy2d(void)
+{
+    unsigned char src[ROWS * SP], dst[ROWS * DP];
+    fill_src(src);
+    memset(dst, 0xee, sizeof dst);
+    TT_ASSERT_EQ(aclrtMemcpy2d(dst, DP, src, SP, W, ROWS, ACL_MEMCPY_HOST_TO_DEVICE), ACL_SUCCESS);
+    TT_ASSERT(check_dst(dst));
+
+    /* From device memory, contiguous rows (pitch == width). */
+    void *dev = NULL;
+    TT_ASSERT_EQ(aclrtMalloc(&dev, ROWS * W, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+    TT_ASSERT_EQ(aclrtMemcpy2d(dev, W, src, SP, W, ROWS, ACL_MEMCPY_HOST_TO_DEVICE), ACL_SUCCESS);
+    memset(dst, 0xee, sizeof dst);
+    TT_ASSERT_EQ(aclrtMemcpy2d(dst, DP, dev, W, W, ROWS, ACL_MEMCPY_DEVICE_TO_HOST), ACL_SUCCESS);
+    TT_ASSERT(check_dst(dst));
+
+    /* Bad arguments: the documented error, nothing written. */
+    memset(dst, 0xee, sizeof dst);
+    TT_ASSERT_EQ(aclrtMemcpy2d(NULL, DP, src, SP, W, ROWS, ACL_MEMCPY_HOST_TO_DEVICE), ACL_ERROR_INVALID_PARAM);
+    TT_ASSERT(msg_has("dst is NULL"));
+    TT_ASSERT_EQ(aclrtMemcpy2d(dst, DP, NULL, SP, W, ROWS, ACL_MEMCPY_HOST_TO_DEVICE), ACL_ERROR_INVALID_PARAM);
+    TT_ASSERT(msg_has("src is NULL"));
+    TT_ASSERT_EQ(aclrtMemcpy2d(dst, DP, src, SP, 0, ROWS, ACL_MEMCPY_HOST_TO_DEVICE), ACL_ERROR_INVALID_PARAM);
+    TT_ASSERT(msg_has("must both be positive"));
+    TT_ASSERT_EQ(aclrtMemcpy2d(dst, DP, src, SP, W, 0, ACL_MEMCPY_HOST_TO_DEVICE), ACL_ERROR_INVALID_PARAM);
+    TT_ASSERT_EQ(aclrtMemcpy2d(dst, W - 1, src, SP, W, ROWS, ACL_MEMCPY_HOST_TO_DEVICE), ACL_ERROR_INVALID_PARAM);
+    TT_ASSERT(msg_has("exceeds dpitch"));
+    TT_ASSERT_EQ(aclrtMemcpy2d(dst, DP, src, W - 1, W, ROWS, ACL_MEMCPY_HOST_TO_DEVICE), ACL_ERROR_INVALID_PARAM);
+    TT_ASSERT(msg_has("exceeds spitch"));
+    TT_ASSERT_EQ(aclrtMemcpy2d(dst, DP, src, SP, W, ROWS, (aclrtMemcpyKind)8), ACL_ERROR_INVALID_PARAM);
+    TT_ASSERT(msg_has("not a valid aclrtMemcpyKind"));
+    TT_ASSERT_EQ(aclrtMemcpy2d(dst, SIZE_MAX / 2, src, SP, W, 3, ACL_MEMCPY_HOST_TO_DEVICE),
+                 ACL_ERROR_INVALID_PARAM); /* the rows would wrap around the address space */
+    TT_ASSERT(msg_has("do not fit"));
+    for (size_t i = 0; i < sizeof dst; i++) TT_ASSERT_EQ(dst[i], 0xee);
+
+    /* Async: in stream order, done at the synchronize. */
+    aclrtStream s = NULL;
+    TT_ASSERT_EQ(aclrtCreateStream(&s), ACL_SUCCESS);
+    int gate = 0;
+    memset(dst, 0xee, sizeof dst);
+    TT_ASSERT_EQ(aclrtLaunchHostTask(s, gate_task, &gate), ACL_SUCCESS);
+    TT_ASSERT_EQ(aclrtMemcpy2dAsync(dst, DP, src, SP, W, ROWS, ACL_MEMCPY_DEVICE_TO_DEVICE, s), ACL_SUCCESS);
+    sleep_ms(5);
+    TT_ASSERT_EQ(dst[0], 0xee); /* not before the gate */
+    __atomic_store_n(&gate, 1, __ATOMIC_RELEASE);
+    TT_ASSERT_EQ(aclrtSynchronizeStream(s), ACL_SUCCESS);
+    TT_ASSERT(check_dst(dst));
+
+    /* ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE: the source may be freed when the call returns. */
+    unsigned char *tmp = malloc(ROWS * SP);
+    fill_src(tmp);
+    memset(dst, 0xee, sizeof dst);
+    gate = 0;
+    TT_ASSERT_EQ(aclrtLaunchHostTask(s, gate_task, &gate), ACL_SUCCESS);
+    TT_ASSERT_EQ(aclrtMemcpy2dAsync(dst, DP, tmp, SP, W, ROWS, ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE, s), ACL_SUCCESS);
+    memset(tmp, 0, ROWS * SP);
+    free(tmp);
+    __atomic_store_n(&gate, 1, __ATOMIC_RELEASE);
+    TT_ASSERT_EQ(aclrtSynchronizeStream(s), ACL_SUCCESS);
+    TT_ASSERT(check_dst(dst));
+
+    /* The NULL stream copies at once. */
+    memset(dst, 0xee, sizeof dst);
+    TT_ASSERT_EQ(aclrtMemcpy2dAsync(dst, DP, src, SP, W, ROWS, ACL_MEMCPY_HOST_TO_DEVICE, NULL), ACL_SUCCESS);
+    TT_ASSERT(check_dst(dst));
+
+    /* Bad arguments to the async form: rejected before anything is queued. */
+    memset(dst, 0xee, sizeof dst);
+    int bogus = 0;
+    TT_ASSERT_EQ(aclrtMemcpy2dAsync(dst, DP, src, SP, W, ROWS, ACL_MEMCPY_HOST_TO_DEVICE, &bogus),
+                 ACL_ERROR_RT_INVALID_HANDLE);
+    TT_ASSERT(msg_has("aclrtMemcpy2dAsync"));
+    TT_ASSERT_EQ(aclrtMemcpy2dAsync(dst, DP, src, SP, DP, ROWS, ACL_MEMCPY_HOST_TO_DEVICE, s),
+                 ACL_ERROR_INVALID_PARAM); /* width > spitch */
+    TT_ASSERT_EQ(aclrtMemcpy2dAsync(NULL, DP, src, SP, W, ROWS, ACL_MEMCPY_HOST_TO_DEVICE, s), ACL_ERROR_INVALID_PARAM);
+    TT_ASSERT_EQ(aclrtMemcpy2dAsync(dst, DP, src, SP, W, 0, ACL_MEMCPY_HOST_TO_DEVICE, s), ACL_ERROR_INVALID_PARAM);
+    TT_ASSERT_EQ(aclrtMemcpy2dAsync(dst, SIZE_MAX / 2, src, SP, W, 3, ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE, s),
+                 ACL_ERROR_INVALID_PARAM);
+    TT_ASSERT_EQ(aclrtSynchronizeStream(s), ACL_SUCCESS);
+    for (size_t i = 0; i < sizeof dst; i++) TT_ASSERT_EQ(dst[i], 0xee);
+
+    TT_ASSERT_EQ(aclrtDestroyStream(s), ACL_SUCCESS);
+    TT_ASSERT_EQ(aclrtMemcpy2dAsync(dst, DP, src, SP, W, ROWS, ACL_MEMCPY_HOST_TO_DEVICE, s),
+                 ACL_ERROR_RT_INVALID_HANDLE); /* destroyed */
+    TT_ASSERT_EQ(aclrtFree(dev), ACL_SUCCESS);
+}
+
 int main(void)
 {
     test_stream_query();
     test_create_with_config();
     test_event_wait_status();
+    test_mem_info();
+    test_memcpy2d();
     return tt_report("test_acl_query");
 }
