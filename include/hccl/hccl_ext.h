@@ -51,6 +51,13 @@ extern HcclResult HcclCommDumpFlightRecorder(HcclComm comm, const char *path);
  * HCCL_DEBUG=WARN prints, without the line's prefix), whether it was printed or not:
  * after a failed call on this thread, its reason, e.g. which ranks never arrived at a
  * communicator's creation. "" if none; valid until the thread's next warning.
+ * An operation on a stream logs its warning on the thread that runs it (the stream's
+ * worker, or a thread synchronizing the stream): after a synchronize on this thread
+ * (aclrtSynchronizeStream, aclrtSynchronizeStreamWithTimeout, aclrtSynchronizeDevice)
+ * reported a failed operation, this returns that operation's warning text instead,
+ * until this thread logs a warning of its own (and that synchronize's
+ * aclGetRecentErrMsg() ends with the same text). Valid until this thread's next
+ * warning or reported failure.
  */
 extern const char *HcclGetLastErrorMessage(void);
 

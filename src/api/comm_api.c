@@ -4,6 +4,7 @@
  */
 #include "api_int.h"
 #include "core/net.h"
+#include "runtime/stream_task.h"
 
 #include "util/errors.h"
 #include "util/log.h"
@@ -334,7 +335,16 @@ HcclResult HcclCommResume(HcclComm comm)
     return HCCL_SUCCESS;
 }
 
-const char *HcclGetLastErrorMessage(void) { return hccl_log_last_warn(); }
+/* This thread's last WARN, unless a synchronize on it reported a failed stream task
+ * since: then the reason that task gave, logged on the thread that ran it (the
+ * stream's worker, as often as not). */
+const char *HcclGetLastErrorMessage(void)
+{
+    uint64_t at;
+    const char *task = aclrtInternalLastTaskFailure(&at);
+    if (task && task[0] && at >= hccl_log_last_warn_ns()) return task;
+    return hccl_log_last_warn();
+}
 
 HcclResult HcclCommDumpFlightRecorder(HcclComm comm, const char *path)
 {

@@ -10,6 +10,7 @@
 #include "core/comm.h"
 
 #include "reduce/reduce.h"
+#include "runtime/stream_task.h"
 #include "util/errors.h"
 #include "util/log.h"
 #include "util/param.h"
@@ -287,7 +288,11 @@ static aclError run_task(void *p)
     HcclResult res = hccl_comm_run(c, a, a->queued_fr_id);
     hccl_comm_release(c);
     hccl_op_args_free(a);
-    return res == HCCL_SUCCESS ? ACL_SUCCESS : ACL_ERROR_RT_STREAM_TASK_EXCEPTION;
+    if (res == HCCL_SUCCESS) return ACL_SUCCESS;
+    /* Its WARN text is this thread's: hand it to the thread that synchronizes the
+     * stream (aclGetRecentErrMsg, HcclGetLastErrorMessage there). */
+    aclrtInternalSetTaskFailure(hccl_log_last_warn());
+    return ACL_ERROR_RT_STREAM_TASK_EXCEPTION;
 }
 
 HcclResult hccl_comm_enqueue(hccl_comm *c, hccl_op_args *args, aclrtStream stream)

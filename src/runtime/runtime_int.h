@@ -47,6 +47,10 @@ void hccl_rt_map_clear(hccl_rt_map *m);
 aclError hccl_rt_error(aclError rc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Records the text without logging (for task errors reported by a synchronize). */
 void hccl_rt_error_quiet(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* For a synchronize that reports a task's failure: records "fmt...: reason" (just "fmt..."
+ * when reason is "") without logging, and keeps reason as this thread's last task
+ * failure (aclrtInternalLastTaskFailure). */
+void hccl_rt_task_failed(const char *reason, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* ---- stream.c */
 /* Microseconds a waiting thread spins before sleeping (ACL_HOST_SPIN_US, default 30). */

@@ -75,6 +75,7 @@
 #include "util/util.h"
 
 #include <errno.h>
+#include <string.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
@@ -114,6 +115,7 @@ typedef struct rt_stream {
     uint64_t kicked_upto; /* tasks up to this seq are not deferred */
     uint64_t synced_upto; /* target of the last synchronize */
     int error;            /* first task error since the last synchronize */
+    char error_reason[1024]; /* its reason, as its task gave it (aclrtInternalSetTaskFailure), or "" */
     int stop;             /* destroy requested: drain and exit */
     int running;          /* a task is running (on the worker or a helper) */
     int helpers;          /* threads running the stream's tasks themselves */
@@ -145,8 +147,9 @@ static int n_deferred; /* streams with `deferred` set (atomic) */
 /* The streams whose task this thread is running, innermost first: a task must not
  * synchronize or destroy its own stream, and a thread never helps a stream twice. */
 typedef struct exec_frame {
-    const rt_stream *s;
+    rt_stream *s;
     struct exec_frame *prev;
+    int reason_set; /* the task gave its failure's reason (aclrtInternalSetTaskFailure) */
 } exec_frame;
 static __thread exec_frame *tls_frames;
 
@@ -229,7 +232,7 @@ static void run_head(rt_stream *s, int on_worker)
     s->run_t_enq = t->t_enq;
     pthread_mutex_unlock(&s->mu);
 
-    exec_frame frame = {s, tls_frames};
+    exec_frame frame = {s, tls_frames, 0};
     tls_frames = &frame;
     hccl_rt_binding saved;
     if (!on_worker) hccl_rt_device_enter(s->device, &saved);
@@ -247,7 +250,10 @@ static void run_head(rt_stream *s, int on_worker)
         hccl_free(t);
     }
     s->running = 0;
-    if (rc != ACL_SUCCESS && s->error == ACL_SUCCESS) s->error = rc;
+    if (rc != ACL_SUCCESS && s->error == ACL_SUCCESS) {
+        s->error = rc;
+        if (!frame.reason_set) s->error_reason[0] = 0;
+    }
     __atomic_store_n(&s->done, seq, __ATOMIC_RELEASE);
     /* Wake synchronizers only when the earliest of their targets is reached: a
      * wake-up per task would cost two system calls and a context switch each. */
@@ -643,6 +649,19 @@ void hccl_rt_stream_help(const hccl_rt_stream_pos *pos)
 
 int aclrtInternalInStreamTask(void) { return tls_frames != NULL; }
 
+void aclrtInternalSetTaskFailure(const char *reason)
+{
+    exec_frame *f = tls_frames;
+    if (!f || !reason) return;
+    rt_stream *s = f->s;
+    pthread_mutex_lock(&s->mu);
+    if (s->error == ACL_SUCCESS) { /* else the stream keeps its first error's reason */
+        snprintf(s->error_reason, sizeof s->error_reason, "%s", reason);
+        f->reason_set = 1;
+    }
+    pthread_mutex_unlock(&s->mu);
+}
+
 int hccl_rt_stream_behind_here(const hccl_rt_stream_pos *pos)
 {
     if (!pos || !pos->stream) return 0;
@@ -732,11 +751,20 @@ static aclError sync_stream(aclrtStream stream, int64_t timeout_ms, const char *
         pthread_mutex_lock(&s->mu);
     }
     aclError rc = s->error;
+    if (rc == ACL_SUCCESS) {
+        pthread_mutex_unlock(&s->mu);
+        stream_put(s);
+        return ACL_SUCCESS;
+    }
+    /* The failing task logged its own cause (on the thread that ran it): record the
+     * text here, with the reason the task gave, for this thread. */
+    char reason[sizeof s->error_reason];
+    memcpy(reason, s->error_reason, sizeof reason);
     s->error = ACL_SUCCESS;
+    s->error_reason[0] = 0;
     pthread_mutex_unlock(&s->mu);
     stream_put(s);
-    /* The failing task logged its own cause; only record the text here. */
-    if (rc != ACL_SUCCESS) hccl_rt_error_quiet("%s: a task on stream %p failed with error %d", api, stream, rc);
+    hccl_rt_task_failed(reason, "%s: a task on stream %p failed with error %d", api, stream, rc);
     return rc;
 }
 
@@ -811,20 +839,26 @@ aclError hccl_rt_stream_sync_device(int32_t device, const char *api)
         pthread_mutex_unlock(&c.out[i]->mu);
     }
     aclError first = ACL_SUCCESS;
+    char *reason = NULL; /* first's reason (the failure path only) */
     for (size_t i = 0; i < c.n; i++) {
         rt_stream *s = c.out[i];
         if (!runs_here(s)) {
             uint64_t target = __atomic_load_n(&s->submitted, __ATOMIC_ACQUIRE);
             pthread_mutex_lock(&s->mu);
             help(s, target);
-            if (first == ACL_SUCCESS) first = s->error; /* reported, not cleared */
+            if (first == ACL_SUCCESS && s->error != ACL_SUCCESS) { /* reported, not cleared */
+                first = s->error;
+                reason = hccl_malloc(sizeof s->error_reason);
+                if (reason) memcpy(reason, s->error_reason, sizeof s->error_reason);
+            }
             pthread_mutex_unlock(&s->mu);
         }
         stream_put(s);
     }
     hccl_free(c.out);
     if (first != ACL_SUCCESS)
-        hccl_rt_error_quiet("%s: a stream task failed with error %d", api, first);
+        hccl_rt_task_failed(reason ? reason : "", "%s: a stream task failed with error %d", api, first);
+    hccl_free(reason);
     return first;
 }
 

@@ -18,6 +18,7 @@
  */
 #include "util/log.h"
 #include "util/ticks.h"
+#include "util/util.h"
 
 #include <pthread.h>
 #include <stdarg.h>
@@ -237,6 +238,9 @@ void hccl_log_set_rank(uint32_t rank)
 /* The calling thread's last WARN message, printed or not (HcclGetLastErrorMessage). */
 static __thread char last_warn[1024];
 static __thread uint64_t warn_ticks; /* when it was logged (hccl_ticks), 0: none yet or before any */
+static __thread uint64_t warn_ns;    /* when it was logged (hccl_now_ns()), 0: none yet */
+
+uint64_t hccl_log_last_warn_ns(void) { return warn_ns; }
 
 const char *hccl_log_last_warn(void) { return last_warn; }
 
@@ -256,6 +260,7 @@ void hccl_log(hccl_log_level level, unsigned subsys, const char *file, int line,
         memcpy(last_warn, msg, l);
         last_warn[l] = 0;
         warn_ticks = hccl_ticks_if_started(); /* no operation began before a first timestamp */
+        warn_ns = hccl_now_ns();
     }
     if (!on) return;
     format_line(text, sizeof text, level, subsys, file, line, msg);

@@ -39,6 +39,8 @@ const char *hccl_log_last_warn(void);
  * else NULL: whether an operation that began at t logged one, with nothing to read
  * before it (no cost on the success path). */
 const char *hccl_log_warn_since(uint64_t t);
+/* When the calling thread logged its last WARN message (hccl_now_ns()), 0: none. */
+uint64_t hccl_log_last_warn_ns(void);
 
 #define HCCL_WARN(sub, ...) hccl_log(HCCL_LOG_WARN, HCCL_SUBSYS_##sub, __FILE__, __LINE__, __VA_ARGS__)
 /* The most detailed level that may print (HCCL_LOG_TRACE until the settings are
