@@ -221,8 +221,21 @@ def _ranks_in(text):
     return sorted(out)
 
 
-def _make_error(code, opname, comm, peer, detail):
-    """Called by the C extension to build the exception of a failed call."""
+E_PARA = 1
+
+
+def _comm_intact(comm):
+    """True when the communicator has no asynchronous error (HcclGetCommAsyncError)."""
+    try:
+        return comm.async_error() == 0
+    except Exception:
+        return False
+
+
+def _make_error(code, opname, comm, peer, detail, warn=""):
+    """Called by the C extension to build the exception of a failed call. warn: the
+    library's last warning on the thread that ran the operation (HcclGetLastErrorMessage
+    right after a blocking call; captured where an asynchronous one ran), or ""."""
     name = _CODE_NAMES.get(code, "HcclResult %d" % code)
     text = _hccl.error_string(code)
     if comm is None:  # creating a communicator: detail is the library's reason
@@ -243,7 +256,16 @@ def _make_error(code, opname, comm, peer, detail):
     if detail:
         msg = "hccl %s on %s: %s" % (opname, where, detail)
         return HcclError(msg, code, opname, g(me), peers)
-    lib = _library_message(comm, opname)
+    if code == E_PARA and warn and _comm_intact(comm):
+        # Refused for its arguments before anything was sent (what ran and failed, e.g.
+        # on a mismatch between the ranks, leaves the communicator broken): the reason
+        # is this rank's own, no peer is involved, and an older failure in the flight
+        # recorder is not it.
+        msg = "hccl %s refused on %s: %s (%s): %s" % (opname, where, text, name, warn)
+        e = HcclError(msg, code, opname, g(me), [])
+        e.library_message = warn
+        return e
+    lib = _library_message(comm, opname) or warn or None  # a failure with no record: its warning
     exact = False
     culprits = _missing_ranks(lib) if lib else []
     aborted = re.match(r"(?:%s; the first failure, [^:]*: )?rank (\d+)(?:%s)? aborted: " % (_REFUSED, _HOST), lib) \

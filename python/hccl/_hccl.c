@@ -211,6 +211,7 @@ typedef struct op_state {
     int done; /* atomic */
     HcclResult res;
     int *inflight;
+    char *warn; /* on failure: the warning the operation logged where it ran, or NULL */
     pthread_mutex_t mu;
     pthread_cond_t cv;
 } op_state;
@@ -227,13 +228,16 @@ typedef struct {
 } HandleObject;
 
 static PyTypeObject CommType, HandleType;
-static PyObject *error_factory; /* callable(code, opname, comm, peer, detail) -> exception */
+static PyObject *error_factory; /* callable(code, opname, comm, peer, detail, warn) -> exception */
 
-static PyObject *raise_hccl(HcclResult code, const char *opname, PyObject *comm, long peer, const char *detail)
+/* detail: the whole reason (creation, a wait that gave up); warn: the library's last
+ * warning of the thread that ran the operation (HcclGetLastErrorMessage), or NULL. */
+static PyObject *raise_hccl(HcclResult code, const char *opname, PyObject *comm, long peer, const char *detail,
+                           const char *warn)
 {
     if (error_factory) {
-        PyObject *exc = PyObject_CallFunction(error_factory, "isOls", (int)code, opname, comm ? comm : Py_None,
-                                              peer, detail ? detail : "");
+        PyObject *exc = PyObject_CallFunction(error_factory, "isOlss", (int)code, opname, comm ? comm : Py_None,
+                                              peer, detail ? detail : "", warn ? warn : "");
         if (exc) {
             PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
             Py_DECREF(exc);
@@ -259,6 +263,7 @@ static void state_put(op_state *st)
         pthread_cond_destroy(&st->cv);
         free(st->d.arr);
         free(st->d.items);
+        free(st->warn);
         free(st);
     }
 }
@@ -267,6 +272,10 @@ static aclError task_fn(void *arg)
 {
     op_state *st = arg;
     HcclResult r = exec_op(&st->d, NULL);
+    if (r != HCCL_SUCCESS) { /* its warning is this (the stream's) thread's */
+        const char *m = HcclGetLastErrorMessage();
+        st->warn = m && m[0] ? strdup(m) : NULL;
+    }
     __atomic_sub_fetch(st->inflight, 1, __ATOMIC_ACQ_REL);
     pthread_mutex_lock(&st->mu);
     st->res = r;
@@ -393,7 +402,7 @@ static PyObject *comm_get_name(CommObject *c, void *u)
     if (!comm_live(c)) return NULL;
     char name[COMM_NAME_MAX_LENGTH + 1] = {0};
     HcclResult r = HcclGetCommName(c->comm, name);
-    if (r != HCCL_SUCCESS) return raise_hccl(r, "get_comm_name", (PyObject *)c, -1, NULL);
+    if (r != HCCL_SUCCESS) return raise_hccl(r, "get_comm_name", (PyObject *)c, -1, NULL, last_warning());
     return PyUnicode_FromString(name);
 }
 
@@ -403,7 +412,7 @@ static PyObject *comm_async_error(CommObject *c, PyObject *unused)
     if (!comm_live(c)) return NULL;
     HcclResult e = HCCL_SUCCESS;
     HcclResult r = HcclGetCommAsyncError(c->comm, &e);
-    if (r != HCCL_SUCCESS) return raise_hccl(r, "get_comm_async_error", (PyObject *)c, -1, NULL);
+    if (r != HCCL_SUCCESS) return raise_hccl(r, "get_comm_async_error", (PyObject *)c, -1, NULL, last_warning());
     return PyLong_FromLong((long)e);
 }
 
@@ -443,7 +452,7 @@ static PyObject *submit(CommObject *c, opdesc *d, hbuf *bufs, int nbufs, int asy
         free(d->items);
         for (int i = 0; i < nbufs; i++) pyhccl_buf_release(&bufs[i]);
         if (PyErr_Occurred()) return NULL; /* a signal handler raised while it waited (interrupt_check) */
-        if (r != HCCL_SUCCESS) return raise_hccl(r, op_names[d->kind], (PyObject *)c, peer, NULL);
+        if (r != HCCL_SUCCESS) return raise_hccl(r, op_names[d->kind], (PyObject *)c, peer, NULL, last_warning());
         Py_RETURN_NONE;
     }
     if (!c->stream) {
@@ -1053,7 +1062,7 @@ static PyObject *comm_create_sub(CommObject *c, PyObject *const *args, Py_ssize_
     Py_END_ALLOW_THREADS
     free(ids);
     Py_DECREF(f);
-    if (r != HCCL_SUCCESS) return raise_hccl(r, "create_sub", (PyObject *)c, -1, NULL);
+    if (r != HCCL_SUCCESS) return raise_hccl(r, "create_sub", (PyObject *)c, -1, NULL, last_warning());
     return (PyObject *)comm_new(sub);
 bad:
     free(ids);
@@ -1087,7 +1096,7 @@ static PyObject *comm_bench_c_allreduce(CommObject *c, PyObject *const *args, Py
     if (s) aclrtDestroyStream(s);
     Py_END_ALLOW_THREADS
     pyhccl_buf_release(&b);
-    if (r != HCCL_SUCCESS) return raise_hccl(r, "all_reduce", (PyObject *)c, -1, NULL);
+    if (r != HCCL_SUCCESS) return raise_hccl(r, "all_reduce", (PyObject *)c, -1, NULL, last_warning());
     return PyFloat_FromDouble((double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9);
 }
 
@@ -1213,7 +1222,7 @@ static void handle_dealloc(HandleObject *h)
 
 static PyObject *handle_error(HandleObject *h)
 {
-    return raise_hccl(h->st->res, op_names[h->kind], (PyObject *)h->comm, h->peer, NULL);
+    return raise_hccl(h->st->res, op_names[h->kind], (PyObject *)h->comm, h->peer, NULL, h->st->warn);
 }
 
 /* wait(timeout=None): True once the operation succeeded; raises HcclError when it
@@ -1260,7 +1269,7 @@ static PyObject *handle_wait(HandleObject *h, PyObject *args, PyObject *kw)
     if (!done) {
         char detail[160];
         snprintf(detail, sizeof detail, "wait() gave up after %g s; the operation is still running", t);
-        return raise_hccl(HCCL_E_TIMEOUT, op_names[h->kind], (PyObject *)h->comm, h->peer, detail);
+        return raise_hccl(HCCL_E_TIMEOUT, op_names[h->kind], (PyObject *)h->comm, h->peer, detail, NULL);
     }
     if (st->res != HCCL_SUCCESS) return handle_error(h);
     Py_RETURN_TRUE;
@@ -1328,7 +1337,7 @@ static PyObject *mod_get_root_info(PyObject *self, PyObject *u)
     Py_BEGIN_ALLOW_THREADS
     r = HcclGetRootInfo(&ri);
     Py_END_ALLOW_THREADS
-    if (r != HCCL_SUCCESS) return raise_hccl(r, "get_root_info", NULL, -1, last_warning());
+    if (r != HCCL_SUCCESS) return raise_hccl(r, "get_root_info", NULL, -1, last_warning(), NULL);
     return PyBytes_FromStringAndSize(ri.internal, sizeof ri.internal);
 }
 
@@ -1364,7 +1373,7 @@ static PyObject *mod_comm_init_root_info(PyObject *self, PyObject *args, PyObjec
     Py_BEGIN_ALLOW_THREADS
     r = HcclCommInitRootInfoConfig(nranks, &info, rank, &cfg, &h);
     Py_END_ALLOW_THREADS
-    if (r != HCCL_SUCCESS) return raise_hccl(r, "comm_init_root_info", NULL, -1, last_warning());
+    if (r != HCCL_SUCCESS) return raise_hccl(r, "comm_init_root_info", NULL, -1, last_warning(), NULL);
     return (PyObject *)comm_new(h);
 }
 
@@ -1382,7 +1391,7 @@ static PyObject *mod_comm_init_from_env(PyObject *self, PyObject *args, PyObject
     Py_BEGIN_ALLOW_THREADS
     r = HcclCommInitFromEnv(&cfg, &h);
     Py_END_ALLOW_THREADS
-    if (r != HCCL_SUCCESS) return raise_hccl(r, "init", NULL, -1, last_warning());
+    if (r != HCCL_SUCCESS) return raise_hccl(r, "init", NULL, -1, last_warning(), NULL);
     return (PyObject *)comm_new(h);
 }
 
@@ -1414,7 +1423,7 @@ static PyObject *mod_comm_init_all(PyObject *self, PyObject *arg)
     free(dev);
     if (r != HCCL_SUCCESS) {
         free(hs);
-        return raise_hccl(r, "comm_init_all", NULL, -1, last_warning());
+        return raise_hccl(r, "comm_init_all", NULL, -1, last_warning(), NULL);
     }
     PyObject *list = PyList_New(n);
     long i = 0;

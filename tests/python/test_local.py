@@ -310,6 +310,29 @@ def test_threads_as_ranks(two):
     assert res == [(2.0, [0, 0, 0, 1, 1, 1])] * 2
 
 
+def test_refused_operation_gives_its_reason_and_blames_no_peer(two):
+    # overlapping receive blocks: the library refuses the call on each rank before
+    # anything is sent; the reason is its own warning (no flight-recorder entry), on
+    # the calling thread for a blocking call, on the stream's for an asynchronous one
+    def job(c):
+        errs = []
+        for async_op in (False, True):
+            with pytest.raises(hccl.HcclError) as ei:
+                h = c.all_to_all_v(np.arange(4.0), [2, 2], [0, 2], np.zeros(4), [2, 2], [0, 1], async_op)
+                if async_op:
+                    h.wait()
+            errs.append(ei.value)
+        x = np.ones(3)
+        hccl.all_reduce(x, group=c)  # the communicator still works
+        return errs, x.tolist()
+    for c, (errs, x) in zip(two, both(two, job)):
+        assert x == [2.0] * 3
+        for e in errs:
+            assert e.code_name == "HCCL_E_PARA" and e.peers == [], (str(e), e.peers)
+            assert "overlap" in str(e) and "overlap" in e.library_message, str(e)
+            assert "rank %d (of 2)" % c.rank in str(e) and "peers involved" not in str(e), str(e)
+
+
 def test_root_info_in_threads():
     info = hccl.get_root_info()
     assert len(info) == 4108
