@@ -235,6 +235,14 @@ def _opt(opts, attr, default):
     return getattr(opts, attr, default)
 
 
+def _root(opts, root):
+    """The root of broadcast/reduce/gather/scatter: an options object's rootRank, or
+    an int (torch's shorthand bindings), positional or the `root=` keyword."""
+    if root is not None:
+        return root
+    return opts if isinstance(opts, int) else _opt(opts, "rootRank", 0)
+
+
 _TIMEOUT_MAX_S = 10 ** 9  # the library's longest timeout (31 years)
 
 
@@ -353,10 +361,14 @@ class ProcessGroupHCCL(_BasePG):
             self._posts_lock.release()
 
     # -- collectives
-    def allreduce(self, tensors, opts=None):
+    # The methods also take the shorthand forms of torch's bindings, positional or by
+    # keyword: allreduce(tensor, op), broadcast(tensor, root), reduce(tensor, root, op),
+    # gather(outputs, tensor, root), scatter(output, inputs, root),
+    # reduce_scatter(output, inputs, op).
+    def allreduce(self, tensors, opts=None, op=None):
         loc = _caller_locals()
         t = tensors[0] if type(tensors) is list and len(tensors) == 1 else _one(tensors, "allreduce")
-        code = _op_from(loc, opts)
+        code = _op_from(loc, opts if op is None else op)
         if _caller_waits(loc):
             self.comm.all_reduce(t, t, code, False)  # AVG (4) included: the extension divides
             if self._posts:
@@ -370,17 +382,19 @@ class ProcessGroupHCCL(_BasePG):
         works = [_api.all_reduce(t, op, self.comm, a) for t in tensors]
         return self._work(_Chain(works), list(tensors))
 
-    def broadcast(self, tensors, opts=None):
+    def broadcast(self, tensors, opts=None, root=None):
         a = not _caller_waits(_caller_locals())
         t = _one(tensors, "broadcast")
-        root = opts if isinstance(opts, int) else _opt(opts, "rootRank", 0)
+        root = _root(opts, root)
         return self._work(_api.broadcast(t, root, self.comm, a), [t])
 
-    def reduce(self, tensors, opts=None):
+    def reduce(self, tensors, opts=None, op=None, root=None):
         a = not _caller_waits(_caller_locals())
         t = _one(tensors, "reduce")
-        root = opts if isinstance(opts, int) else _opt(opts, "rootRank", 0)
-        op = _op_from(None, opts) if not isinstance(opts, int) else 0
+        root = _root(opts, root)
+        if op is None and not isinstance(opts, int):  # not reduce(tensor, root, op=SUM)
+            op = opts  # the options object's reduceOp (None: SUM)
+        op = _op_from(None, op)
         return self._work(_api.reduce(t, root, op, self.comm, a), [t])
 
     def allgather(self, output_tensors, input_tensors, opts=None):
@@ -409,10 +423,10 @@ class ProcessGroupHCCL(_BasePG):
                  for i, t in enumerate(input_list)]
         return self._work(_Chain(works), [t for o in output_lists for t in o])
 
-    def gather(self, output_tensors, input_tensors, opts=None):
+    def gather(self, output_tensors, input_tensors, opts=None, root=None):
         a = not _caller_waits(_caller_locals())
         t = _one(input_tensors, "gather")
-        root = opts if isinstance(opts, int) else _opt(opts, "rootRank", 0)
+        root = _root(opts, root)
         outs = None
         if self.comm.rank == root:
             outs = output_tensors[0] if output_tensors and isinstance(output_tensors[0], (list, tuple)) \
@@ -420,21 +434,21 @@ class ProcessGroupHCCL(_BasePG):
             outs = list(outs)
         return self._work(_api.gather(t, outs, root, self.comm, a), outs or [])
 
-    def scatter(self, output_tensors, input_tensors, opts=None):
+    def scatter(self, output_tensors, input_tensors, opts=None, root=None):
         a = not _caller_waits(_caller_locals())
         t = _one(output_tensors, "scatter")
-        root = opts if isinstance(opts, int) else _opt(opts, "rootRank", 0)
+        root = _root(opts, root)
         ins = None
         if self.comm.rank == root:
             ins = input_tensors[0] if input_tensors and isinstance(input_tensors[0], (list, tuple)) else input_tensors
             ins = list(ins)
         return self._work(_api.scatter(t, ins, root, self.comm, a), [t])
 
-    def reduce_scatter(self, output_tensors, input_tensors, opts=None):
+    def reduce_scatter(self, output_tensors, input_tensors, opts=None, op=None):
         a = not _caller_waits(_caller_locals())
         t = _one(output_tensors, "reduce_scatter")
         ins = input_tensors[0] if input_tensors and isinstance(input_tensors[0], (list, tuple)) else input_tensors
-        op = _op_from(None, opts)
+        op = _op_from(None, opts if op is None else op)
         return self._work(_api.reduce_scatter(t, list(ins), op, self.comm, a), [t])
 
     def _reduce_scatter_base(self, output, input, opts=None):

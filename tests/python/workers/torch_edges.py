@@ -12,7 +12,11 @@ mode "edges" (2 ranks):
   - the future of a batch's request waits for that batch (rank 1 sends 0.5 s late),
     not for an earlier batch;
   - groups that used get_future() leave no thread or communicator behind when
-    destroyed, and a group's root info does not stay in the store.
+    destroyed, and a group's root info does not stay in the store;
+  - the group's methods called directly take torch's shorthand bindings, positional
+    and by keyword, as gloo's do: allreduce(tensor, op=), broadcast(tensor, root=),
+    reduce(tensor, root, op) (a TypeError before), gather(outputs, tensor, root=),
+    scatter(output, inputs, root=), reduce_scatter(output, inputs, op=).
 mode "noarrive" (3 ranks, HCCL_CONNECT_TIMEOUT unset): rank 2 never creates the
   group; rank 0's init fails within about the group's timeout (3 s) with an HcclError
   whose peers include rank 2 and whose message names it.
@@ -152,6 +156,33 @@ def batch_futures(r):
     C.ok("batch futures")
 
 
+def shorthand_methods(r):
+    pg = dist.distributed_c10d._get_default_group()
+    MAX = dist.ReduceOp.MAX
+    t = torch.full((2,), r + 1.0)
+    pg.allreduce(t, op=MAX).wait()
+    assert t.tolist() == [2.0, 2.0], t
+    t = torch.full((2,), float(r))
+    pg.broadcast(t, root=1).wait()
+    assert t.tolist() == [1.0, 1.0], t
+    for args, kw, want in (((1, MAX), {}, 2.0), ((1,), {"op": MAX}, 2.0), ((), {"root": 1}, 3.0),
+                           ((dist.ReduceOptions(),), {"root": 1, "op": MAX}, 2.0)):
+        t = torch.full((2,), r + 1.0)
+        pg.reduce(t, *args, **kw).wait()
+        assert t.tolist() == ([want] * 2 if r == 1 else [r + 1.0] * 2), (args, kw, t)
+    out = [torch.zeros(2) for _ in range(2)]
+    pg.gather(out if r == 1 else [], torch.full((2,), float(r)), root=1).wait()
+    if r == 1:
+        assert [o.tolist() for o in out] == [[0.0, 0.0], [1.0, 1.0]], out
+    t = torch.zeros(2)
+    pg.scatter(t, [torch.full((2,), 5.0 + q) for q in range(2)] if r == 1 else [], root=1).wait()
+    assert t.tolist() == [5.0 + r] * 2, t
+    t = torch.zeros(2)
+    pg.reduce_scatter(t, [torch.full((2,), float(q + r)) for q in range(2)], op=MAX).wait()
+    assert t.tolist() == [r + 1.0] * 2, t
+    C.ok("shorthand method forms")
+
+
 def group_churn(r):
     def threads():
         return sum(1 for t in threading.enumerate() if t.name == "hccl-completion")
@@ -282,6 +313,7 @@ def main():
     averages(r)
     p2p_kinds(r)
     dropped_lists(r)
+    shorthand_methods(r)
     group_churn(r)
     batch_futures(r)  # after group_churn: its futures start the world group's completion thread
     dist.destroy_process_group()
