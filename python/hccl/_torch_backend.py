@@ -122,7 +122,10 @@ class WorkHCCL(_BaseWork):
             fut = torch.futures.Future()
             self._fut = fut
             pg = self._pg()
-            if self.is_completed() or pg is None:
+            if self.is_completed() or pg is None or getattr(_in_completion, "active", False):
+                # A future's callback, run by a completion thread, that asks for a
+                # future (PowerSGD's hook waits on it there) gets it completed here:
+                # queued, it would wait for the thread that is running the callback.
                 _complete(self, fut)
             else:
                 pg._completion_queue().put((self, fut))
@@ -139,6 +142,7 @@ def _complete(work, fut):
 
 
 _completion_threads = []
+_in_completion = threading.local()  # .active: this thread is a group's completion thread
 
 
 @atexit.register
@@ -153,6 +157,7 @@ def _stop_completion_threads():
 
 
 def _completion_loop(q):
+    _in_completion.active = True
     while True:
         item = q.get()
         if item is None:

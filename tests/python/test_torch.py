@@ -26,7 +26,7 @@ def test_ddp_matches_gloo():
 
 def test_backend_edges():
     r = launch.run(2, launch.worker("torch_edges.py"), "edges", timeout=120)
-    assert r.out.count("9 checks passed") == 2, r
+    assert r.out.count("10 checks passed") == 2, r
 
 
 def test_missing_rank_at_init_is_named():

@@ -16,7 +16,11 @@ mode "edges" (2 ranks):
   - the group's methods called directly take torch's shorthand bindings, positional
     and by keyword, as gloo's do: allreduce(tensor, op=), broadcast(tensor, root=),
     reduce(tensor, root, op) (a TypeError before), gather(outputs, tensor, root=),
-    scatter(output, inputs, root=), reduce_scatter(output, inputs, op=).
+    scatter(output, inputs, root=), reduce_scatter(output, inputs, op=);
+  - a future's callback, run by the group's completion thread, that starts another
+    async operation and waits on its future (PowerSGD's DDP hook does) gets its
+    result (it waited forever: that future was queued behind the callback on the same
+    thread); rank 1 comes 0.3 s late so that rank 0's callback runs on that thread.
 mode "noarrive" (3 ranks, HCCL_CONNECT_TIMEOUT unset): rank 2 never creates the
   group; rank 0's init fails within about the group's timeout (3 s) with an HcclError
   whose peers include rank 2 and whose message names it.
@@ -183,6 +187,24 @@ def shorthand_methods(r):
     C.ok("shorthand method forms")
 
 
+def nested_future(r):
+    done = threading.Event()
+
+    def callback(f):
+        inner = dist.all_reduce(f.value()[0] * 2, async_op=True).get_future().wait()[0]
+        done.set()
+        return inner
+
+    if r == 1:
+        time.sleep(0.3)
+    fut = dist.all_reduce(torch.ones(2), async_op=True).get_future().then(callback)
+    if not done.wait(15):
+        print("rank %d: a callback's nested future never completed" % r, flush=True)
+        os._exit(1)
+    assert fut.wait().tolist() == [8.0, 8.0], fut.value()
+    C.ok("future waited on inside a callback")
+
+
 def group_churn(r):
     def threads():
         return sum(1 for t in threading.enumerate() if t.name == "hccl-completion")
@@ -316,6 +338,7 @@ def main():
     shorthand_methods(r)
     group_churn(r)
     batch_futures(r)  # after group_churn: its futures start the world group's completion thread
+    nested_future(r)
     dist.destroy_process_group()
     C.report(r)
 
