@@ -53,7 +53,12 @@ static HcclResult check_init(const char *fn, uint32_t nranks, uint32_t rank, con
 HcclResult HcclCommInitRootInfoConfig(uint32_t nRanks, const HcclRootInfo *rootInfo, uint32_t rank,
                                       const HcclCommConfig *config, HcclComm *comm)
 {
-    CHECK(check_init("HcclCommInitRootInfo", nRanks, rank, rootInfo, comm));
+    uint64_t warn_seq = hccl_log_warn_seq();
+    HcclResult res = check_init("HcclCommInitRootInfo", nRanks, rank, rootInfo, comm);
+    if (res != HCCL_SUCCESS) {
+        hccl_comm_root_info_failed(nRanks, rootInfo, rank, "HcclCommInitRootInfo", res, warn_seq);
+        return res;
+    }
     hccl_comm *c;
     CHECK(hccl_comm_init_root(nRanks, rootInfo, rank, config, &c));
     *comm = c;

@@ -24,6 +24,9 @@
 #define REPLY_MAGIC 0x48434252u /* "HCBR" */
 #define KIND_HELLO 1u
 #define KIND_DATA 2u
+/* A rank whose creation failed before it joined (hccl_boot_report_failure): the
+ * opening is followed by its peer record and a boot_failed. */
+#define KIND_FAILED 3u
 /* A connection must say who it is within 10 s. Not less: on a lossy link a rank's
  * opening may be retransmitted a few times, and after a lost SYN TCP waits 3 s before
  * the first retransmission (2 s dropped ranks' connections at 5% loss). Connections
@@ -56,6 +59,23 @@ typedef struct boot_reply {
     char msg[512];
 } boot_reply;
 _Static_assert(sizeof(boot_reply) == 528, "wire layout");
+
+typedef struct boot_failed {
+    char fn[32]; /* the call that failed, "HcclCommInitRootInfo" */
+    char reason[352]; /* its reason, as the rank logged it */
+} boot_failed;
+_Static_assert(sizeof(boot_failed) == 384, "wire layout");
+
+/* How long a failing rank tries to tell the root (hccl_boot_report_failure). */
+#define FAILED_SEND_NS 1000000000ull
+
+/* The bytes an opening of this kind takes: the header, then what the kind carries. */
+static size_t open_len(uint32_t kind)
+{
+    return sizeof(conn_open) + (kind == KIND_HELLO    ? sizeof(hccl_boot_peer)
+                                : kind == KIND_FAILED ? sizeof(hccl_boot_peer) + sizeof(boot_failed)
+                                                      : 0);
+}
 
 struct stash_entry {
     struct stash_entry *next;
@@ -169,7 +189,7 @@ typedef struct pend {
     int fd;
     uint64_t t0;
     size_t have;
-    unsigned char buf[sizeof(conn_open) + sizeof(hccl_boot_peer)];
+    unsigned char buf[sizeof(conn_open) + sizeof(hccl_boot_peer) + sizeof(boot_failed)];
 } pend;
 typedef struct accept_q {
     pend p[MAXPEND];
@@ -195,8 +215,10 @@ static void q_free(accept_q *q)
 }
 
 /* The next connection that presented a complete opening (header, and the peer
- * record of a hello); the caller checks its content. HCCL_E_TIMEOUT at deadline. */
-static HcclResult accept_open(int lfd, accept_q *q, uint64_t deadline, int *fd, conn_open *o, hccl_boot_peer *peer)
+ * record of a hello or a failure report, with the failure in *why when why is not
+ * NULL); the caller checks its content. HCCL_E_TIMEOUT at deadline. */
+static HcclResult accept_open(int lfd, accept_q *q, uint64_t deadline, int *fd, conn_open *o, hccl_boot_peer *peer,
+                              boot_failed *why)
 {
     for (;;) {
         uint64_t now = hccl_now_ns();
@@ -213,8 +235,7 @@ static HcclResult accept_open(int lfd, accept_q *q, uint64_t deadline, int *fd, 
             if (!pf[1 + i].revents) continue;
             pend *e = &q->p[i];
             size_t need = sizeof(conn_open);
-            if (e->have >= sizeof(conn_open) && ((conn_open *)(void *)e->buf)->kind == KIND_HELLO)
-                need += sizeof(hccl_boot_peer);
+            if (e->have >= sizeof(conn_open)) need = open_len(((conn_open *)(void *)e->buf)->kind);
             ssize_t got = recv(e->fd, e->buf + e->have, need - e->have, MSG_DONTWAIT);
             if (got == 0 || (got < 0 && errno != EAGAIN && errno != EINTR)) {
                 q_drop(q, i, "closed before identifying itself");
@@ -224,14 +245,15 @@ static HcclResult accept_open(int lfd, accept_q *q, uint64_t deadline, int *fd, 
             e->have += (size_t)got;
             if (e->have < sizeof(conn_open)) continue;
             conn_open *h = (conn_open *)(void *)e->buf;
-            if (h->magic != OPEN_MAGIC || (h->kind != KIND_HELLO && h->kind != KIND_DATA)) {
+            if (h->magic != OPEN_MAGIC || (h->kind != KIND_HELLO && h->kind != KIND_DATA && h->kind != KIND_FAILED)) {
                 q_drop(q, i, "sent something that is not this library's bootstrap protocol");
                 continue;
             }
-            need = sizeof(conn_open) + (h->kind == KIND_HELLO ? sizeof(hccl_boot_peer) : 0);
+            need = open_len(h->kind);
             if (e->have < need) continue;
             memcpy(o, e->buf, sizeof *o);
-            if (h->kind == KIND_HELLO) memcpy(peer, e->buf + sizeof(conn_open), sizeof *peer);
+            if (h->kind != KIND_DATA) memcpy(peer, e->buf + sizeof(conn_open), sizeof *peer);
+            if (h->kind == KIND_FAILED && why) memcpy(why, e->buf + sizeof(conn_open) + sizeof *peer, sizeof *why);
             *fd = e->fd;
             q->p[i] = q->p[--q->n];
             return HCCL_SUCCESS;
@@ -275,7 +297,7 @@ static void q_settle(accept_q *q, hccl_boot_stash *stash, uint64_t secret)
         int fd;
         conn_open o;
         hccl_boot_peer p;
-        if (accept_open(-1, q, deadline, &fd, &o, &p) != HCCL_SUCCESS) break;
+        if (accept_open(-1, q, deadline, &fd, &o, &p, NULL) != HCCL_SUCCESS) break;
         if (o.kind != KIND_HELLO || o.secret != secret || !stash_put(stash, fd, &o, &p)) close(fd);
     }
     q_free(q);
@@ -311,14 +333,15 @@ static void list_missing(char *out, size_t len, const int *fds, uint32_t nranks,
 }
 
 static HcclResult serve_q(int listen_fd, accept_q *q, hccl_boot_stash *stash, const hccl_boot_ident *ident,
-                          uint32_t nranks, const hccl_boot_peer *self, uint64_t timeout_ns, hccl_boot_peer *table);
+                          uint32_t nranks, const hccl_boot_peer *self, uint64_t timeout_ns, hccl_boot_peer *table,
+                          const char *refusal, uint32_t nfailed);
 
 HcclResult hccl_boot_serve(int listen_fd, hccl_boot_stash *stash, const hccl_boot_ident *ident, uint32_t nranks,
                            const hccl_boot_peer *self, uint64_t timeout_ns, hccl_boot_peer *table)
 {
     accept_q *q = hccl_calloc(1, sizeof *q);
     if (!q) return HCCL_E_MEMORY;
-    HcclResult res = serve_q(listen_fd, q, stash, ident, nranks, self, timeout_ns, table);
+    HcclResult res = serve_q(listen_fd, q, stash, ident, nranks, self, timeout_ns, table, NULL, 0);
     q_settle(q, stash, ident->secret);
     hccl_free(q);
     return res;
@@ -358,7 +381,7 @@ static void refuse_stragglers(int listen_fd, accept_q *q, hccl_boot_stash *stash
     int fd;
     conn_open o;
     hccl_boot_peer p;
-    while (accept_open(listen_fd, q, deadline, &fd, &o, &p) == HCCL_SUCCESS) {
+    while (accept_open(listen_fd, q, deadline, &fd, &o, &p, NULL) == HCCL_SUCCESS) {
         if (of_group(ident, &o))
             send_reply(fd, REPLY_MISMATCH, nranks, msg, NULL);
         else if (o.kind == KIND_HELLO && o.secret == ident->secret && stash_put(stash, fd, &o, &p))
@@ -391,8 +414,68 @@ int hccl_boot_root_finished(uint64_t id)
     return found;
 }
 
+/* The root threads of this process that still run (listener open), with the pid that
+ * started them: a child of fork has a copy of the list but not the threads. */
+static struct {
+    uint64_t id;
+    pid_t pid;
+} running_roots[FINISHED_ROOTS];
+static unsigned running_next;
+
+static void root_running(uint64_t id, int on)
+{
+    pthread_mutex_lock(&finished_lock);
+    if (on) {
+        running_roots[running_next % FINISHED_ROOTS].id = id;
+        running_roots[running_next++ % FINISHED_ROOTS].pid = getpid();
+    }
+    for (unsigned i = 0; i < FINISHED_ROOTS && !on; i++)
+        if (running_roots[i].id == id) running_roots[i].pid = 0;
+    pthread_mutex_unlock(&finished_lock);
+}
+
+static int root_runs_here(uint64_t id)
+{
+    int found = 0;
+    pid_t me = getpid();
+    pthread_mutex_lock(&finished_lock);
+    for (unsigned i = 0; i < FINISHED_ROOTS && !found; i++)
+        found = running_roots[i].id == id && running_roots[i].pid == me && id != 0;
+    pthread_mutex_unlock(&finished_lock);
+    return found;
+}
+
+void hccl_boot_root_linger(uint64_t id, uint64_t max_ns)
+{
+    uint64_t deadline = hccl_now_ns() + max_ns;
+    while (root_runs_here(id) && hccl_now_ns() < deadline) usleep(10000);
+}
+
+/* The refusal a failure report (KIND_FAILED) brings to its group: it names the rank
+ * (by its pid and host, and what it passed, where its rank id does not fit the group
+ * of nranks) and its own reason. */
+static void failed_msg(char *msg, size_t len, const conn_open *o, hccl_boot_peer *p, boot_failed *f, uint32_t nranks)
+{
+    p->host[sizeof p->host - 1] = 0;
+    f->fn[sizeof f->fn - 1] = 0;
+    f->reason[sizeof f->reason - 1] = 0;
+    for (char *c = f->reason; *c; c++)
+        if ((unsigned char)*c < 0x20 || *c == 0x7f) *c = '?'; /* from the wire: keep the log one line */
+    const char *fn = f->fn[0] ? f->fn : "communicator creation";
+    int n;
+    if (o->b < nranks && o->a == nranks)
+        n = snprintf(msg, len, "rank %u (pid %u on %s) failed %s before joining: ", o->b, p->pid, p->host, fn);
+    else
+        n = snprintf(msg, len, "a rank (pid %u on %s, which passed rank %u and nRanks %u) failed %s before joining: ",
+                     p->pid, p->host, o->b, o->a, fn);
+    if (n >= 0 && (size_t)n < len) snprintf(msg + n, len - (size_t)n, "%s", f->reason); /* the end may be cut */
+}
+
+/* refusal (NULL: none) is the reason for a group refused before serve_q began (a rank's
+ * failure report reached the root thread first), nfailed the ranks that reported it. */
 static HcclResult serve_q(int listen_fd, accept_q *q, hccl_boot_stash *stash, const hccl_boot_ident *ident,
-                          uint32_t nranks, const hccl_boot_peer *self, uint64_t timeout_ns, hccl_boot_peer *table)
+                          uint32_t nranks, const hccl_boot_peer *self, uint64_t timeout_ns, hccl_boot_peer *table,
+                          const char *refusal, uint32_t nfailed)
 {
     HcclResult res = HCCL_SUCCESS;
     int *fds = hccl_malloc(sizeof(int) * nranks);
@@ -412,12 +495,18 @@ static HcclResult serve_q(int listen_fd, accept_q *q, hccl_boot_stash *stash, co
     /* Deadline: the full timeout from the first arrival (the application may take a
      * while to hand the root info to its ranks before anyone arrives). */
     uint64_t start = hccl_now_ns();
-    uint64_t deadline = start + (self ? timeout_ns : HCCL_MAX(timeout_ns, 600000000000ull));
+    uint64_t deadline = start + (self || refusal ? timeout_ns : HCCL_MAX(timeout_ns, 600000000000ull));
     uint32_t status = REPLY_OK;
     /* Once the group is refused, the root thread (not a rank hosting the root) stays
      * until every rank has come or the deadline passed, and refuses each at once with
      * the same reason: the late ones fail with it too, instead of waiting for an answer. */
     uint32_t refused = 0;
+    if (refusal) {
+        snprintf(msg, sizeof msg, "%s", refusal);
+        status = REPLY_MISMATCH;
+        res = HCCL_E_PARA;
+        refused = nfailed;
+    }
 
     while (arrived + refused < nranks) {
         int fd = -1;
@@ -442,7 +531,8 @@ static HcclResult serve_q(int listen_fd, accept_q *q, hccl_boot_stash *stash, co
             pthread_mutex_unlock(&stash->lock);
         }
         if (!from_stash) {
-            HcclResult a = accept_open(listen_fd, q, deadline, &fd, &o, &p);
+            boot_failed why;
+            HcclResult a = accept_open(listen_fd, q, deadline, &fd, &o, &p, &why);
             if (a == HCCL_E_TIMEOUT && status != REPLY_OK) break; /* refusing: the stragglers never came */
             if (a == HCCL_E_TIMEOUT) {
                 char missing[400];
@@ -462,6 +552,27 @@ static HcclResult serve_q(int listen_fd, accept_q *q, hccl_boot_stash *stash, co
                 status = REPLY_SYSCALL;
                 res = a;
                 break;
+            }
+            if (o.kind == KIND_FAILED && o.secret == ident->secret && o.id == ident->id) {
+                /* A rank failed before it could join: refuse the group now, as for a
+                 * mismatch, with its reason, rather than wait for it until the deadline. */
+                close(fd);
+                if (status == REPLY_OK) {
+                    failed_msg(msg, sizeof msg, &o, &p, &why, nranks);
+                    status = REPLY_MISMATCH;
+                    res = HCCL_E_PARA;
+                    HCCL_WARN(BOOT, "bootstrap root: %s", msg);
+                    for (uint32_t w = 0; w < nranks; w++) { /* those waiting: now */
+                        if (fds[w] < 0) continue;
+                        send_reply(fds[w], status, nranks, msg, NULL);
+                        close(fds[w]);
+                        fds[w] = -1;
+                    }
+                    if (!self) deadline = HCCL_MIN(deadline, hccl_now_ns() + timeout_ns);
+                }
+                refused++;
+                if (self) break;
+                continue;
             }
             if (o.secret != ident->secret || o.kind != KIND_HELLO) {
                 HCCL_WARN(BOOT, "bootstrap: dropped a connection that did not present this job's secret");
@@ -543,16 +654,20 @@ static void *root_thread(void *p)
 {
     pthread_setname_np(pthread_self(), "hccl-boot-root");
     root_thread_arg *a = p;
-    /* nranks is learned from the first hello; then the whole group is served. */
+    /* nranks is learned from the first hello (or from a failure report whose rank id
+     * fits the nRanks it passed); then the whole group is served. */
     int fd = -1;
     conn_open o;
     hccl_boot_peer peer;
+    boot_failed why;
+    char failed[512] = ""; /* the first failure report's refusal */
+    uint32_t nfailed = 0;
     accept_q *q = hccl_calloc(1, sizeof *q);
     int served = 0; /* serve_q recorded the id (root_finished) */
     uint64_t deadline = hccl_now_ns() + HCCL_MAX(hccl_boot_connect_timeout_ns(), 600000000000ull);
     if (!q) goto out;
     for (;;) {
-        if (accept_open(a->fd, q, deadline, &fd, &o, &peer) != HCCL_SUCCESS) {
+        if (accept_open(a->fd, q, deadline, &fd, &o, &peer, &why) != HCCL_SUCCESS) {
             if (q->err)
                 HCCL_WARN(BOOT, "bootstrap root: cannot accept a rank's connection: %s%s; root thread exits",
                           strerror(q->err), emfile_hint(q->err));
@@ -561,6 +676,19 @@ static void *root_thread(void *p)
             goto out;
         }
         if (o.secret == a->ident.secret && o.id == a->ident.id && o.kind == KIND_HELLO && o.a > 0) break;
+        if (o.secret == a->ident.secret && o.id == a->ident.id && o.kind == KIND_FAILED) {
+            close(fd);
+            if (!nfailed++) {
+                failed_msg(failed, sizeof failed, &o, &peer, &why, o.a);
+                HCCL_WARN(BOOT, "bootstrap root: %s", failed);
+            }
+            if (o.b < o.a && o.a <= HCCL_COMM_MAX_RANKS) { /* a size its own id fits: the group's, most likely */
+                fd = -1;
+                break;
+            }
+            deadline = HCCL_MIN(deadline, hccl_now_ns() + hccl_boot_connect_timeout_ns());
+            continue; /* the first hello will say */
+        }
         HCCL_WARN(BOOT, "bootstrap root: dropped a connection that did not present this job's secret");
         close(fd);
     }
@@ -568,13 +696,16 @@ static void *root_thread(void *p)
         /* Put the first hello in a private stash and serve the whole group. */
         hccl_boot_stash st;
         hccl_boot_stash_init(&st);
-        struct stash_entry *e = hccl_calloc(1, sizeof *e);
-        if (e) {
-            e->fd = fd;
-            e->open = o;
-            e->peer = peer;
-            st.head = e;
-            serve_q(a->fd, q, &st, &a->ident, o.a, NULL, hccl_boot_connect_timeout_ns(), NULL);
+        struct stash_entry *e = fd >= 0 ? hccl_calloc(1, sizeof *e) : NULL;
+        if (e || fd < 0) {
+            if (e) {
+                e->fd = fd;
+                e->open = o;
+                e->peer = peer;
+                st.head = e;
+            }
+            serve_q(a->fd, q, &st, &a->ident, o.a, NULL, hccl_boot_connect_timeout_ns(), NULL,
+                    nfailed ? failed : NULL, nfailed);
             served = 1;
         } else {
             close(fd);
@@ -588,6 +719,7 @@ out:
     }
     close(a->fd);
     if (!served) root_finished(a->ident.id); /* gave up before any rank came */
+    root_running(a->ident.id, 0);
     hccl_free(a);
     return NULL;
 }
@@ -603,11 +735,13 @@ HcclResult hccl_boot_root_start(hccl_addr *addr, const hccl_boot_ident *ident, i
     }
     a->fd = fd;
     a->ident = *ident;
+    root_running(ident->id, 1);
     int err = hccl_thread_start(NULL, root_thread, a);
     if (err != 0) {
         HCCL_WARN(BOOT, "cannot start the bootstrap root's thread: %s", strerror(err));
         close(fd);
         hccl_free(a);
+        root_running(ident->id, 0);
         return HCCL_E_SYSCALL;
     }
     HCCL_INFO(BOOT, "bootstrap root listening on %s", hccl_addr_str(addr));
@@ -630,6 +764,55 @@ static const char *unreachable_hint(int err)
     if (err == ETIMEDOUT) return "its host did not answer: the network or the host is down, or a firewall drops "
                                  "the packets";
     return NULL;
+}
+
+void hccl_boot_report_failure(const hccl_addr *root, const hccl_boot_ident *ident, uint32_t nranks, uint32_t rank,
+                              const char *fn, const char *reason)
+{
+    unsigned char buf[sizeof(conn_open) + sizeof(hccl_boot_peer) + sizeof(boot_failed)];
+    conn_open o = {OPEN_MAGIC, KIND_FAILED, ident->secret, ident->id, nranks, rank, 0, 0, ident->group};
+    hccl_boot_peer p;
+    hccl_addr none;
+    memset(&none, 0, sizeof none);
+    hccl_boot_peer_self(&p, &none, rank);
+    boot_failed f;
+    memset(&f, 0, sizeof f);
+    snprintf(f.fn, sizeof f.fn, "%s", fn ? fn : "");
+    snprintf(f.reason, sizeof f.reason, "%s", reason && *reason ? reason : "(no reason given)");
+    memcpy(buf, &o, sizeof o);
+    memcpy(buf + sizeof o, &p, sizeof p);
+    memcpy(buf + sizeof o + sizeof p, &f, sizeof f);
+    /* Quietly: a WARN here would replace the caller's own reason as the thread's last
+     * error message (HcclGetLastErrorMessage). Bounded: a root that is not there only
+     * makes the others wait for their timeout, as before. A refusal is tried again: in
+     * a launch (HcclCommInitFromEnv) rank 0 may not have opened the root yet. */
+    uint64_t deadline = hccl_now_ns() + FAILED_SEND_NS;
+    size_t off = 0;
+    for (int fd; off < sizeof buf && hccl_now_ns() < deadline; usleep(20000)) {
+        fd = socket(root->ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        if (fd < 0) return;
+        int ok = connect(fd, (const struct sockaddr *)root, hccl_addr_len(root)) == 0 || errno == EINPROGRESS;
+        int refused = !ok && errno == ECONNREFUSED;
+        while (ok && off < sizeof buf) {
+            ssize_t n = send(fd, buf + off, sizeof buf - off, MSG_NOSIGNAL);
+            if (n > 0) {
+                off += (size_t)n;
+                continue;
+            }
+            if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != ENOTCONN && errno != EINTR) {
+                refused = errno == ECONNREFUSED && off == 0;
+                break;
+            }
+            uint64_t now = hccl_now_ns();
+            if (now >= deadline) break;
+            struct pollfd pf = {fd, POLLOUT, 0};
+            if (poll(&pf, 1, (int)((deadline - now + 999999) / 1000000)) < 0 && errno != EINTR) break;
+        }
+        close(fd);
+        if (!refused) break;
+    }
+    HCCL_INFO(BOOT, "rank %u: %s the bootstrap root at %s that this rank failed before joining", rank,
+              off == sizeof buf ? "told" : "could not tell", hccl_addr_str(root));
 }
 
 HcclResult hccl_boot_join(const hccl_addr *root, const hccl_boot_ident *ident, uint32_t nranks,
@@ -733,7 +916,7 @@ HcclResult hccl_boot_mesh(int listen_fd, hccl_boot_stash *stash, const hccl_boot
         int fd;
         conn_open o;
         hccl_boot_peer peer;
-        HcclResult a = accept_open(listen_fd, q, deadline, &fd, &o, &peer);
+        HcclResult a = accept_open(listen_fd, q, deadline, &fd, &o, &peer, NULL);
         if (a != HCCL_SUCCESS) {
             char missing[400];
             size_t off = 0;

@@ -6,6 +6,8 @@
  *   rank r -> root   hello  {magic HCBH, version, secret, id, nranks, r, peer info}
  *   root  -> rank r  reply  {magic HCBR, status, nranks, message[512]}
  *                    then nranks peer infos when status is OK
+ *   rank r -> root   failed {the hello's header, peer info, call, reason}: r failed
+ *                    before it could join; the root refuses the group with the reason
  *
  * The root checks the job secret and the group id of every hello: a stray or
  * foreign connection is logged and dropped without disturbing the job. When not
@@ -81,6 +83,12 @@ HcclResult hccl_boot_root_start(hccl_addr *addr, const hccl_boot_ident *ident, i
  * get their answer; remembers the last 256. */
 int hccl_boot_root_finished(uint64_t id);
 
+/* When this process started id's root thread and it still runs: wait until it is done
+ * (its listener closed), max_ns at most. A rank whose creation failed calls it before it returns: its
+ * process may exit then, and its root with it, before the group's later ranks got the
+ * root's answer (they would see a root that vanished, or none, instead of the reason). */
+void hccl_boot_root_linger(uint64_t id, uint64_t max_ns);
+
 /* Serve one group on an existing listener in the calling thread. self (may be NULL)
  * is this rank's own record (rank self->rank). On success, table (nranks entries)
  * holds every rank's record, when table is not NULL. */
@@ -92,6 +100,14 @@ HcclResult hccl_boot_serve(int listen_fd, hccl_boot_stash *stash, const hccl_boo
  * the root cannot be reached. */
 HcclResult hccl_boot_join(const hccl_addr *root, const hccl_boot_ident *ident, uint32_t nranks,
                           const hccl_boot_peer *self, uint64_t timeout_ns, const char *hint, hccl_boot_peer *table);
+
+/* Tell the root of ident's group that this rank (rank of nranks, as the caller passed
+ * them) failed fn before joining, for reason: best effort, quietly (no WARN) and within
+ * about a second. The root refuses the whole group at once with that reason (naming
+ * the rank, or its pid and host where rank does not fit), as for ranks that disagree:
+ * the others fail now instead of at HCCL_CONNECT_TIMEOUT. */
+void hccl_boot_report_failure(const hccl_addr *root, const hccl_boot_ident *ident, uint32_t nranks, uint32_t rank,
+                              const char *fn, const char *reason);
 
 /* Most sockets one pair of ranks opens between them. */
 #define HCCL_BOOT_MAX_SOCKS 8u

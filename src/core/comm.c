@@ -788,25 +788,71 @@ HcclResult hccl_comm_get_root_info(HcclRootInfo *root)
     return HCCL_SUCCESS;
 }
 
+/* A rank that failed creation and hosts the group's root (its process made the root
+ * info, or is rank 0 of a launch) keeps it this long at most for the ranks still to
+ * come, so that they get the reason too. */
+#define ROOT_LINGER_NS 3000000000ull
+
+/* A rank whose creation (fn) failed before it joined its root tells the root, which
+ * refuses the group at once: the other ranks fail now, with this rank's reason, instead
+ * of waiting for it until HCCL_CONNECT_TIMEOUT. The reason is the WARN the failure
+ * logged (since warn_seq), else the result's text. */
+static void tell_root(const hccl_addr *root, const hccl_boot_ident *ident, uint32_t nranks, uint32_t rank,
+                      const char *fn, HcclResult res, uint64_t warn_seq)
+{
+    const char *why = hccl_log_warn_seq() != warn_seq ? hccl_log_last_warn() : hccl_result_str(res);
+    hccl_boot_report_failure(root, ident, nranks, rank, fn, why);
+    hccl_boot_root_linger(ident->id, ROOT_LINGER_NS);
+}
+
 static HcclResult init_with_root(uint32_t nranks, const hccl_addr *root_addr, const hccl_boot_ident *ident,
                                  uint32_t rank, const hccl_comm_cfg *cfg, int avoid_loopback, const char *hint,
-                                 hccl_comm **out)
+                                 const char *fn, hccl_comm **out)
 {
     HcclResult res;
+    uint64_t warn_seq = hccl_log_warn_seq();
     hccl_comm *c = comm_alloc(rank, nranks, cfg);
-    if (!c) return HCCL_E_MEMORY;
+    if (!c) {
+        tell_root(root_addr, ident, nranks, rank, fn, HCCL_E_MEMORY, warn_seq);
+        return HCCL_E_MEMORY;
+    }
     c->ident = *ident;
-    CHECK_GOTO(name_is_free(c, "communicator init", " (HcclCommConfig.hcclCommName must be unique)"), res, fail);
-    CHECK_GOTO(open_listener(c, root_addr, avoid_loopback), res, fail);
+    CHECK_GOTO(name_is_free(c, "communicator init", " (HcclCommConfig.hcclCommName must be unique)"), res,
+               fail_unjoined);
+    CHECK_GOTO(open_listener(c, root_addr, avoid_loopback), res, fail_unjoined);
     hccl_boot_peer self = c->peers[rank];
-    CHECK_GOTO(hccl_boot_join(root_addr, ident, nranks, &self, hccl_boot_connect_timeout_ns(), hint, c->peers), res,
-               fail);
+    /* A failed join needs no report: the root refused us, or cannot be reached. */
+    res = hccl_boot_join(root_addr, ident, nranks, &self, hccl_boot_connect_timeout_ns(), hint, c->peers);
+    if (res == HCCL_E_PARA) hccl_boot_root_linger(ident->id, ROOT_LINGER_NS); /* refused */
+    if (res != HCCL_SUCCESS) goto fail;
     CHECK_GOTO(setup(c), res, fail);
     *out = c;
     return HCCL_SUCCESS;
+fail_unjoined:
+    comm_free(c); /* first: its descriptors may be what the report needs */
+    tell_root(root_addr, ident, nranks, rank, fn, res, warn_seq);
+    return res;
 fail:
     comm_free(c);
     return res;
+}
+
+/* Whether a root info's blob is one of ours with a usable root address. */
+static int root_blob_ok(const hccl_root_blob *b)
+{
+    return b->magic == HCCL_ROOT_MAGIC && b->version == HCCL_ROOT_VERSION &&
+           (b->root.ss_family == AF_INET || b->root.ss_family == AF_INET6) && hccl_addr_port(&b->root) != 0;
+}
+
+void hccl_comm_root_info_failed(uint32_t nranks, const HcclRootInfo *root, uint32_t rank, const char *fn,
+                                HcclResult res, uint64_t warn_seq)
+{
+    hccl_root_blob b;
+    if (!root) return;
+    memcpy(&b, root->internal, sizeof b);
+    if (!root_blob_ok(&b) || hccl_boot_root_finished(b.id)) return;
+    hccl_boot_ident ident = {b.secret, b.id, 0};
+    tell_root(&b.root, &ident, nranks, rank, fn, res, warn_seq);
 }
 
 HcclResult hccl_comm_init_root(uint32_t nranks, const HcclRootInfo *root, uint32_t rank, const HcclCommConfig *config,
@@ -830,10 +876,15 @@ HcclResult hccl_comm_init_root(uint32_t nranks, const HcclRootInfo *root, uint32
                   "communicator; call HcclGetRootInfo for each", rank);
         return HCCL_E_PARA;
     }
-    hccl_comm_cfg cfg;
-    CHECK(hccl_comm_cfg_resolve(config, &cfg));
     hccl_boot_ident ident = {b.secret, b.id, 0};
-    return init_with_root(nranks, &b.root, &ident, rank, &cfg, 0, NULL, out);
+    hccl_comm_cfg cfg;
+    uint64_t warn_seq = hccl_log_warn_seq();
+    HcclResult res = hccl_comm_cfg_resolve(config, &cfg);
+    if (res != HCCL_SUCCESS) {
+        tell_root(&b.root, &ident, nranks, rank, "HcclCommInitRootInfo", res, warn_seq);
+        return res;
+    }
+    return init_with_root(nranks, &b.root, &ident, rank, &cfg, 0, NULL, "HcclCommInitRootInfo", out);
 }
 
 /* ---- launcher environment ------------------------------------------------------- */
@@ -894,7 +945,8 @@ HcclResult hccl_comm_init_env(const HcclCommConfig *config, hccl_comm **out)
     }
     HCCL_INFO(INIT, "rank %u of %u from the %s environment; root %s", env.rank, env.nranks, env.source,
               hccl_addr_str(&root));
-    return init_with_root(env.nranks, &root, &ident, env.rank, &cfg, named_loopback, hint[0] ? hint : NULL, out);
+    return init_with_root(env.nranks, &root, &ident, env.rank, &cfg, named_loopback, hint[0] ? hint : NULL,
+                          "HcclCommInitFromEnv", out);
 }
 
 /* ---- rank table ------------------------------------------------------------------ */

@@ -94,6 +94,13 @@ HcclResult hccl_comm_init_env(const HcclCommConfig *config, hccl_comm **out);
 HcclResult hccl_comm_split(hccl_comm *parent, uint32_t nranks, const uint32_t *rank_ids, uint64_t sub_id,
                            uint32_t sub_rank, const HcclCommConfig *config, hccl_comm **out);
 HcclResult hccl_comm_get_root_info(HcclRootInfo *root);
+/* fn(nranks, root, rank) failed (res) before this rank could join the root, in checks
+ * the caller made: tell the root, if the root info is usable and its root may still
+ * serve (best effort, about a second at most), so the other ranks fail now with this
+ * rank's reason (its WARN since warn_seq, hccl_log_warn_seq) instead of at
+ * HCCL_CONNECT_TIMEOUT. */
+void hccl_comm_root_info_failed(uint32_t nranks, const HcclRootInfo *root, uint32_t rank, const char *fn,
+                                HcclResult res, uint64_t warn_seq);
 
 /* Registry. acquire takes a reference on a live handle (E_PTR for NULL, E_PARA for
  * an unknown or destroyed one, with a warning that names fn, the API call); release

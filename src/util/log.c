@@ -242,7 +242,11 @@ static __thread uint64_t warn_ns;    /* when it was logged (hccl_now_ns()), 0: n
 
 uint64_t hccl_log_last_warn_ns(void) { return warn_ns; }
 
+static __thread uint64_t warn_seq; /* WARN messages this thread logged */
+
 const char *hccl_log_last_warn(void) { return last_warn; }
+
+uint64_t hccl_log_warn_seq(void) { return warn_seq; }
 
 const char *hccl_log_warn_since(uint64_t t) { return warn_ticks && warn_ticks >= t ? last_warn : NULL; }
 
@@ -259,6 +263,7 @@ void hccl_log(hccl_log_level level, unsigned subsys, const char *file, int line,
         size_t l = strnlen(msg, sizeof last_warn - 1);
         memcpy(last_warn, msg, l);
         last_warn[l] = 0;
+        warn_seq++;
         warn_ticks = hccl_ticks_if_started(); /* no operation began before a first timestamp */
         warn_ns = hccl_now_ns();
     }

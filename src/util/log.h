@@ -35,6 +35,9 @@ void hccl_log_set_rank(uint32_t rank);
 /* The calling thread's most recent WARN message (without the line's prefix), whether
  * HCCL_DEBUG printed it or not; "" if none. */
 const char *hccl_log_last_warn(void);
+/* How many WARN messages the calling thread has logged: whether hccl_log_last_warn is
+ * the reason of a call that began when it was another value. */
+uint64_t hccl_log_warn_seq(void);
 /* The calling thread's last WARN message if it was logged at or after t (hccl_ticks),
  * else NULL: whether an operation that began at t logged one, with nothing to read
  * before it (no cost on the success path). */

@@ -140,6 +140,7 @@ int scen_nothread(int argc, char **argv);
 int scen_ranktable(int argc, char **argv);
 int scen_nranks(int argc, char **argv);
 int scen_reuse(int argc, char **argv);
+int scen_rank_fails(int argc, char **argv);
 int scen_setup_death(int argc, char **argv);
 int scen_algo(int argc, char **argv);
 int scen_whitelist(int argc, char **argv);

@@ -908,6 +908,140 @@ int scen_reuse(int argc, char **argv)
     return 0;
 }
 
+/* ---- a rank whose creation fails before it joins ------------------------------------------------ */
+
+/* 3 ranks of one root info; rank 2's HcclCommInitRootInfo fails in its own checks or
+ * set-up, before it reaches the root. It tells the root, which refuses the group: ranks
+ * 0 and 1 must fail within seconds (HCCL_CONNECT_TIMEOUT=30) with HCCL_E_PARA, and their
+ * error text must name rank 2 (by pid and what it passed, when its rank id is the bad
+ * argument) and its reason. Cases:
+ *   rank    rank 2 passes rank id 7, at once: its report is the root's first news
+ *   comm    rank 2 passes comm = NULL, at once: the report gives the root the group's size
+ *   ifname  rank 2 has HCCL_SOCKET_IFNAME=<no such interface> and comes last, when the
+ *           others already wait at the root */
+static void fails_body(fault_ctx *c)
+{
+    const char *cs = c->arg;
+    char pid[32];
+    snprintf(pid, sizeof pid, "pid %d ", (int)getpid());
+    if (c->rank == 2) {
+        HcclComm comm = NULL;
+        HcclResult rc;
+        if (!strcmp(cs, "rank")) {
+            rc = HcclCommInitRootInfo(3, &g_sh->root, 7, &comm);
+        } else if (!strcmp(cs, "comm")) {
+            rc = HcclCommInitRootInfo(3, &g_sh->root, 2, NULL);
+        } else {
+            usleep(500000);
+            setenv("HCCL_SOCKET_IFNAME", "hcclnosuchif0", 1);
+            rc = HcclCommInitRootInfo(3, &g_sh->root, 2, &comm);
+        }
+        char msg[1024];
+        snprintf(msg, sizeof msg, "%s", HcclGetLastErrorMessage());
+        fprintf(stderr, "FAULT-TEST INFO: rank 2 failed with %d: %s\n", (int)rc, msg);
+        FCHECK(c, rc != HCCL_SUCCESS, "rank 2's HcclCommInitRootInfo succeeded");
+        if (rc == HCCL_SUCCESS) HcclCommDestroy(comm);
+        /* Its own reason stays its last error: telling the root logs no WARN. */
+        FCHECK(c, strstr(msg, !strcmp(cs, "ifname") ? "hcclnosuchif0" : "HcclCommInitRootInfo:"),
+               "rank 2's own error text is not its reason: \"%s\"", msg);
+        snprintf(g_sh->fifo, sizeof g_sh->fifo, "%s", pid); /* for the others' check */
+        atomic_store(&g_sh->flag[0], 1);
+        return;
+    }
+    if (!strcmp(cs, "comm")) usleep(300000); /* after rank 2's report */
+    fault_step(c, "HcclCommInitRootInfo(3, root, %d) with rank 2 failing (%s)", c->rank, cs);
+    double t0 = fault_now();
+    HcclComm comm = NULL;
+    HcclResult rc = HcclCommInitRootInfo(3, &g_sh->root, (uint32_t)c->rank, &comm);
+    double dt = fault_now() - t0;
+    char msg[1024];
+    snprintf(msg, sizeof msg, "%s", HcclGetLastErrorMessage());
+    fprintf(stderr, "FAULT-TEST INFO: init returned %d after %.2f s: %s\n", (int)rc, dt, msg);
+    if (rc == HCCL_SUCCESS) HcclCommDestroy(comm);
+    FCHECK(c, rc == HCCL_E_PARA, "HcclCommInitRootInfo returned %d (%s), not HCCL_E_PARA", (int)rc,
+           HcclGetErrorString(rc));
+    FCHECK(c, dt < 5.0, "HcclCommInitRootInfo took %.2f s to fail (HCCL_CONNECT_TIMEOUT=30)", dt);
+    FCHECK(c, fault_wait_flag(0, 1, 10.0), "rank 2 never finished");
+    const char *who = !strcmp(cs, "rank") ? "which passed rank 7 and nRanks 3) failed HcclCommInitRootInfo before joining"
+                                          : ") failed HcclCommInitRootInfo before joining";
+    const char *why = !strcmp(cs, "rank")   ? "rank 7 / nRanks 3 is invalid"
+                      : !strcmp(cs, "comm") ? "comm is NULL"
+                                            : "HCCL_SOCKET_IFNAME=hcclnosuchif0 matches no interface";
+    FCHECK(c, strstr(msg, who) && strstr(msg, why) && strstr(msg, g_sh->fifo) &&
+                  (!strcmp(cs, "rank") || strstr(msg, "rank 2 (pid ")),
+           "the error text does not name rank 2 (%s) and its reason: \"%s\"", g_sh->fifo, msg);
+}
+
+/* --case env: a launch (HcclCommInitFromEnv) whose rank 0, which hosts the root, fails
+ * (HCCL_SOCKET_IFNAME=<no such interface>); ranks 1 and 2 come 300 ms later. Rank 0 must
+ * keep its root until they got the reason, not exit with it and leave them to find no
+ * root until HCCL_CONNECT_TIMEOUT. */
+static void fails_env_body(fault_ctx *c)
+{
+    env_set_rank(c->rank);
+    HcclComm comm = NULL;
+    char msg[1024];
+    if (c->rank == 0) {
+        setenv("HCCL_SOCKET_IFNAME", "hcclnosuchif0", 1);
+        HcclResult rc = HcclCommInitFromEnv(NULL, &comm);
+        snprintf(msg, sizeof msg, "%s", HcclGetLastErrorMessage());
+        FCHECK(c, rc != HCCL_SUCCESS, "rank 0's HcclCommInitFromEnv succeeded");
+        if (rc == HCCL_SUCCESS) HcclCommDestroy(comm);
+        FCHECK(c, strstr(msg, "hcclnosuchif0"), "rank 0's own error text is not its reason: \"%s\"", msg);
+        snprintf(g_sh->fifo, sizeof g_sh->fifo, "pid %d ", (int)getpid());
+        atomic_store(&g_sh->flag[0], 1);
+        return; /* and the process exits */
+    }
+    usleep(300000);
+    double t0 = fault_now();
+    HcclResult rc = HcclCommInitFromEnv(NULL, &comm);
+    double dt = fault_now() - t0;
+    snprintf(msg, sizeof msg, "%s", HcclGetLastErrorMessage());
+    fprintf(stderr, "FAULT-TEST INFO: init returned %d after %.2f s: %s\n", (int)rc, dt, msg);
+    if (rc == HCCL_SUCCESS) HcclCommDestroy(comm);
+    FCHECK(c, rc == HCCL_E_PARA, "HcclCommInitFromEnv returned %d (%s), not HCCL_E_PARA", (int)rc,
+           HcclGetErrorString(rc));
+    FCHECK(c, dt < 5.0, "HcclCommInitFromEnv took %.2f s to fail (HCCL_CONNECT_TIMEOUT=30)", dt);
+    FCHECK(c, fault_wait_flag(0, 1, 10.0), "rank 0 never finished");
+    FCHECK(c, strstr(msg, "rank 0 (pid ") && strstr(msg, g_sh->fifo) &&
+                  strstr(msg, "failed HcclCommInitFromEnv before joining: HCCL_SOCKET_IFNAME=hcclnosuchif0"),
+           "the error text does not name rank 0 (%s) and its reason: \"%s\"", g_sh->fifo, msg);
+}
+
+int scen_rank_fails(int argc, char **argv)
+{
+    const char *only = case_arg(argc, argv);
+    static const char *cases[] = {"rank", "comm", "ifname"};
+    setenv("HCCL_CONNECT_TIMEOUT", "30", 1);
+    if (!only || !strcmp(only, "env")) {
+        for (int attempt = 0; attempt < 3; attempt++) { /* as in scen_stray: ports taken by another test */
+            int port = fault_free_ports(2);
+            if (port < 0) {
+                fault_fail(NULL, "no free ports");
+                return 0;
+            }
+            env_common(port);
+            atomic_store(&g_sh->flag[0], 0);
+            g_sh->fifo[0] = 0;
+            fault_job job = {.name = "rank_fails_env", .nranks = ENV_N, .init = INIT_NONE, .body = fails_env_body,
+                             .watchdog_s = 40};
+            fault_run(&job);
+            if (!job.failed_checks || !fault_output_has(0, "cannot listen", "already in use", NULL)) break;
+            fault_forgive(&job);
+        }
+    }
+    for (int k = 0; k < 3; k++) {
+        if (only && strcmp(only, cases[k])) continue;
+        if (parent_root_info() != 0) return 0;
+        atomic_store(&g_sh->flag[0], 0);
+        g_sh->fifo[0] = 0;
+        fault_job job = {.name = "rank_fails", .nranks = 3, .init = INIT_NONE, .body = fails_body,
+                         .arg = (void *)cases[k], .watchdog_s = 40};
+        fault_run(&job);
+    }
+    return 0;
+}
+
 /* ---- a root that runs out of file descriptors ---------------------------------------------- */
 
 /* Lowers RLIMIT_NOFILE to 64 and opens /dev/null until no descriptor is left; the
