@@ -243,6 +243,8 @@ def _make_error(code, opname, comm, peer, detail, warn=""):
         if detail:
             msg += ": " + detail
         m = re.search(r"ranks that never arrived: ([\d, -]+)", detail or "")
+        if not m:  # a rank that failed on its own before it joined, and told the root
+            m = re.search(r"\brank (\d+) \(pid \d+ on [^)]*\) failed \w+ before joining", detail or "")
         return HcclError(msg, code, opname, None, _ranks_in(m.group(1)) if m else None)
     ranks = _global_ranks(comm)
     g = (lambda r: ranks[r] if ranks is not None and 0 <= r < len(ranks) else r)

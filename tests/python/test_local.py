@@ -1,9 +1,11 @@
 """Single-process tests: argument checking, dtype mapping, errors, async handles and
 ranks as threads (communicators from HcclCommInitAll / root info in one process)."""
+import os
 import re
 import subprocess
 import sys
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -355,6 +357,45 @@ def test_root_info_in_threads():
         hccl.barrier(group=comms[0])
     with pytest.raises(ValueError, match="4108 bytes"):
         hccl.comm_init_root_info(2, b"short", 0)
+
+
+def test_rank_failing_before_it_joins_fails_the_others_at_once():
+    # A rank whose creation fails on its own (here: a rank id out of range) tells the
+    # root: the ranks waiting there fail at once with its reason, not after
+    # HCCL_CONNECT_TIMEOUT with "never arrived".
+    info = hccl.get_root_info()
+    errs = [None] * 2
+
+    def make(i):
+        try:
+            hccl.comm_init_root_info(3, info, i).destroy()
+        except hccl.HcclError as e:
+            errs[i] = e
+
+    old = os.environ.get("HCCL_CONNECT_TIMEOUT")
+    os.environ["HCCL_CONNECT_TIMEOUT"] = "30"  # read as each rank starts
+    try:
+        t0 = time.monotonic()
+        ts = [threading.Thread(target=make, args=(i,)) for i in range(2)]
+        for t in ts:
+            t.start()
+        with pytest.raises(hccl.HcclError, match="rank 5 / nRanks 3 is invalid"):
+            hccl.comm_init_root_info(3, info, 5)
+        for t in ts:
+            t.join(60)
+        assert time.monotonic() - t0 < 10
+    finally:
+        if old is None:
+            del os.environ["HCCL_CONNECT_TIMEOUT"]
+        else:
+            os.environ["HCCL_CONNECT_TIMEOUT"] = old
+    for e in errs:
+        assert e is not None and e.code_name == "HCCL_E_PARA", e
+        assert "which passed rank 5 and nRanks 3) failed HcclCommInitRootInfo before joining" in str(e), e
+    # Where its rank id is valid, the error names it among the peers.
+    e = hccl._api._make_error(4, "comm_init_root_info", None, None,
+                              "rank 0: rank 2 (pid 7 on node-a) failed HcclCommInitRootInfo before joining: why")
+    assert e.peers == [2], e.peers
 
 
 def test_dropped_handle_waits(two):
