@@ -25,6 +25,12 @@ trap 'rm -rf "$T"' EXIT
 "$AR" -n 2>/dev/null; check_rc "missing value" 2 $?
 "$AR" extra 2>/dev/null; check_rc "stray argument" 2 $?
 "$AR" -g 2 -r 2 -b 8 -e 8 >/dev/null 2>&1; check_rc "root outside the ranks" 2 $?
+# A -e near SIZE_MAX once wrapped the buffer size (-e + margin) to a few bytes: SIGSEGV.
+"$AR" -b 8 -e 18446744073709551615 -n 1 -w 0 >/dev/null 2>&1; check_rc "-e near SIZE_MAX" 2 $?
+"$AR" -e 2T >/dev/null 2>&1; check_rc "-e above 1T" 2 $?
+# An unknown option with letters after it: named, not the word before it.
+"$AR" -b 8 -t4 2>"$T/err" >/dev/null; check_rc "unknown -t4" 2 $?
+grep -q "invalid option '-t'" "$T/err" && pass "-t4 named" || { fail "-t4 named"; cat "$T/err"; }
 
 "$AR" -b 128K -e 128K -n 1 -w 0 > "$T/out"; check_rc "128K run" 0 $?
 grep -Eq '^ +131072 +32768 +float +sum +-1 ' "$T/out" && pass "128K parsed" || { fail "128K parsed"; cat "$T/out"; }

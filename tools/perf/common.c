@@ -32,6 +32,7 @@
 #define INFO_BYTES 64
 #define SENTINEL 0x7f /* byte pattern of unwritten receive memory: out of every value range */
 #define VALUE_CAP 100.0
+#define MAX_BYTES (1ull << 40) /* largest -e: far beyond any memory, far below SIZE_MAX */
 
 typedef struct perf_args {
     size_t minbytes, maxbytes, stepbytes;
@@ -152,7 +153,7 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: %s [options]\n"
             "  -b, --minbytes SIZE      smallest size (default 32M); sizes take K, M, G suffixes (x1024)\n"
-            "  -e, --maxbytes SIZE      largest size (default 32M)\n"
+            "  -e, --maxbytes SIZE      largest size, at most 1T (default 32M)\n"
             "  -f, --stepfactor F       multiply the size by F (> 1) each step\n"
             "  -i, --stepbytes SIZE     else add SIZE each step (default 1M)\n"
             "  -n, --iters N            timed iterations (default 20)\n"
@@ -241,11 +242,17 @@ static int parse_args(int argc, char **argv)
     A.agg = 1;
     A.ngpus = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":b:e:f:i:n:w:c:o:d:r:a:m:z:S:g:h", longopts, NULL)) != -1) {
+    for (;;) {
+        const int cur = optind;
         char *end;
+        c = getopt_long(argc, argv, ":b:e:f:i:n:w:c:o:d:r:a:m:z:S:g:h", longopts, NULL);
+        if (c == -1) break;
         switch (c) {
         case 'b': if (parse_size(optarg, &A.minbytes)) return bad_arg("size for -b", optarg); break;
-        case 'e': if (parse_size(optarg, &A.maxbytes)) return bad_arg("size for -e", optarg); break;
+        case 'e': /* buffers are maxbytes plus a margin: near SIZE_MAX that would wrap to a few bytes */
+            if (parse_size(optarg, &A.maxbytes) || A.maxbytes > MAX_BYTES)
+                return bad_arg("size for -e (at most 1T)", optarg);
+            break;
         case 'i':
             if (parse_size(optarg, &A.stepbytes) || A.stepbytes == 0) return bad_arg("increment for -i", optarg);
             break;
@@ -268,7 +275,13 @@ static int parse_args(int argc, char **argv)
         case 'g': if (parse_int(optarg, 1, 1024, &A.ngpus)) return bad_arg("thread rank count", optarg); break;
         case 'h': usage(stdout); return -1;
         case ':': return bad_arg("use of option without its value", argv[optind - 1]);
-        default: return bad_arg("option", argv[optind - 1]);
+        default: {
+            /* getopt stays on a word while letters follow the bad one ("-t4"): name the
+             * option itself, not the word before it. */
+            const char *word = optind > cur ? argv[optind - 1] : argv[optind];
+            char opt[3] = {'-', (char)optopt, '\0'};
+            return bad_arg("option", strncmp(word, "--", 2) != 0 && optopt ? opt : word);
+        }
         }
     }
     if (optind < argc) return bad_arg("argument", argv[optind]);
