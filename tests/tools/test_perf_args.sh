@@ -34,6 +34,14 @@ grep -q "invalid option '-t'" "$T/err" && pass "-t4 named" || { fail "-t4 named"
 
 "$AR" -b 128K -e 128K -n 1 -w 0 > "$T/out"; check_rc "128K run" 0 $?
 grep -Eq '^ +131072 +32768 +float +sum +-1 ' "$T/out" && pass "128K parsed" || { fail "128K parsed"; cat "$T/out"; }
+# A factor that does not grow the size by an element (8 * 1.01, 0 * 2) steps one
+# element instead of ending the sweep at -b.
+"$AR" -b 8 -e 32 -f 1.01 -n 1 -w 0 > "$T/out"; check_rc "-f 1.01 run" 0 $?
+sizes=$(awk '/^ / {printf "%s ", $1}' "$T/out")
+[ "$sizes" = "8 12 16 20 24 28 32 " ] && pass "-f 1.01 reaches -e" || fail "-f 1.01 sizes: $sizes"
+"$AR" -b 0 -e 32 -f 2 -d double -n 1 -w 0 > "$T/out"; check_rc "-b 0 -f 2 run" 0 $?
+sizes=$(awk '/^ / {printf "%s ", $1}' "$T/out")
+[ "$sizes" = "0 8 16 32 " ] && pass "-b 0 -f 2 reaches -e" || fail "-b 0 -f 2 sizes: $sizes"
 "$AR" -b 1K -e 1K -n 1 -w 0 -c 0 > "$T/out"; check_rc "-c 0 run" 0 $?
 grep -Eq '^ +1024 .* N/A$' "$T/out" && pass "-c 0 prints N/A" || { fail "-c 0 prints N/A"; cat "$T/out"; }
 "$AR" -b 8 -e 8 -o avg > "$T/out"; check_rc "-o avg" 0 $?

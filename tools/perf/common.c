@@ -636,6 +636,10 @@ static int rank_main(rank_ctx *x, int nprocs)
                 if (A.stepfactor > 1.0) {
                     double nx = (double)size * A.stepfactor;
                     next = nx >= (double)SIZE_MAX ? SIZE_MAX : (size_t)nx;
+                    /* At least one element more: 0 * f, or 8 * 1.01 rounded down, would
+                     * otherwise end the sweep at its first size, far below -e. */
+                    if (next < size + d.dtype->size)
+                        next = size + d.dtype->size < size ? SIZE_MAX : size + d.dtype->size;
                 } else {
                     next = size + A.stepbytes < size ? SIZE_MAX : size + A.stepbytes;
                 }
