@@ -540,14 +540,36 @@ def main():
         a.sizes, a.factor = "8:128M", 4
     if a.quick:
         a.sizes, a.iters, a.warmup = ("8:1M" if a.sizes == "8:128M" else a.sizes), 5, 2
-    lo, hi = a.sizes.split(":")
-    a.minbytes, a.maxbytes = parse_size(lo), parse_size(hi)
+    try:
+        lo, hi = a.sizes.split(":")
+        a.minbytes, a.maxbytes = parse_size(lo), parse_size(hi)
+    except ValueError:
+        p.error("bad --sizes %r (MIN:MAX bytes, e.g. 8:128M)" % a.sizes)
+    if not 0 <= a.minbytes <= a.maxbytes:
+        p.error("bad --sizes %r (0 <= MIN <= MAX)" % a.sizes)
+    for name, lowest in (("factor", 2), ("iters", 1), ("warmup", 0), ("repeat", 1), ("timeout", 1), ("jobs", 1)):
+        if getattr(a, name) < lowest:
+            p.error("bad --%s %d (at least %d)" % (name, getattr(a, name), lowest))
     a.build = a.build_root = os.path.abspath(a.build)
     a.out = os.path.abspath(a.out or os.path.join(a.build, "bench-results"))
+
+    def nranks(s, what):
+        try:
+            n = int(s)
+        except ValueError:
+            n = 0
+        if n < 1:
+            p.error("bad rank count %r in %s" % (s, what))
+        return n
     if a.set:
-        sets = [(int(s.split(":")[0]), s.split(":")[1].split(",")) for s in a.set]
+        sets = []
+        for s in a.set:
+            if ":" not in s:
+                p.error("bad --set %r (NP:OPS, e.g. 4:allreduce)" % s)
+            n, ops = s.split(":", 1)
+            sets.append((nranks(n, "--set " + s), ops.split(",")))
     else:
-        sets = [(int(n), a.ops.split(",")) for n in a.np.split(",")]
+        sets = [(nranks(n, "--np " + a.np), a.ops.split(",")) for n in a.np.split(",")]
     for _, ops in sets:
         for op in ops:
             if op not in OPS:
