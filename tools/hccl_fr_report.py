@@ -18,7 +18,8 @@ is frozen, or died), including ranks for which no dump was found.
 rank, one span per operation; queued time as a separate span) that chrome://tracing
 and https://ui.perfetto.dev open.
 
-Exit status: 0 when a report was made, 2 when no dump could be read.
+Exit status: 0 when a report was made, 2 when no dump could be read, 1 when the
+--chrome-trace file could not be written (the report is printed first).
 """
 import argparse
 import json
@@ -289,7 +290,11 @@ def main(argv=None):
     else:
         print_report(report, problems)
     if a.chrome_trace:
-        chrome_trace(dumps, a.chrome_trace)
+        try:
+            chrome_trace(dumps, a.chrome_trace)
+        except OSError as e:
+            print("cannot write the Chrome trace %s: %s" % (a.chrome_trace, e.strerror or e), file=sys.stderr)
+            return 1
         if not a.json:
             print("Chrome trace written to %s (open in https://ui.perfetto.dev or chrome://tracing)" % a.chrome_trace)
     return 0

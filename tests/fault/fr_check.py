@@ -147,6 +147,11 @@ def main():
         except (OSError, ValueError, KeyError) as e:
             check(False, "trace %s unusable: %s" % (trace, e))
 
+        # an unwritable trace path: a message and exit 1 after the report, not a traceback
+        rc, out = run([py, tool, "--chrome-trace", os.path.join(work, "no-such-dir", "t.json"), d1])
+        check(rc == 1 and "cannot write the Chrome trace" in out and "Traceback" not in out,
+              "--chrome-trace into a missing directory: exit %d\n%s" % (rc, out[-2000:]))
+
         # ---- 2. dumps on request from a healthy job ----
         d2 = os.path.join(work, "frdump")
         env = dict(os.environ)
