@@ -5,6 +5,7 @@
 
 #include "runtime/devarena.h"
 #include "util/param.h"
+#include "util/util.h"
 
 #include <pthread.h>
 #include <string.h>
@@ -88,7 +89,7 @@ static int dir_open(void)
     if (dir_failed) return 0;
     pthread_once(&atfork_once, install_atfork);
     int fd = memfd_create("hccl-dir", MFD_CLOEXEC);
-    if (fd >= 0 && ftruncate(fd, (off_t)HCCL_SHAREMEM_DIR_BYTES) == 0) {
+    if (fd >= 0 && hccl_shm_file_size(fd, HCCL_SHAREMEM_DIR_BYTES, 0) == 0) {
         void *p = mmap(NULL, HCCL_SHAREMEM_DIR_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
         if (p != MAP_FAILED) {
             dir = p;
@@ -143,7 +144,7 @@ void *hccl_sharemem_alloc(size_t len)
         close(fd);
         fd = -1;
     }
-    if (fd >= 0 && ftruncate(fd, (off_t)len) == 0) {
+    if (fd >= 0 && hccl_shm_file_size(fd, len, 0) == 0) { /* else private memory */
         p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
         if (p == MAP_FAILED) p = NULL;
     }

@@ -5,12 +5,16 @@
 
 #include "util/spin.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 static inline uint64_t clock_ns(clockid_t id)
 {
@@ -76,6 +80,17 @@ void hccl_prefault(void *p, size_t len)
 {
     if (p && len) (void)madvise(p, len, MADV_POPULATE_WRITE);
 }
+
+int hccl_shm_file_size(int fd, size_t len, int reserve)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && (uint64_t)len > (uint64_t)rl.rlim_cur)
+        return EFBIG;
+    if (reserve) return posix_fallocate(fd, 0, (off_t)len);
+    return ftruncate(fd, (off_t)len) == 0 ? 0 : errno;
+}
+
+const char *hccl_fsize_hint(int err) { return err == EFBIG ? " (above RLIMIT_FSIZE, ulimit -f)" : ""; }
 
 int hccl_mul_overflow(uint64_t a, uint64_t b, uint64_t *out) { return __builtin_mul_overflow(a, b, out) ? -1 : 0; }
 

@@ -48,6 +48,17 @@ int hccl_thread_start(pthread_t *t, void *(*fn)(void *), void *arg);
  * no-op). The data is not touched. */
 void hccl_prefault(void *p, size_t len);
 
+/* Give a new shared-memory file (shm_open, memfd_create) its size of len bytes:
+ * posix_fallocate when reserve (the pages are taken now, so a full tmpfs fails here and
+ * not with SIGBUS at the first touch), else ftruncate (sparse). A len above
+ * RLIMIT_FSIZE (ulimit -f) fails with EFBIG without asking the kernel, which would
+ * also send SIGXFSZ: by default that kills the whole process. Returns 0 or an errno
+ * value. */
+int hccl_shm_file_size(int fd, size_t len, int reserve);
+
+/* " (above RLIMIT_FSIZE, ulimit -f)" for EFBIG, else "": to follow strerror(err). */
+const char *hccl_fsize_hint(int err);
+
 /* Overflow-checked a*b; returns 0 and sets *out, or -1 on overflow. */
 int hccl_mul_overflow(uint64_t a, uint64_t b, uint64_t *out);
 

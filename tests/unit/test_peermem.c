@@ -4,7 +4,8 @@
  * parent's later writes; after fork the child's own copies are private; a freed
  * buffer is never returned, a reallocated one is remapped; small aclrtMalloc buffers
  * (blocks of runtime/devarena.c) are mapped too; ranges that leave an allocation and
- * host (heap) allocations give NULL.
+ * host (heap) allocations give NULL; an allocation above RLIMIT_FSIZE is private
+ * memory.
  */
 #include "tinytest.h"
 
@@ -16,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -68,6 +70,27 @@ static int child(uint32_t ppid, int dirfd, uint64_t *buf, uint64_t *small, uint6
     return bad;
 }
 
+/* RLIMIT_FSIZE (ulimit -f) below an allocation's size: aclrtMalloc still succeeds,
+ * with private memory (sizing the memfd used to raise SIGXFSZ, which killed the
+ * process). In a child, whose directory is new (below the limit too). */
+static void test_fsize_limit(void)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        struct rlimit rl = {16384, 16384};
+        if (setrlimit(RLIMIT_FSIZE, &rl) != 0) _exit(10);
+        uint64_t *p = NULL;
+        if (aclrtMalloc((void **)&p, BIG, ACL_MEM_MALLOC_HUGE_FIRST) != ACL_SUCCESS || !p) _exit(11);
+        if (p[0] != 0 || p[BIG / 8 - 1] != 0) _exit(12);
+        p[0] = p[BIG / 8 - 1] = 5;
+        _exit(aclrtFree(p) == ACL_SUCCESS ? 0 : 13);
+    }
+    int st = 0;
+    TT_ASSERT(pid > 0 && waitpid(pid, &st, 0) == pid);
+    TT_ASSERT_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child %s %d", WIFEXITED(st) ? "exit status" : "signal",
+                  WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
+}
+
 int main(void)
 {
     TT_ASSERT_EQ(aclInit(NULL), ACL_SUCCESS);
@@ -76,6 +99,7 @@ int main(void)
     TT_ASSERT_EQ(aclrtMalloc((void **)&buf, BIG, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
     TT_ASSERT_EQ(aclrtMalloc((void **)&small, 64, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
     TT_ASSERT_EQ(aclrtMallocHost((void **)&host, 64), ACL_SUCCESS);
+    test_fsize_limit();
     int dirfd = aclrtInternalShareDirAcquire();
 #ifdef __SANITIZE_THREAD__
     TT_ASSERT(dirfd < 0); /* no shared device memory under TSan */

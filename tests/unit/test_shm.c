@@ -550,6 +550,33 @@ static void test_creator_fails(void)
                   "HCCL_E_UNAVAIL, 16: the stream lost step)", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
 }
 
+/* RLIMIT_FSIZE (ulimit -f) below the segment's size: the creator fails (the mapping
+ * side gets HCCL_E_UNAVAIL, both fall back to TCP) and nothing is left in /dev/shm.
+ * Sizing the segment used to raise SIGXFSZ, which killed the process. In a child. */
+static void test_fsize_limit(void)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        int sv[2];
+        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) _exit(10);
+        struct rlimit rl = {65536, 65536};
+        if (setrlimit(RLIMIT_FSIZE, &rl) != 0) _exit(11);
+        create_job j1 = {sv[1], 1, hccl_now_ns() + 2 * NS, 0, NULL, HCCL_E_INTERNAL};
+        pthread_t th;
+        if (pthread_create(&th, NULL, create_main, &j1) != 0) _exit(12);
+        hccl_conn *c0 = NULL;
+        HcclResult r0 = hccl_shm_conn_create(sv[0], 0, 1, hccl_now_ns() + 2 * NS, &c0);
+        pthread_join(th, NULL);
+        if (r0 != HCCL_E_MEMORY || c0) _exit(13);
+        if (j1.res != HCCL_E_UNAVAIL || j1.conn) _exit(14);
+        _exit(shm_entries_of(getpid()) == 0 ? 0 : 15);
+    }
+    int st = 0;
+    TT_ASSERT(pid > 0 && waitpid(pid, &st, 0) == pid);
+    TT_ASSERT_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child %s %d", WIFEXITED(st) ? "exit status" : "signal",
+                  WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
+}
+
 /* ------------------------------------------------------------ ping-pong */
 
 typedef struct pp_arg {
@@ -1155,6 +1182,7 @@ int main(int argc, char **argv)
 
     test_handshake();
     test_creator_fails();
+    test_fsize_limit();
 
     TT_ASSERT_EQ(run_threads(wake_reader_rank, NULL), 0);
     TT_ASSERT_EQ(run_procs(wake_reader_rank, NULL), 0);

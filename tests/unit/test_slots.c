@@ -10,7 +10,7 @@
  * and a sleep that lasts until its timeout is a lost wake-up and fails the test.
  * Also: the name is gone from /dev/shm after unlink; bad names, missing segments
  * and a wrong rank count are refused; the first rank to abort is what every mapping
- * reads.
+ * reads; a segment above RLIMIT_FSIZE fails cleanly.
  */
 #include "tinytest.h"
 
@@ -24,6 +24,7 @@
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -214,6 +215,25 @@ static void test_refusals(void)
     TT_ASSERT_EQ(shm_entries_of(getpid()), 0);
 }
 
+/* RLIMIT_FSIZE (ulimit -f) below the segment's size: creating it fails with
+ * HCCL_E_MEMORY and leaves nothing in /dev/shm (sizing it used to raise SIGXFSZ,
+ * which killed the process). In a child. */
+static void test_fsize_limit(void)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        struct rlimit rl = {512, 512};
+        if (setrlimit(RLIMIT_FSIZE, &rl) != 0) _exit(10);
+        hccl_slots *c = NULL;
+        if (hccl_slots_create(NR, 0, g_name, &c) != HCCL_E_MEMORY || c || g_name[0]) _exit(11);
+        _exit(shm_entries_of(getpid()) == 0 ? 0 : 12);
+    }
+    int st = 0;
+    TT_ASSERT(pid > 0 && waitpid(pid, &st, 0) == pid);
+    TT_ASSERT_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child %s %d", WIFEXITED(st) ? "exit status" : "signal",
+                  WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
+}
+
 /* The first rank to abort stays recorded, with the collective it failed in, seen by
  * every mapping. */
 static void test_abort(void)
@@ -256,6 +276,7 @@ static void test_cpu(void)
 int main(void)
 {
     test_refusals();
+    test_fsize_limit();
     test_abort();
     test_cpu();
     test_processes();

@@ -747,9 +747,10 @@ static HcclResult create_side(shm_conn *s, int tcp_fd, size_t ring_bytes, uint64
         return HCCL_E_SYSCALL;
     }
     /* Reserve the pages now: a full /dev/shm fails here, not with SIGBUS later. */
-    int err = posix_fallocate(fd, 0, (off_t)s->seg_bytes);
+    int err = hccl_shm_file_size(fd, s->seg_bytes, 1);
     if (err) {
-        HCCL_WARN(SHM, "cannot allocate %zu bytes in /dev/shm: %s", s->seg_bytes, strerror(err));
+        HCCL_WARN(SHM, "cannot allocate %zu bytes in /dev/shm: %s%s", s->seg_bytes, strerror(err),
+                  hccl_fsize_hint(err));
         close(fd);
         res = HCCL_E_MEMORY;
         goto refuse;

@@ -135,9 +135,10 @@ HcclResult hccl_slots_create(uint32_t nranks, uint32_t rank, char *name, hccl_sl
         return HCCL_E_SYSCALL;
     }
     /* Reserve the pages now: a full /dev/shm fails here, not with SIGBUS later. */
-    int err = posix_fallocate(fd, 0, (off_t)s->bytes);
+    int err = hccl_shm_file_size(fd, s->bytes, 1);
     HcclResult res = err ? HCCL_E_MEMORY : finish_map(s, fd, name, 1);
-    if (err) HCCL_WARN(SHM, "cannot allocate %zu bytes in /dev/shm: %s", s->bytes, strerror(err));
+    if (err)
+        HCCL_WARN(SHM, "cannot allocate %zu bytes in /dev/shm: %s%s", s->bytes, strerror(err), hccl_fsize_hint(err));
     close(fd);
     if (res != HCCL_SUCCESS) {
         shm_unlink(name);
