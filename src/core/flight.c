@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -168,13 +169,16 @@ static FILE *open_dump(const char *path, char *tmp, size_t tmp_len)
 static int write_dump(const hccl_flight *f, const char *path, const char *comm, uint32_t rank, uint32_t nranks,
                       const char *reason, const hccl_fr_entry *ops, uint32_t nops, uint32_t last_done)
 {
-    char tmp[4200];
-    FILE *o = open_dump(path, tmp, sizeof tmp);
+    /* The text is made in memory first: a file it would make larger than RLIMIT_FSIZE
+     * (ulimit -f) is not written, since the kernel would send SIGXFSZ, which kills the
+     * process by default, and a failing operation must return its error. */
+    char *text = NULL;
+    size_t text_len = 0;
+    FILE *o = open_memstream(&text, &text_len);
     if (!o) {
         HCCL_WARN(COLL, "comm %s rank %u: flight recorder: cannot write %s: %s", comm, rank, path, strerror(errno));
         return -1;
     }
-    errno = 0;
     char host[64] = "?";
     gethostname(host, sizeof host);
     host[sizeof host - 1] = 0;
@@ -207,9 +211,34 @@ static int write_dump(const hccl_flight *f, const char *path, const char *comm, 
         comma = 1;
     }
     fprintf(o, "\n]}\n");
+    int bad = ferror(o);
+    if (fclose(o) != 0 || bad || !text) {
+        HCCL_WARN(COLL, "comm %s rank %u: flight recorder: cannot write %s: %s", comm, rank, path, strerror(ENOMEM));
+        free(text);
+        return -1;
+    }
     struct stat st;
+    struct rlimit rl;
+    if ((stat(path, &st) == 0 ? S_ISREG(st.st_mode) : errno == ENOENT) && getrlimit(RLIMIT_FSIZE, &rl) == 0 &&
+        rl.rlim_cur != RLIM_INFINITY && (uint64_t)text_len > (uint64_t)rl.rlim_cur) {
+        HCCL_WARN(COLL, "comm %s rank %u: flight recorder: cannot write %s: its %zu bytes are above RLIMIT_FSIZE "
+                  "(ulimit -f)", comm, rank, path, text_len);
+        free(text);
+        return -1;
+    }
+    char tmp[4200];
+    o = open_dump(path, tmp, sizeof tmp);
+    if (!o) {
+        HCCL_WARN(COLL, "comm %s rank %u: flight recorder: cannot write %s: %s", comm, rank, path, strerror(errno));
+        free(text);
+        return -1;
+    }
+    errno = 0;
+    size_t put = fwrite(text, 1, text_len, o);
+    free(text);
     int regular = fstat(fileno(o), &st) == 0 && S_ISREG(st.st_mode); /* not /dev/full's node */
-    int bad = ferror(o), err = errno;
+    bad = put != text_len || ferror(o);
+    int err = errno;
     if (fclose(o) != 0 && !bad) {
         bad = 1;
         err = errno;

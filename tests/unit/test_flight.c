@@ -7,7 +7,8 @@
  * threads keep reusing each other's entries. Dumps of one communicator to one path
  * that overlap (a failing operation's and a watchdog's, say) leave a whole dump
  * there, never a mix of both. A default dump path stays inside its directory whatever
- * the communicator's name.
+ * the communicator's name. A dump above RLIMIT_FSIZE fails without killing the
+ * process.
  */
 #include "core/flight.h"
 #include "util/util.h"
@@ -21,6 +22,7 @@
 #include <stdlib.h>
 #include <dirent.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -192,6 +194,51 @@ static void default_path_stays_in_dir(void)
     unsetenv("HCCL_FLIGHT_RECORDER_DIR");
 }
 
+/* A dump larger than RLIMIT_FSIZE (ulimit -f) is not written: the call fails with a
+ * WARN and leaves no file, where writing it used to raise SIGXFSZ and kill the
+ * process (a failing operation dumps, so a peer's death killed the survivors). A
+ * smaller one is written. In a child. */
+static void dump_above_fsize_limit(void)
+{
+    char dir[] = "/tmp/test_flight_XXXXXX";
+    TT_ASSERT(mkdtemp(dir) != NULL);
+    char path[64];
+    snprintf(path, sizeof path, "%s/fr.json", dir);
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        hccl_flight f;
+        hccl_flight_init(&f, 2);
+        hccl_op_args a;
+        memset(&a, 0, sizeof a);
+        a.type = HCCL_OP_ALLREDUCE;
+        a.count = 8;
+        a.dtype = HCCL_DATA_TYPE_FP32;
+        for (int i = 0; i < 16; i++) hccl_flight_enqueue(&f, &a, 1);
+        struct rlimit rl = {16384, 16384};
+        if (setrlimit(RLIMIT_FSIZE, &rl) != 0) _exit(10);
+        if (hccl_flight_dump(&f, path, "comm", 0, 2, "why", NULL, 0) != 0) _exit(11); /* fits */
+        if (access(path, F_OK) != 0) _exit(12);
+        rl.rlim_cur = 512;
+        if (setrlimit(RLIMIT_FSIZE, &rl) != 0) _exit(13);
+        unlink(path);
+        if (hccl_flight_dump(&f, path, "comm", 0, 2, "why", NULL, 0) == 0) _exit(14);
+        if (access(path, F_OK) == 0) _exit(15);
+        DIR *d = opendir(dir);
+        int left = 0;
+        for (struct dirent *e; d && (e = readdir(d));) left += e->d_name[0] != '.';
+        if (d) closedir(d);
+        hccl_flight_free(&f);
+        _exit(left ? 16 : 0);
+    }
+    int st = 0;
+    TT_ASSERT(pid > 0 && waitpid(pid, &st, 0) == pid);
+    TT_ASSERT_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child %s %d", WIFEXITED(st) ? "exit status" : "signal",
+                  WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
+    unlink(path);
+    rmdir(dir);
+}
+
 /* unique_ids(size) in a child: the ring's size is fixed at the first read. */
 static void unique_ids_in_child(const char *size)
 {
@@ -216,5 +263,6 @@ int main(void)
     setenv("HCCL_FLIGHT_RECORDER_SIZE", "256", 1);
     default_path_stays_in_dir();
     overlapping_dumps();
+    dump_above_fsize_limit();
     return tt_report("test_flight");
 }
