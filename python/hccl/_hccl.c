@@ -1341,6 +1341,19 @@ static PyObject *mod_get_root_info(PyObject *self, PyObject *u)
     return PyBytes_FromStringAndSize(ri.internal, sizeof ri.internal);
 }
 
+/* exec_timeout argument: seconds, or < 0 for the default (HCCL_EXEC_TIMEOUT). */
+static int get_exec_timeout(PyObject *o, int *out)
+{
+    long v = PyLong_AsLong(o);
+    if (v == -1 && PyErr_Occurred()) return int_out_of_range(o, NULL, "exec_timeout");
+    if (v > INT32_MAX) {
+        PyErr_Format(PyExc_ValueError, "hccl: exec_timeout %ld is out of range", v);
+        return -1;
+    }
+    *out = v < 0 ? -1 : (int)v;
+    return 0;
+}
+
 static void config_timeout(HcclCommConfig *cfg, int exec_timeout)
 {
     HcclCommConfigInit(cfg);
@@ -1352,12 +1365,20 @@ static PyObject *mod_comm_init_root_info(PyObject *self, PyObject *args, PyObjec
 {
     (void)self;
     static char *kwlist[] = {"nranks", "root_info", "rank", "exec_timeout", NULL};
-    unsigned int nranks, rank;
+    PyObject *nranks_o, *rank_o, *timeout_o = NULL;
+    uint32_t nranks, rank;
     int exec_timeout = -1;
     Py_buffer ri;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "Iy*I|i:comm_init_root_info", kwlist, &nranks, &ri, &rank,
-                                     &exec_timeout))
+    /* Not "I": it wraps silently (2**32 + 2 ranks would make a communicator of 2, a
+     * rank of -1 would read as 4294967295). */
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "Oy*O|O:comm_init_root_info", kwlist, &nranks_o, &ri, &rank_o,
+                                     &timeout_o))
         return NULL;
+    if (get_u32(nranks_o, &nranks, "nranks") < 0 || get_u32(rank_o, &rank, "rank") < 0 ||
+        (timeout_o && get_exec_timeout(timeout_o, &exec_timeout) < 0)) {
+        PyBuffer_Release(&ri);
+        return NULL;
+    }
     if (ri.len != HCCL_ROOT_INFO_BYTES) {
         PyBuffer_Release(&ri);
         PyErr_Format(PyExc_ValueError, "hccl: root info must be %d bytes, not %zd", HCCL_ROOT_INFO_BYTES, ri.len);
@@ -1382,8 +1403,10 @@ static PyObject *mod_comm_init_from_env(PyObject *self, PyObject *args, PyObject
 {
     (void)self;
     static char *kwlist[] = {"exec_timeout", NULL};
+    PyObject *timeout_o = NULL;
     int exec_timeout = -1;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "|i:comm_init_from_env", kwlist, &exec_timeout)) return NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|O:comm_init_from_env", kwlist, &timeout_o)) return NULL;
+    if (timeout_o && get_exec_timeout(timeout_o, &exec_timeout) < 0) return NULL;
     HcclComm h = NULL;
     HcclCommConfig cfg;
     config_timeout(&cfg, exec_timeout);

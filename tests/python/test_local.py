@@ -398,6 +398,28 @@ def test_rank_failing_before_it_joins_fails_the_others_at_once():
     assert e.peers == [2], e.peers
 
 
+def test_root_info_rank_counts_are_not_truncated():
+    # nranks and rank were parsed as C unsigned ints, which wrap: 2**32 + 1 ranks made
+    # a communicator of 1 rank, rank 2**32 was rank 0 and -1 reached the library as
+    # 4294967295. They are range-checked like every other rank argument now.
+    info = hccl.get_root_info()
+    with pytest.raises(ValueError, match="nranks 4294967297 is out of range"):
+        hccl.comm_init_root_info(2**32 + 1, info, 0)
+    with pytest.raises(ValueError, match="nranks -1 is out of range"):
+        hccl.comm_init_root_info(-1, info, 0)
+    with pytest.raises(ValueError, match="rank 4294967296 is out of range"):
+        hccl.comm_init_root_info(1, info, 2**32)
+    with pytest.raises(ValueError, match="exec_timeout .* is out of range"):
+        hccl.comm_init_root_info(1, info, 0, 2**31)
+    with pytest.raises(ValueError, match="exec_timeout .* is out of range"):
+        hccl.comm_init_root_info(1, info, 0, exec_timeout=2**64)
+    with pytest.raises(TypeError):
+        hccl.comm_init_root_info(1.0, info, 0)
+    c = hccl.comm_init_root_info(1, info, 0, exec_timeout=5)  # the info is still unused
+    assert (c.rank, c.size) == (0, 1)
+    c.destroy()
+
+
 def test_dropped_handle_waits(two):
     # dropping an unfinished handle must not free the buffers under the operation
     def job(c):
