@@ -763,9 +763,18 @@ def _check_list(fn, name, lst, like, n, output=False):
             raise ValueError("hccl %s: %s[%d] is read-only, but the operation writes into it" % (fn, name, i))
 
 
+def _shape(t):
+    """t's shape; also for buffer objects without a .shape (bytearray, array.array) and
+    objects with __array_interface__ only."""
+    if _is_torch(t) or hasattr(t, "shape"):
+        return tuple(t.shape)
+    v = _exported(t)
+    return tuple(v.shape) if v is not None else tuple(memoryview(t).shape)
+
+
 def _rows(t):
     """Elements per index of dimension 0 (torch-style split sizes)."""
-    shape = tuple(t.shape)
+    shape = _shape(t)
     if not shape:
         return 1
     n = _numel(t)
@@ -921,7 +930,8 @@ def all_to_all_single(output, input, output_split_sizes=None, input_split_sizes=
     n = c.size
     ri, ro = _rows(input), _rows(output)
     def nrows(t):
-        return tuple(t.shape)[0] if tuple(t.shape) else 1   # a 0-d tensor: one row
+        shape = _shape(t)
+        return shape[0] if shape else 1   # a 0-d tensor: one row
 
     if input_split_sizes is None:
         input_split_sizes = [nrows(input) // n] * n

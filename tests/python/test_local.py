@@ -614,3 +614,29 @@ def test_cpu_list_parsing():
     assert _api._cpu_list("5") == {5}
     with pytest.raises(ValueError):
         _api._cpu_list("0-x")
+
+
+def test_row_split_forms_take_buffers_without_a_shape(two):
+    # all_to_all_single with split sizes, all_gather_v and reduce_scatter_v count rows
+    # of dimension 0; they read t.shape, which bytearray, array.array and objects with
+    # only __array_interface__ lack (AttributeError), though every other form takes them.
+    import array
+
+    def job(c):
+        r = c.rank
+        inp = bytearray([10 * r + k for k in range(3)])
+        out = bytearray(4 if r == 0 else 2)
+        hccl.all_to_all_single(out, inp, output_split_sizes=[2, 2] if r == 0 else [1, 1],
+                               input_split_sizes=[2, 1], group=c)
+        gv = array.array("f", [0.0] * 3)
+        hccl.all_gather_v(gv, array.array("f", [float(r + 1)] * (r + 1)), [1, 2], group=c)
+        rs = array.array("f", [0.0] * (r + 1))
+        hccl.reduce_scatter_v(rs, array.array("f", [1.0, 2.0, 3.0]), [1, 2], group=c)
+        src = _Exported()
+        src.buf[:] = [r, r, 10 + r, 10 + r]
+        dst = _Exported()
+        hccl.all_to_all_single(dst, src, output_split_sizes=[2, 2], input_split_sizes=[2, 2], group=c)
+        return list(out), list(gv), list(rs), dst.buf.tolist()
+
+    assert both(two, job) == [([0, 1, 10, 11], [1.0, 2.0, 2.0], [2.0], [0.0, 0.0, 1.0, 1.0]),
+                              ([2, 12], [1.0, 2.0, 2.0], [4.0, 6.0], [10.0, 10.0, 11.0, 11.0])]
