@@ -414,9 +414,15 @@ class Work:
             try:
                 self._h.wait(timeout)
             except HcclError as e:
-                if self._h.is_completed():  # failed (not merely timed out): final
+                if not self._h.is_completed():  # timed out: the operation is still running
+                    raise
+                if self._h.result_code != 0:  # failed: final
+                    if timeout is not None:  # e may be the timeout that raced the failure
+                        e = self._h.exception() or e
                     self._finished, self._error = True, e
-                raise
+                    raise e
+                # Timed out, but it completed (successfully) before is_completed()
+                # looked: done, not a failure to report from every later wait().
         self._finished = True
         post, self._post = self._post, None
         if post is not None:

@@ -296,6 +296,45 @@ def test_async_wait_timeout_then_completion(two):
     assert a[0].tolist() == [3.0] * 4 and a[1].tolist() == [3.0] * 4
 
 
+class _DoneJustAfterTimeout:
+    """A Handle whose wait() gives up just before the operation completes (successfully,
+    or with a failure): the race between a wait's timeout and the operation's end."""
+
+    op = "all_reduce"
+
+    def __init__(self, result_code):
+        self.result_code, self.waits = result_code, 0
+
+    def wait(self, timeout=None):
+        self.waits += 1
+        if self.waits == 1 or self.result_code:
+            raise hccl.HcclError("gave up" if self.waits == 1 else "failed", 9 if self.waits == 1 else 4)
+        return True
+
+    def is_completed(self):
+        return True
+
+    def exception(self):
+        return hccl.HcclError("failed", 4) if self.result_code else None
+
+
+def test_wait_timeout_that_races_completion_is_not_a_failure():
+    # wait(timeout) gave up, the operation then completed before Work.wait asked
+    # is_completed(): the timeout was stored as the operation's final error, so a
+    # successful operation raised "gave up" from every later wait() and exception().
+    w = hccl.Work(_DoneJustAfterTimeout(0), post=lambda: posted.append(1))
+    posted = []
+    assert w.wait(0.01) is True and posted == [1]
+    assert w.wait() is True and w.is_success() and w.exception() is None
+    # a failure found there is the operation's own, and final
+    w = hccl.Work(_DoneJustAfterTimeout(4))
+    with pytest.raises(hccl.HcclError, match="failed"):
+        w.wait(0.01)
+    with pytest.raises(hccl.HcclError, match="failed"):
+        w.wait()
+    assert not w.is_success()
+
+
 def test_threads_as_ranks(two):
     def job(c):
         r = c.rank
