@@ -261,8 +261,20 @@ static int get_buffer(PyObject *obj, hbuf *b, int writable, const char *what)
     b->has_view = 1;
     int dt = dtype_of_format(b->view.format, b->view.itemsize);
     if (dt < 0 || dtype_size(dt) != (size_t)b->view.itemsize) {
-        PyErr_Format(PyExc_TypeError, "hccl: %s has element format '%s' (%zd bytes), which HCCL does not support",
-                     what, b->view.format ? b->view.format : "B", b->view.itemsize);
+        /* Name the dtype too where the object has one (NumPy: "complex64" says more
+         * than 'Zf'), and say why a byte-swapped number type is refused. */
+        const char *fmt = b->view.format ? b->view.format : "B";
+        PyObject *dtype = PyObject_HasAttrString(obj, "dtype") ? PyObject_GetAttrString(obj, "dtype") : NULL;
+        PyObject *dname = dtype ? PyObject_Str(dtype) : NULL;
+        const char *dn = dname ? PyUnicode_AsUTF8(dname) : NULL;
+        PyErr_Clear();
+        int swapped = (fmt[0] == '>' || fmt[0] == '!') && dtype_of_format(fmt + 1, b->view.itemsize) >= 0;
+        PyErr_Format(PyExc_TypeError, "hccl: %s has %s%s%selement format '%s' (%zd bytes), which HCCL does not "
+                     "support%s", what, dn ? "dtype " : "", dn ? dn : "", dn ? ", " : "", fmt, b->view.itemsize,
+                     swapped ? " (big-endian: pass a native byte-order copy, a.astype(a.dtype.newbyteorder('=')))"
+                             : "");
+        Py_XDECREF(dname);
+        Py_XDECREF(dtype);
         PyBuffer_Release(&b->view);
         b->has_view = 0;
         return -1;

@@ -99,6 +99,13 @@ def test_argument_errors(one):
         hccl.all_reduce(ro, group=one)
     with pytest.raises(TypeError, match="does not support"):
         hccl.all_reduce(np.zeros(2, np.complex64), group=one)
+    # the NumPy dtype is named (not only the struct format 'Zf', 'g', '>f')
+    for dt in ("complex64", "complex128", "longdouble", "object", ">f4", "S4"):
+        with pytest.raises(TypeError, match=r"has dtype %s, element format '[^']+' \(\d+ bytes\), which HCCL does "
+                           r"not support" % re.escape(str(np.dtype(dt)))):
+            hccl.all_reduce(np.zeros(2, dt), group=one)
+    with pytest.raises(TypeError, match="big-endian: pass a native byte-order copy"):
+        hccl.all_reduce(np.zeros(2, ">i2"), group=one)
     with pytest.raises(TypeError, match="must be a torch CPU tensor, a NumPy array"):
         hccl.all_reduce([1.0, 2.0], group=one)
     with pytest.raises(TypeError, match="differ"):
