@@ -392,7 +392,7 @@ class Work:
     dropped handle does). ReduceOp.AVG divides inside the operation itself.
     """
 
-    __slots__ = ("_h", "_post", "_outputs", "_finished", "_error", "__weakref__")
+    __slots__ = ("_h", "_post", "_outputs", "_finished", "_error", "_lock", "__weakref__")
 
     def __init__(self, handle, post=None, outputs=None):
         self._h = handle
@@ -400,6 +400,10 @@ class Work:
         self._outputs = outputs
         self._finished = False
         self._error = None
+        # Several threads may finish one Work (a wait() here, an is_completed() of the
+        # torch backend's completion thread there): _finished must not say True before
+        # the list is filled, so whoever runs post holds this and the others wait.
+        self._lock = threading.RLock() if post is not None else None
 
     def wait(self, timeout=None):
         if self._finished:
@@ -423,14 +427,21 @@ class Work:
                     raise e
                 # Timed out, but it completed (successfully) before is_completed()
                 # looked: done, not a failure to report from every later wait().
-        self._finished = True
-        post, self._post = self._post, None
-        if post is not None:
-            try:
-                post()
-            except BaseException as e:
-                self._error = e
-                raise
+        if self._lock is None:
+            self._finished = True
+            return True
+        with self._lock:
+            post, self._post = self._post, None
+            if post is not None:
+                try:
+                    post()
+                except BaseException as e:
+                    self._error = e
+                    raise
+                finally:
+                    self._finished = True
+        if self._error is not None:  # post failed in another thread
+            raise self._error
         return True
 
     def is_completed(self):
@@ -438,7 +449,7 @@ class Work:
             return True
         if not self._h.is_completed():
             return False
-        if self._post is not None:
+        if self._lock is not None:  # fill the lists, or wait for the thread filling them
             try:
                 self.wait()
             except Exception:  # noqa: BLE001 - exception() reports it

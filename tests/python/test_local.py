@@ -342,6 +342,46 @@ def test_wait_timeout_that_races_completion_is_not_a_failure():
     assert not w.is_success()
 
 
+class _Done:
+    """A Handle whose operation completed successfully."""
+
+    op, result_code = "all_gather", 0
+
+    def wait(self, timeout=None):
+        return True
+
+    def is_completed(self):
+        return True
+
+    def exception(self):
+        return None
+
+
+@pytest.mark.parametrize("check", ["wait", "is_completed"])
+def test_work_is_done_only_once_its_list_is_filled_whatever_the_thread(check):
+    # A list form's Work fills its list (post) in whichever thread first finds it done.
+    # It said "finished" before filling, so another thread's wait() or is_completed()
+    # returned at once and read the list while the first thread was still copying.
+    started, release, filled, seen = threading.Event(), threading.Event(), [], []
+
+    def post():
+        started.set()
+        release.wait(10)
+        filled.append(1)
+
+    w = hccl.Work(_Done(), post=post)
+    first = threading.Thread(target=w.wait)
+    first.start()
+    assert started.wait(10)
+    second = threading.Thread(target=lambda: seen.append((getattr(w, check)(), list(filled))))
+    second.start()
+    second.join(0.2)  # the post is still running: this one must wait for it
+    release.set()
+    first.join(10)
+    second.join(10)
+    assert seen == [(True, [1])]
+
+
 def test_threads_as_ranks(two):
     def job(c):
         r = c.rank
