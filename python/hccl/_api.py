@@ -582,6 +582,23 @@ def _rank(tr, r, what):
     return tr(r) if tr is not None else r
 
 
+def _exec_timeout_s(t):
+    """init()'s exec_timeout (seconds, or a timedelta) -> whole seconds for the library:
+    a positive timeout is rounded up, never truncated to 0, which means no timeout at
+    all (0.5 s used to wait forever); 0 is no timeout, a negative one the default."""
+    if isinstance(t, timedelta):
+        s = t.total_seconds()
+    elif isinstance(t, numbers.Real) and not isinstance(t, bool):
+        s = float(t)
+    else:
+        raise TypeError("hccl init: exec_timeout must be seconds (a number) or a timedelta, not %r" % (t,))
+    if s != s:
+        raise ValueError("hccl init: exec_timeout is NaN")
+    if s < 0:
+        return -1
+    return 10 ** 9 if s > 10 ** 9 else -int(-s // 1)  # the library's longest (31 years); else ceil
+
+
 def init(exec_timeout=None):
     """Create (once) the world communicator from the launcher's environment: torchrun,
     hcclrun (RANK/WORLD_SIZE/MASTER_ADDR/MASTER_PORT), Slurm, Open MPI or MPICH
@@ -596,9 +613,10 @@ def init(exec_timeout=None):
         c = _dist_default_comm()
         if c is None:
             _spin_defaults()
-            c = _hccl.comm_init_from_env(-1 if exec_timeout is None else int(exec_timeout))
-            if exec_timeout is not None:
-                c.exec_timeout = int(exec_timeout)
+            t = -1 if exec_timeout is None else _exec_timeout_s(exec_timeout)
+            c = _hccl.comm_init_from_env(t)
+            if t >= 0:
+                c.exec_timeout = t
             _world = c
         return c
 

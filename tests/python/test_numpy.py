@@ -76,3 +76,23 @@ def test_init_from_launcher_variables(launcher):
     outs = [p.communicate(timeout=60)[0] for p in procs]
     for r, (p, out) in enumerate(zip(procs, outs)):
         assert p.returncode == 0 and ("rank %d via %s ok" % (r, launcher)) in out, out
+
+
+def test_init_exec_timeout_is_rounded_up_not_to_no_timeout():
+    # hccl.init(exec_timeout=0.5) passed int(0.5) = 0 to the library, where 0 means no
+    # timeout at all: a skipped collective then waited forever instead of 0.5 s.
+    # A positive timeout (seconds or a timedelta) is rounded up to whole seconds now.
+    code = ("import hccl, datetime\n"
+            "c = hccl.init(exec_timeout=0.5)\n"
+            "print('timeout', c.exec_timeout)\n"
+            "for bad in ('5', True):\n"
+            "    try:\n"
+            "        hccl._api._exec_timeout_s(bad)\n"
+            "    except TypeError as e:\n"
+            "        print('TypeError', e)\n"
+            "print('td', hccl._api._exec_timeout_s(datetime.timedelta(milliseconds=1500)))\n"
+            "hccl.destroy()\n")
+    r = launch.run_python(code, env={"RANK": "0", "WORLD_SIZE": "1", "LOCAL_WORLD_SIZE": "1",
+                                     "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(_free_port_pair())})
+    assert r.rc == 0 and "timeout 1\n" in r.out and "td 2\n" in r.out, r
+    assert r.out.count("TypeError hccl init: exec_timeout must be seconds") == 2, r
