@@ -439,6 +439,9 @@ static PyObject *submit(CommObject *c, opdesc *d, hbuf *bufs, int nbufs, int asy
 {
     PyObject *fail = NULL;
     if (async < 0) goto fail;
+    /* Parsing the arguments ran Python code (__array_interface__, __bool__ of
+     * async_op, a torch method), which may have destroyed the communicator. */
+    if (!comm_live(c)) goto fail;
     d->comm = c->comm;
     if (!async) {
         HcclResult r;

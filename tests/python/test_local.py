@@ -726,3 +726,33 @@ def test_row_split_forms_take_buffers_without_a_shape(two):
 
     assert both(two, job) == [([0, 1, 10, 11], [1.0, 2.0, 2.0], [2.0], [0.0, 0.0, 1.0, 1.0]),
                               ([2, 12], [1.0, 2.0, 2.0], [4.0, 6.0], [10.0, 10.0, 11.0, 11.0])]
+
+
+def test_communicator_destroyed_while_the_arguments_are_read():
+    # Reading the arguments runs Python code (an __array_interface__ property, the
+    # truth test of async_op) that may destroy the communicator: the call then went
+    # on with a NULL handle (HcclError "communicator handle is NULL"), and an async
+    # one first created a stream for the dead Comm that nothing ever destroyed.
+    holder = {}
+
+    class DestroysComm:
+        def __bool__(self):
+            holder["c"].destroy()
+            return True
+
+    class ExportsAndDestroys:
+        def __init__(self):
+            self.buf = np.ones(4, np.float32)
+
+        @property
+        def __array_interface__(self):
+            holder["c"].destroy()
+            return dict(version=3, data=(self.buf.ctypes.data, False), typestr="<f4", shape=(4,), strides=None)
+
+    for make_call in (lambda c: c.all_reduce(np.ones(3), np.ones(3), 0, DestroysComm()),
+                      lambda c: c.all_reduce(ExportsAndDestroys(), ExportsAndDestroys(), 0, True),
+                      lambda c: c.broadcast(ExportsAndDestroys(), 0, False)):
+        holder["c"] = c = hccl.comm_init_all(1)[0]
+        with pytest.raises(ValueError, match="the communicator was destroyed"):
+            make_call(c)
+        assert c.destroyed
