@@ -960,9 +960,19 @@ def all_to_all_single(output, input, output_split_sizes=None, input_split_sizes=
     if c is None:
         return None
     if output_split_sizes is None and input_split_sizes is None:
+        # Equal blocks of rows, as torch: a dimension 0 that the ranks do not divide
+        # would otherwise be split by elements, in the middle of a row.
+        for name, t in (("input", input), ("output", output)):
+            _check_entry("all_to_all_single", name, t)
+            shape = _shape(t)
+            if shape and shape[0] % c.size:
+                raise ValueError("hccl all_to_all_single: the %s's dimension 0 (%d) does not divide equally across "
+                                 "the %d ranks; pass split sizes" % (name, shape[0], c.size))
         h = c.all_to_all(input, output, async_op)
         return Work(h, None, [output]) if async_op else None
     n = c.size
+    _check_entry("all_to_all_single", "input", input)
+    _check_entry("all_to_all_single", "output", output)
     ri, ro = _rows(input), _rows(output)
     def nrows(t):
         shape = _shape(t)
@@ -1037,6 +1047,7 @@ def all_gather_v(output, input, output_split_sizes, group=None, async_op=False):
     c, _ = _resolve(group)
     if c is None:
         return None
+    _check_entry("all_gather_v", "output", output)
     ro = _rows(output)
     rc = [s * ro for s in _ints("all_gather_v", "output_split_sizes", output_split_sizes)]
     h = c.all_gather_v(input, output, rc, _offsets(rc), async_op)
@@ -1049,6 +1060,7 @@ def reduce_scatter_v(output, input, input_split_sizes, op=ReduceOp.SUM, group=No
     c, _ = _resolve(group)
     if c is None:
         return None
+    _check_entry("reduce_scatter_v", "input", input)
     ri = _rows(input)
     sc = [s * ri for s in _ints("reduce_scatter_v", "input_split_sizes", input_split_sizes)]
     code = _op_code(op)

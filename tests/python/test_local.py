@@ -756,3 +756,22 @@ def test_communicator_destroyed_while_the_arguments_are_read():
         with pytest.raises(ValueError, match="the communicator was destroyed"):
             make_call(c)
         assert c.destroyed
+
+
+def test_all_to_all_single_without_splits_needs_whole_rows(two):
+    # Without split sizes the blocks are equal numbers of rows (dimension 0), as in
+    # torch ("dim 0 does not divide equally across group size"): a (3, 2) array over 2
+    # ranks was split by elements instead, half a row to each rank, without a word.
+    def job(c):
+        a = np.arange(6, dtype=np.float32).reshape(3, 2)
+        with pytest.raises(ValueError, match=r"input's dimension 0 \(3\) does not divide equally across the 2 ranks"):
+            hccl.all_to_all_single(np.zeros((3, 2), np.float32), a, group=c)
+        with pytest.raises(ValueError, match=r"output's dimension 0 \(3\) does not divide"):
+            hccl.all_to_all_single(np.zeros((3, 2), np.float32), np.zeros((2, 3), np.float32), group=c)
+        with pytest.raises(TypeError, match="output must be a torch CPU tensor"):
+            hccl.all_to_all_single([0.0] * 4, np.zeros(4, np.float32), group=c)
+        out = np.zeros((4, 3), np.float32)
+        hccl.all_to_all_single(out, np.full((4, 3), c.rank, np.float32), group=c)
+        return out[:, 0].tolist()
+
+    assert both(two, job) == [[0.0, 0.0, 1.0, 1.0]] * 2
