@@ -252,7 +252,10 @@ static HcclResult accept_open(int lfd, accept_q *q, uint64_t deadline, int *fd, 
             need = open_len(h->kind);
             if (e->have < need) continue;
             memcpy(o, e->buf, sizeof *o);
-            if (h->kind != KIND_DATA) memcpy(peer, e->buf + sizeof(conn_open), sizeof *peer);
+            if (h->kind != KIND_DATA) {
+                memcpy(peer, e->buf + sizeof(conn_open), sizeof *peer);
+                peer->host[sizeof peer->host - 1] = 0; /* from the wire: messages print it */
+            }
             if (h->kind == KIND_FAILED && why) memcpy(why, e->buf + sizeof(conn_open) + sizeof *peer, sizeof *why);
             *fd = e->fd;
             q->p[i] = q->p[--q->n];
@@ -454,9 +457,9 @@ void hccl_boot_root_linger(uint64_t id, uint64_t max_ns)
 /* The refusal a failure report (KIND_FAILED) brings to its group: it names the rank
  * (by its pid and host, and what it passed, where its rank id does not fit the group
  * of nranks) and its own reason. */
-static void failed_msg(char *msg, size_t len, const conn_open *o, hccl_boot_peer *p, boot_failed *f, uint32_t nranks)
+static void failed_msg(char *msg, size_t len, const conn_open *o, const hccl_boot_peer *p, boot_failed *f,
+                       uint32_t nranks)
 {
-    p->host[sizeof p->host - 1] = 0;
     f->fn[sizeof f->fn - 1] = 0;
     f->reason[sizeof f->reason - 1] = 0;
     for (char *c = f->reason; *c; c++)
@@ -469,6 +472,17 @@ static void failed_msg(char *msg, size_t len, const conn_open *o, hccl_boot_peer
         n = snprintf(msg, len, "a rank (pid %u on %s, which passed rank %u and nRanks %u) failed %s before joining: ",
                      p->pid, p->host, o->b, o->a, fn);
     if (n >= 0 && (size_t)n < len) snprintf(msg + n, len - (size_t)n, "%s", f->reason); /* the end may be cut */
+}
+
+/* A refused group: the ranks already waiting (fds[r] >= 0) get the refusal now. */
+static void refuse_waiting(int *fds, uint32_t nranks, uint32_t status, const char *msg)
+{
+    for (uint32_t w = 0; w < nranks; w++) {
+        if (fds[w] < 0) continue;
+        send_reply(fds[w], status, nranks, msg, NULL);
+        close(fds[w]);
+        fds[w] = -1;
+    }
 }
 
 /* refusal (NULL: none) is the reason for a group refused before serve_q began (a rank's
@@ -562,12 +576,7 @@ static HcclResult serve_q(int listen_fd, accept_q *q, hccl_boot_stash *stash, co
                     status = REPLY_MISMATCH;
                     res = HCCL_E_PARA;
                     HCCL_WARN(BOOT, "bootstrap root: %s", msg);
-                    for (uint32_t w = 0; w < nranks; w++) { /* those waiting: now */
-                        if (fds[w] < 0) continue;
-                        send_reply(fds[w], status, nranks, msg, NULL);
-                        close(fds[w]);
-                        fds[w] = -1;
-                    }
+                    refuse_waiting(fds, nranks, status, msg);
                     if (!self) deadline = HCCL_MIN(deadline, hccl_now_ns() + timeout_ns);
                 }
                 refused++;
@@ -614,12 +623,7 @@ static HcclResult serve_q(int listen_fd, accept_q *q, hccl_boot_stash *stash, co
             status = REPLY_MISMATCH;
             res = HCCL_E_PARA;
             HCCL_WARN(BOOT, "bootstrap root: %s", msg);
-            for (uint32_t w = 0; w < nranks; w++) { /* those waiting: now */
-                if (fds[w] < 0) continue;
-                send_reply(fds[w], status, nranks, msg, NULL);
-                close(fds[w]);
-                fds[w] = -1;
-            }
+            refuse_waiting(fds, nranks, status, msg);
             refused++;
             if (self) break;
             continue;

@@ -10,25 +10,13 @@
 #include <hccl/hccl.h>
 #include <hccl/hccl_ext.h>
 
+#include "tinytest.h"
+
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-static int failed;
-#define TT_ASSERT_MSG(cond, ...)                                            \
-    do {                                                                    \
-        if (!(cond)) {                                                      \
-            failed++;                                                       \
-            fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
-            fprintf(stderr, __VA_ARGS__);                                   \
-            fprintf(stderr, "\n");                                          \
-        }                                                                   \
-    } while (0)
-#define TT_ASSERT(cond) TT_ASSERT_MSG(cond, "%s", "")
-#define TT_ASSERT_EQ(a, b) \
-    TT_ASSERT_MSG((a) == (b), "%s = %lld, %s = %lld", #a, (long long)(a), #b, (long long)(b))
 
 static void sleep_ms(int ms)
 {
@@ -130,6 +118,5 @@ int main(void)
     TT_ASSERT_EQ(HcclCommDestroy(comm), HCCL_SUCCESS);
     aclrtResetDevice(0);
     aclFinalize();
-    printf("conf_task_reason: %s\n", failed ? "FAILED" : "ok");
-    return failed ? 1 : 0;
+    return tt_report("conf_task_reason");
 }
