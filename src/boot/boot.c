@@ -872,6 +872,7 @@ HcclResult hccl_boot_join(const hccl_addr *root, const hccl_boot_ident *ident, u
     }
     res = hccl_socket_recv_all(fd, table, sizeof *table * nranks, reply_deadline);
     close(fd);
+    for (uint32_t p = 0; res == HCCL_SUCCESS && p < nranks; p++) table[p].host[sizeof table[p].host - 1] = 0;
     return res;
 }
 
