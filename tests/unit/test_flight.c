@@ -231,10 +231,7 @@ static void dump_above_fsize_limit(void)
         hccl_flight_free(&f);
         _exit(left ? 16 : 0);
     }
-    int st = 0;
-    TT_ASSERT(pid > 0 && waitpid(pid, &st, 0) == pid);
-    TT_ASSERT_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child %s %d", WIFEXITED(st) ? "exit status" : "signal",
-                  WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
+    TT_ASSERT_CHILD_OK(pid);
     unlink(path);
     rmdir(dir);
 }

@@ -85,10 +85,7 @@ static void test_fsize_limit(void)
         p[0] = p[BIG / 8 - 1] = 5;
         _exit(aclrtFree(p) == ACL_SUCCESS ? 0 : 13);
     }
-    int st = 0;
-    TT_ASSERT(pid > 0 && waitpid(pid, &st, 0) == pid);
-    TT_ASSERT_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child %s %d", WIFEXITED(st) ? "exit status" : "signal",
-                  WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
+    TT_ASSERT_CHILD_OK(pid);
 }
 
 int main(void)

@@ -571,10 +571,7 @@ static void test_fsize_limit(void)
         if (j1.res != HCCL_E_UNAVAIL || j1.conn) _exit(14);
         _exit(shm_entries_of(getpid()) == 0 ? 0 : 15);
     }
-    int st = 0;
-    TT_ASSERT(pid > 0 && waitpid(pid, &st, 0) == pid);
-    TT_ASSERT_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child %s %d", WIFEXITED(st) ? "exit status" : "signal",
-                  WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
+    TT_ASSERT_CHILD_OK(pid);
 }
 
 /* ------------------------------------------------------------ ping-pong */

@@ -228,10 +228,7 @@ static void test_fsize_limit(void)
         if (hccl_slots_create(NR, 0, g_name, &c) != HCCL_E_MEMORY || c || g_name[0]) _exit(11);
         _exit(shm_entries_of(getpid()) == 0 ? 0 : 12);
     }
-    int st = 0;
-    TT_ASSERT(pid > 0 && waitpid(pid, &st, 0) == pid);
-    TT_ASSERT_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child %s %d", WIFEXITED(st) ? "exit status" : "signal",
-                  WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
+    TT_ASSERT_CHILD_OK(pid);
 }
 
 /* The first rank to abort stays recorded, with the collective it failed in, seen by
