@@ -52,6 +52,9 @@ typedef struct rank_ctx {
     char *scratch;    /* small device buffer for aggregates and rank info */
     char *hsend, *hrecv;
     size_t bufbytes, scratchbytes;
+    aclrtEvent ev[2]; /* throttle(): the records that bound the queued operations */
+    int ev_recorded[2], ev_next;
+    long queued;      /* operations enqueued since the last record */
 } rank_ctx;
 
 typedef struct block_result {
@@ -365,6 +368,33 @@ static int barrier(rank_ctx *x)
     return 0;
 }
 
+/*
+ * Streams queue without bound (docs/acl.md), and each queued operation holds memory
+ * until it has run: -n 100000000 between two synchronizations once took about 10 GB
+ * and was OOM-killed. Like a device's launch queue, keep at most about 2 * INFLIGHT_OPS
+ * operations queued: after every INFLIGHT_OPS an event is recorded, and the one
+ * recorded a window earlier is waited for (the stream keeps a window of work). Loops
+ * of fewer operations never wait, so short runs time exactly as before. The NULL
+ * stream's calls are blocking and queue nothing.
+ */
+#define INFLIGHT_OPS 1024
+
+static void throttle_reset(rank_ctx *x) { x->queued = 0; }
+
+static int throttle(rank_ctx *x, int nops)
+{
+    int prev = x->ev_next ^ 1;
+    if (x->pr.stream == NULL) return 0;
+    x->queued += nops;
+    if (x->queued < INFLIGHT_OPS) return 0;
+    x->queued = 0;
+    if (x->ev_recorded[prev]) ACL_OK(x, aclrtSynchronizeEvent(x->ev[prev]));
+    ACL_OK(x, aclrtRecordEvent(x->ev[x->ev_next], x->pr.stream));
+    x->ev_recorded[x->ev_next] = 1;
+    x->ev_next = prev;
+    return 0;
+}
+
 /* Launches one iteration of nops operations (in a group when nops > 1).
  * Returns 0, 1 when unsupported, -1 on error. */
 static int launch(rank_ctx *x, const perf_data *d, char *send, char *recv, int nops)
@@ -460,8 +490,10 @@ static int run_block(rank_ctx *x, perf_data *d, int inplace, block_result *out)
     }
     place(x, d, inplace, &send, &recv);
     if (barrier(x)) return -1;
+    throttle_reset(x);
     t0 = now_sec();
-    for (int it = 0; it < A.iters && rc == 0; it++) rc = launch(x, d, send, recv, A.agg);
+    for (int it = 0; it < A.iters && rc == 0; it++)
+        if ((rc = launch(x, d, send, recv, A.agg)) == 0 && throttle(x, A.agg)) rc = -1;
     if (rc < 0) return -1;
     ACL_OK(x, aclrtSynchronizeStream(x->pr.stream));
     if (A.iters > 0) sec = (now_sec() - t0) / ((double)A.iters * A.agg);
@@ -586,6 +618,10 @@ static int rank_main(rank_ctx *x, int nprocs)
     ACL_OK(x, aclrtMalloc((void **)&x->send, x->bufbytes, ACL_MEM_MALLOC_HUGE_FIRST));
     ACL_OK(x, aclrtMalloc((void **)&x->recv, x->bufbytes, ACL_MEM_MALLOC_HUGE_FIRST));
     ACL_OK(x, aclrtMalloc((void **)&x->scratch, x->scratchbytes, ACL_MEM_MALLOC_HUGE_FIRST));
+    if (x->pr.stream) {
+        ACL_OK(x, aclrtCreateEvent(&x->ev[0]));
+        ACL_OK(x, aclrtCreateEvent(&x->ev[1]));
+    }
     ACL_OK(x, aclrtMemset(x->send, x->bufbytes, 0, x->bufbytes));
     ACL_OK(x, aclrtMemset(x->recv, x->bufbytes, 0, x->bufbytes));
     x->hsend = malloc(x->bufbytes);
@@ -611,7 +647,9 @@ static int rank_main(rank_ctx *x, int nprocs)
                 size_t total = (pass == 0 ? A.maxbytes : A.minbytes) / d.dtype->size;
                 int rc = 0;
                 perf_test.counts(total, pr->nranks, &d.c);
-                for (int w = 0; w < A.warmup && rc == 0; w++) rc = launch(x, &d, x->send, x->recv, A.agg);
+                throttle_reset(x);
+                for (int w = 0; w < A.warmup && rc == 0; w++)
+                    if ((rc = launch(x, &d, x->send, x->recv, A.agg)) == 0 && throttle(x, A.agg)) rc = -1;
                 if (rc < 0) return -1;
                 ACL_OK(x, aclrtSynchronizeStream(x->pr.stream));
             }
@@ -662,10 +700,13 @@ static void rank_cleanup(rank_ctx *x)
     if (x->send) aclrtFree(x->send);
     if (x->recv) aclrtFree(x->recv);
     if (x->scratch) aclrtFree(x->scratch);
+    for (int i = 0; i < 2; i++)
+        if (x->ev[i]) aclrtDestroyEvent(x->ev[i]);
     free(x->hsend);
     free(x->hrecv);
     if (x->pr.stream) aclrtDestroyStream(x->pr.stream);
     x->send = x->recv = x->scratch = x->hsend = x->hrecv = NULL;
+    x->ev[0] = x->ev[1] = NULL;
     x->pr.stream = NULL;
 }
 
