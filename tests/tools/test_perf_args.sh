@@ -29,8 +29,34 @@ trap 'rm -rf "$T"' EXIT
 "$AR" -b 8 -e 18446744073709551615 -n 1 -w 0 >/dev/null 2>&1; check_rc "-e near SIZE_MAX" 2 $?
 "$AR" -e 2T >/dev/null 2>&1; check_rc "-e above 1T" 2 $?
 # An unknown option with letters after it: named, not the word before it.
-"$AR" -b 8 -t4 2>"$T/err" >/dev/null; check_rc "unknown -t4" 2 $?
-grep -q "invalid option '-t'" "$T/err" && pass "-t4 named" || { fail "-t4 named"; cat "$T/err"; }
+"$AR" -b 8 -k4 2>"$T/err" >/dev/null; check_rc "unknown -k4" 2 $?
+grep -q "invalid option '-k'" "$T/err" && pass "-k4 named" || { fail "-k4 named"; cat "$T/err"; }
+# nccl-tests' options: scripts pass them with their "off" values, -t threads, -N cycles.
+"$AR" -t 1 -g 1 -p 1 -G 0 -R 0 -M 0 -C 0 -y 0 -T 60 -N 1 -b 8 -e 8 -n 1 -w 0 > "$T/out"
+check_rc "nccl-tests options with their defaults" 0 $?
+grep -Eq '^ +8 +2 +float ' "$T/out" && pass "nccl-tests options run" || { fail "nccl-tests options run"; cat "$T/out"; }
+"$AR" --nthreads 1 --ngpus 1 --parallel_init 0 --cudagraph 0 --local_register 0 --memory_report 0 \
+    --report_cputime 0 --stream_null 0 --timeout 0 --run_cycles 1 -b 8 -e 8 -n 1 -w 0 > /dev/null
+check_rc "nccl-tests long options" 0 $?
+for o in "-G 1" "-R 1" "-M 1" "-J out.json"; do
+    "$AR" $o -b 8 -e 8 2>"$T/err" >/dev/null; check_rc "unsupported $o" 2 $?
+    grep -q "not supported here" "$T/err" && pass "$o says why" || { fail "$o says why"; cat "$T/err"; }
+done
+"$AR" -t 0 2>/dev/null; check_rc "-t 0" 2 $?
+"$AR" -t 64 -g 32 2>/dev/null; check_rc "-t x -g above 1024" 2 $?
+"$AR" -N -1 2>/dev/null; check_rc "-N -1" 2 $?
+"$AR" -C 2 2>/dev/null; check_rc "-C 2" 2 $?
+"$AR" -t 2 -g 2 -b 8 -e 8 -n 1 -w 0 > "$T/out"; check_rc "-t 2 -g 2" 0 $?
+grep -q "4 ranks (1 process x 4 threads)" "$T/out" && pass "-t 2 -g 2: 4 thread ranks" || { fail "-t 2 -g 2 ranks"; cat "$T/out"; }
+"$AR" -N 3 -b 8 -e 16 -f 2 -n 1 -w 0 > "$T/out"; check_rc "-N 3" 0 $?
+rows=$(grep -c '^ ' "$T/out")
+[ "$rows" = 6 ] && pass "-N 3 repeats the sweep" || { fail "-N 3 rows: $rows"; cat "$T/out"; }
+"$AR" -C 1 -b 8 -e 8 -n 2 -w 0 > "$T/out"; check_rc "-C 1" 0 $?
+grep -q "CPU time of the enqueue loop" "$T/out" && pass "-C 1 in header" || fail "-C 1 in header"
+# -T 1 ends a size that runs for seconds (10M iterations) after about 1 s, with exit 1.
+start=$SECONDS
+"$AR" -g 2 -T 1 -b 8 -e 8 -n 10000000 -w 0 -c 0 2>"$T/err" >/dev/null; check_rc "-T 1 timeout" 1 $?
+grep -q "timeout" "$T/err" && [ $((SECONDS - start)) -le 5 ] && pass "-T 1 message, in time" || { fail "-T 1 message"; cat "$T/err"; }
 
 "$AR" -b 128K -e 128K -n 1 -w 0 > "$T/out"; check_rc "128K run" 0 $?
 grep -Eq '^ +131072 +32768 +float +sum +-1 ' "$T/out" && pass "128K parsed" || { fail "128K parsed"; cat "$T/out"; }

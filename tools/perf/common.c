@@ -15,6 +15,8 @@
  *   check iterations with fresh integer-valued inputs whose results are
  *   compared exactly with values computed here; wrong elements summed across ranks.
  * Rank 0 prints the nccl-tests table; the exit status is 1 when any #wrong > 0.
+ * nccl-tests' other options are accepted where they mean something here (-t threads,
+ * -N cycles, -C CPU time, -T timeout, -p) or with their "off" value (-G, -R, -M).
  */
 #include "common.h"
 
@@ -22,6 +24,7 @@
 #include <getopt.h>
 #include <math.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +41,7 @@ typedef struct perf_args {
     size_t minbytes, maxbytes, stepbytes;
     double stepfactor;
     int iters, warmup, check, root, average, agg, blocking, null_stream, ngpus;
+    int nthreads, cycles, timeout, cputime; /* -t, -N (0: forever), -T seconds (0: none), -C */
     const perf_dtype *types[32];
     int ntypes;
     HcclReduceOp ops[4];
@@ -171,7 +175,16 @@ static void usage(FILE *f)
             "  -z, --blocking 0|1       synchronize after every iteration (default 0)\n"
             "  -S, --null_stream 0|1    issue every operation on the NULL stream: blocking calls\n"
             "                           that run on the calling thread, like MPI's (default 0)\n"
+            "  -y, --stream_null 0|1    the same as -S (nccl-tests' name)\n"
             "  -g, --ngpus N            ranks as threads of this process when not launched (default 1)\n"
+            "  -t, --nthreads T         threads per process: T * N thread ranks with -g N (default 1)\n"
+            "  -N, --run_cycles N       run the whole sweep N times, 0 = until killed (default 1)\n"
+            "  -C, --report_cputime 0|1 1: time is the CPU time of the enqueue loop (default 0)\n"
+            "  -T, --timeout S          exit with an error when a warm-up or a size runs longer\n"
+            "                           than S seconds; 0 = no limit (default 0)\n"
+            "  -p, --parallel_init 0|1  accepted for nccl-tests scripts; no effect\n"
+            "  -G, --cudagraph 0        -R, --local_register 0   -M, --memory_report 0\n"
+            "                           accepted with these values only (not supported here)\n"
             "  -h, --help               this text\n"
             "Under a launcher (hcclrun, torchrun, mpirun, srun) each process is one rank.\n",
             progname);
@@ -220,6 +233,13 @@ static int bad_arg(const char *what, const char *val)
     return 2;
 }
 
+/* An nccl-tests option given a value that would need support this benchmark lacks. */
+static int unsupported(int opt, const char *val, const char *why)
+{
+    fprintf(stderr, "%s: -%c %s: %s\n", progname, opt, val ? val : "", why);
+    return 2;
+}
+
 /* Returns 0, or the exit status for a usage error (2) or -h (-1). */
 static int parse_args(int argc, char **argv)
 {
@@ -231,10 +251,15 @@ static int parse_args(int argc, char **argv)
         {"datatype", required_argument, 0, 'd'},   {"root", required_argument, 0, 'r'},
         {"average", required_argument, 0, 'a'},    {"agg_iters", required_argument, 0, 'm'},
         {"blocking", required_argument, 0, 'z'},   {"ngpus", required_argument, 0, 'g'},
-        {"null_stream", required_argument, 0, 'S'},
+        {"null_stream", required_argument, 0, 'S'}, {"stream_null", required_argument, 0, 'y'},
+        {"nthreads", required_argument, 0, 't'},   {"run_cycles", required_argument, 0, 'N'},
+        {"report_cputime", required_argument, 0, 'C'}, {"timeout", required_argument, 0, 'T'},
+        {"parallel_init", required_argument, 0, 'p'}, {"cudagraph", required_argument, 0, 'G'},
+        {"local_register", required_argument, 0, 'R'}, {"memory_report", required_argument, 0, 'M'},
+        {"output_file", required_argument, 0, 'J'},
         {"help", no_argument, 0, 'h'},             {0, 0, 0, 0}};
     const char *dtype = "float", *op = "sum";
-    int c;
+    int c, unused;
     A.minbytes = A.maxbytes = 32u << 20;
     A.stepbytes = 1u << 20;
     A.stepfactor = 1.0;
@@ -244,11 +269,13 @@ static int parse_args(int argc, char **argv)
     A.average = 3;
     A.agg = 1;
     A.ngpus = 1;
+    A.nthreads = 1;
+    A.cycles = 1;
     opterr = 0;
     for (;;) {
         const int cur = optind;
         char *end;
-        c = getopt_long(argc, argv, ":b:e:f:i:n:w:c:o:d:r:a:m:z:S:g:h", longopts, NULL);
+        c = getopt_long(argc, argv, ":b:e:f:i:n:w:c:o:d:r:a:m:z:S:y:g:t:N:C:T:p:G:R:M:J:h", longopts, NULL);
         if (c == -1) break;
         switch (c) {
         case 'b': if (parse_size(optarg, &A.minbytes)) return bad_arg("size for -b", optarg); break;
@@ -274,8 +301,29 @@ static int parse_args(int argc, char **argv)
         case 'a': if (parse_int(optarg, 0, 3, &A.average)) return bad_arg("aggregation (0..3)", optarg); break;
         case 'm': if (parse_int(optarg, 1, 1000000, &A.agg)) return bad_arg("ops per group", optarg); break;
         case 'z': if (parse_int(optarg, 0, 1, &A.blocking)) return bad_arg("blocking flag (0/1)", optarg); break;
-        case 'S': if (parse_int(optarg, 0, 1, &A.null_stream)) return bad_arg("NULL stream flag (0/1)", optarg); break;
+        case 'S': case 'y':
+            if (parse_int(optarg, 0, 1, &A.null_stream)) return bad_arg("NULL stream flag (0/1)", optarg);
+            break;
         case 'g': if (parse_int(optarg, 1, 1024, &A.ngpus)) return bad_arg("thread rank count", optarg); break;
+        case 't': if (parse_int(optarg, 1, 1024, &A.nthreads)) return bad_arg("thread count", optarg); break;
+        case 'N': if (parse_int(optarg, 0, 1000000, &A.cycles)) return bad_arg("cycle count", optarg); break;
+        case 'C': if (parse_int(optarg, 0, 1, &A.cputime)) return bad_arg("CPU time flag (0/1)", optarg); break;
+        case 'T': if (parse_int(optarg, 0, 1 << 30, &A.timeout)) return bad_arg("timeout (seconds)", optarg); break;
+        case 'p': if (parse_int(optarg, 0, 1, &unused)) return bad_arg("parallel init flag (0/1)", optarg); break;
+        /* nccl-tests features with no counterpart here: only their "off" value passes. */
+        case 'G':
+            if (parse_int(optarg, 0, 0, &unused))
+                return unsupported(c, optarg, "CUDA graph capture and replay are not supported here; only -G 0");
+            break;
+        case 'R':
+            if (parse_int(optarg, 0, 0, &unused))
+                return unsupported(c, optarg, "buffer registration is not supported here; only -R 0");
+            break;
+        case 'M':
+            if (parse_int(optarg, 0, 0, &unused))
+                return unsupported(c, optarg, "the device memory report is not supported here; only -M 0");
+            break;
+        case 'J': return unsupported(c, optarg, "JSON output files are not supported here; the table goes to stdout");
         case 'h': usage(stdout); return -1;
         case ':': return bad_arg("use of option without its value", argv[optind - 1]);
         default: {
@@ -288,6 +336,10 @@ static int parse_args(int argc, char **argv)
         }
     }
     if (optind < argc) return bad_arg("argument", argv[optind]);
+    if (A.nthreads * A.ngpus > 1024) {
+        fprintf(stderr, "%s: -t %d x -g %d thread ranks: at most 1024\n", progname, A.nthreads, A.ngpus);
+        return 2;
+    }
     if (A.minbytes > A.maxbytes) return bad_arg("range: -b is above -e", "");
 
     if (strcasecmp(dtype, "all") == 0) {
@@ -477,11 +529,28 @@ static long check_once(rank_ctx *x, const perf_data *d, int inplace)
     return wrong;
 }
 
+/* -T: a warm-up pass or a block (out of place or in place, of one size) that runs
+ * longer than A.timeout seconds ends the process with an error, as nccl-tests' timeout
+ * fails the test; every rank re-arms the (process-wide) alarm as it starts one. */
+static char timeout_msg[160];
+
+static void on_timeout(int sig)
+{
+    ssize_t w = write(STDERR_FILENO, timeout_msg, strlen(timeout_msg));
+    (void)sig, (void)w;
+    _exit(1);
+}
+
+static void arm_timeout(void)
+{
+    if (A.timeout > 0) alarm((unsigned)A.timeout);
+}
+
 /* Times and checks one block; results are aggregated across ranks. */
 static int run_block(rank_ctx *x, perf_data *d, int inplace, block_result *out)
 {
     char *send, *recv;
-    double t0, sec = 0.0, flags[2] = {0.0, 0.0}; /* wrong, unsupported */
+    double t0, t1, sec = 0.0, flags[2] = {0.0, 0.0}; /* wrong, unsupported */
     int rc = 0;
     memset(out, 0, sizeof(*out));
     if (inplace && !perf_test.inplace_supported) {
@@ -489,14 +558,16 @@ static int run_block(rank_ctx *x, perf_data *d, int inplace, block_result *out)
         return 0;
     }
     place(x, d, inplace, &send, &recv);
+    arm_timeout();
     if (barrier(x)) return -1;
     throttle_reset(x);
     t0 = now_sec();
     for (int it = 0; it < A.iters && rc == 0; it++)
         if ((rc = launch(x, d, send, recv, A.agg)) == 0 && throttle(x, A.agg)) rc = -1;
     if (rc < 0) return -1;
+    t1 = now_sec(); /* -C: the enqueue loop's time, before the stream has finished */
     ACL_OK(x, aclrtSynchronizeStream(x->pr.stream));
-    if (A.iters > 0) sec = (now_sec() - t0) / ((double)A.iters * A.agg);
+    if (A.iters > 0) sec = ((A.cputime ? t1 : now_sec()) - t0) / ((double)A.iters * A.agg);
     /* Checks start once every rank has stopped its clock: with more ranks than cores,
      * a rank that finished first (an eager root, a chain's first link) would otherwise
      * fill and copy its check buffers on the CPUs the others still time on. */
@@ -580,6 +651,8 @@ static int print_header(rank_ctx *x, int nprocs)
         printf("# minBytes %zu maxBytes %zu step: %zu(bytes)", A.minbytes, A.maxbytes, A.stepbytes);
     printf(" warmup iters: %d iters: %d agg iters: %d validation: %d blocking: %d null stream: %d\n", A.warmup,
            A.iters, A.agg, A.check, A.blocking, A.null_stream);
+    if (A.cycles != 1) printf("# run cycles: %d%s\n", A.cycles, A.cycles == 0 ? " (until killed)" : "");
+    if (A.cputime) printf("# time: CPU time of the enqueue loop (-C 1), not the completion time\n");
     printf("# time across ranks: %s\n#\n# Using devices\n",
            (const char *[]){"rank 0", "average", "minimum", "maximum"}[A.average]);
     for (int r = 0; r < x->pr.nranks; r++) {
@@ -635,6 +708,8 @@ static int rank_main(rank_ctx *x, int nprocs)
     if (A.nops == 0) { /* -o avg */
         if (pr->rank == 0) printf("# op avg is not an HCCL reduction: unsupported, skipped\n");
     }
+    /* -N: the whole sweep N times; 0 repeats it until killed (once when -o avg leaves nothing to run) */
+    for (int cycle = 0; (A.cycles == 0 && A.nops > 0) || cycle < (A.cycles ? A.cycles : 1); cycle++)
     for (int ti = 0; ti < A.ntypes; ti++) {
         for (int oi = 0; oi < A.nops; oi++) {
             memset(&d, 0, sizeof(d));
@@ -644,6 +719,7 @@ static int rank_main(rank_ctx *x, int nprocs)
             d.root = root;
             /* Warm-up at the largest and the smallest size. */
             for (int pass = 0; pass < 2 && A.warmup > 0; pass++) {
+                arm_timeout();
                 size_t total = (pass == 0 ? A.maxbytes : A.minbytes) / d.dtype->size;
                 int rc = 0;
                 perf_test.counts(total, pr->nranks, &d.c);
@@ -686,6 +762,7 @@ static int rank_main(rank_ctx *x, int nprocs)
             }
         }
     }
+    if (A.timeout > 0) alarm(0);
     if (pr->rank == 0) {
         printf("# Out of bounds values : %.0f %s\n", wrong_total, wrong_total > 0 ? "FAILED" : "OK");
         printf("# Avg bus bandwidth : %g\n", bw_count ? bw_sum / bw_count : 0.0);
@@ -769,6 +846,11 @@ int main(int argc, char **argv)
     rc = parse_args(argc, argv);
     if (rc) return rc < 0 ? 0 : rc;
     setvbuf(stdout, NULL, _IOLBF, 0);
+    if (A.timeout > 0) {
+        snprintf(timeout_msg, sizeof timeout_msg, "%s: timeout: a warm-up or a size took longer than -T %d s\n",
+                 progname, A.timeout);
+        signal(SIGALRM, on_timeout);
+    }
 
     ae = aclInit(NULL);
     if (ae != ACL_SUCCESS && ae != ACL_ERROR_REPEAT_INITIALIZE) {
@@ -785,8 +867,8 @@ int main(int argc, char **argv)
         memset(&x, 0, sizeof(x));
         x.pr.rank = atoi(env_rank);
         x.device = (int)((uint32_t)(lr ? atoi(lr) : 0) % devcount);
-        if (A.ngpus != 1 && x.pr.rank == 0)
-            fprintf(stderr, "%s: -g is ignored under a launcher: one rank per process\n", progname);
+        if ((A.ngpus != 1 || A.nthreads != 1) && x.pr.rank == 0)
+            fprintf(stderr, "%s: -g and -t are ignored under a launcher: one rank per process\n", progname);
         ae = aclrtSetDevice(x.device);
         if (ae != ACL_SUCCESS) {
             fprintf(stderr, "%s: rank %d: aclrtSetDevice(%d) failed: %d\n", progname, x.pr.rank, x.device, (int)ae);
@@ -803,7 +885,7 @@ int main(int argc, char **argv)
         rank_cleanup(&x);
         HcclCommDestroy(x.pr.comm);
     } else {
-        int n = A.ngpus;
+        int n = A.ngpus * A.nthreads; /* nccl-tests: -t threads of -g devices each */
         rank_ctx *xs = calloc((size_t)n, sizeof(*xs));
         HcclComm *comms = calloc((size_t)n, sizeof(*comms));
         int32_t *devs = calloc((size_t)n, sizeof(*devs));
