@@ -468,7 +468,7 @@ static PyObject *submit(CommObject *c, opdesc *d, hbuf *bufs, int nbufs, int asy
         }
         c->stream = s;
     }
-    HandleObject *h = PyObject_New(HandleObject, &HandleType);
+    HandleObject *h = PyObject_GC_New(HandleObject, &HandleType);
     if (h) { /* what handle_dealloc reads, set before any failure can free h */
         h->st = NULL;
         h->bufs = NULL;
@@ -510,6 +510,7 @@ static PyObject *submit(CommObject *c, opdesc *d, hbuf *bufs, int nbufs, int asy
                      aclGetRecentErrMsg());
         return NULL;
     }
+    PyObject_GC_Track(h);
     return (PyObject *)h;
 fail:
     free(d->arr);
@@ -1192,8 +1193,49 @@ static int finalizing(void)
 #endif
 }
 
+/* The garbage collector. A Handle stored where its communicator reaches it (c.w =
+ * c.all_reduce(..., async_op=True)) makes a cycle Comm -> __dict__ -> Work -> Handle ->
+ * Comm, so the Handle reports its references. Its buffers only once the operation is
+ * done: while it runs it writes into their memory, and a buffer the collector found
+ * unreachable could be cleared (a torch tensor's tp_clear frees its storage) under it;
+ * unreported, they count as referenced from outside and stay. */
+static int handle_done(HandleObject *h) { return !h->st || __atomic_load_n(&h->st->done, __ATOMIC_ACQUIRE); }
+
+static int handle_traverse(HandleObject *h, visitproc visit, void *arg)
+{
+    Py_VISIT(h->comm);
+    if (handle_done(h)) {
+        for (int i = 0; i < h->nbufs; i++) {
+            Py_VISIT(h->bufs[i].obj);
+            if (h->bufs[i].has_view) Py_VISIT(h->bufs[i].view.obj);
+        }
+    }
+    return 0;
+}
+
+/* A running operation keeps everything (its buffers, and the communicator, whose
+ * stream and counter of queued operations it uses): another member of the cycle (the
+ * Comm's or the Work's attributes) breaks it, and handle_dealloc then waits for the
+ * operation before letting go. */
+static int handle_clear(HandleObject *h)
+{
+    if (!handle_done(h)) return 0;
+    hbuf *b = h->bufs;
+    int n = h->nbufs;
+    h->bufs = NULL;
+    h->nbufs = 0;
+    for (int i = 0; i < n; i++) {
+        pyhccl_buf_release(&b[i]);
+        Py_XDECREF(b[i].obj);
+    }
+    free(b);
+    Py_CLEAR(h->comm);
+    return 0;
+}
+
 static void handle_dealloc(HandleObject *h)
 {
+    PyObject_GC_UnTrack(h);
     if (h->st) {
         op_state *st = h->st;
         if (!__atomic_load_n(&st->done, __ATOMIC_ACQUIRE)) {
@@ -1220,7 +1262,7 @@ static void handle_dealloc(HandleObject *h)
     }
     free(h->bufs);
     Py_XDECREF(h->comm);
-    PyObject_Free(h);
+    PyObject_GC_Del(h);
 }
 
 static PyObject *handle_error(HandleObject *h)
@@ -1323,8 +1365,10 @@ static PyTypeObject HandleType = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "hccl.Handle",
     .tp_basicsize = sizeof(HandleObject),
     .tp_dealloc = (destructor)handle_dealloc,
-    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
     .tp_doc = "An asynchronous HCCL operation.",
+    .tp_traverse = (traverseproc)handle_traverse,
+    .tp_clear = (inquiry)handle_clear,
     .tp_methods = handle_methods,
     .tp_getset = handle_getset,
 };

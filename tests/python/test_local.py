@@ -1,11 +1,13 @@
 """Single-process tests: argument checking, dtype mapping, errors, async handles and
 ranks as threads (communicators from HcclCommInitAll / root info in one process)."""
+import gc
 import os
 import re
 import subprocess
 import sys
 import threading
 import time
+import weakref
 
 import numpy as np
 import pytest
@@ -514,6 +516,54 @@ def test_dropped_handle_waits(two):
         hccl.barrier(group=c)
         return float(x[0])
     assert both(two, job) == [2.0, 2.0]
+
+
+
+WORK_ON_ITS_COMM_IN_FLIGHT = """
+import gc, threading, time, weakref
+import numpy as np, torch
+import hccl
+t = torch.ones(1 << 18)                 # 1 MiB: freed memory would be unmapped
+cs = hccl.comm_init_all(2)              # (after t: the collector clears t first)
+cs[0].w = hccl.all_reduce(t, group=cs[0], async_op=True)   # waits for rank 1
+r0, c1, out = weakref.ref(cs[0]), cs[1], {}
+del cs, t                               # the cycle and its tensor are unreachable
+
+
+def rank1():
+    time.sleep(0.3)                     # while the collector holds rank 0's cycle
+    b = np.full(1 << 18, 2.0, np.float32)
+    hccl.all_reduce(b, group=c1)
+    out["b"] = float(b.min()), float(b.max())
+
+
+th = threading.Thread(target=rank1)
+th.start()
+gc.collect()                            # lets go only once the operation is done
+th.join(30)
+print("collected", r0() is None, "result", out.get("b"), flush=True)
+"""
+
+
+def test_work_stored_on_its_communicator_is_collected():
+    # Comm -> __dict__ -> Work -> Handle -> Comm: the Handle was invisible to the
+    # garbage collector, so such a communicator lived (undestroyed) until exit
+    cs = hccl.comm_init_all(2)
+    x = np.ones(8, np.float32)
+    for c in cs:
+        c.w = hccl.all_reduce(x, group=c, async_op=True)
+        c.h = c.barrier(True)           # a bare Handle too
+    for c in cs:
+        c.w.wait()
+        c.h.wait()
+    refs = [weakref.ref(c) for c in cs]
+    del cs, c
+    gc.collect()
+    assert [r() for r in refs] == [None, None]
+    # in flight: collecting the cycle must neither free the tensor under the operation
+    # (a torch tensor's tp_clear frees its storage) nor hang
+    r = launch.run_python(WORK_ON_ITS_COMM_IN_FLIGHT, timeout=60)
+    assert r.rc == 0 and "collected True result (3.0, 3.0)" in r.out, r
 
 
 SIGINT_DURING_WAIT = """
