@@ -908,6 +908,15 @@ def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=F
     return reduce_scatter(output, input, op, group, async_op)
 
 
+def _root_only(fn, name, value, what, given, root, c):
+    """Only the root passes the list of gather/scatter: elsewhere it would be ignored,
+    so a non-root rank that passes one (anything but None or []) is refused, as torch."""
+    if root == c.rank or value is None or (isinstance(value, (list, tuple)) and not value):
+        return
+    raise ValueError("hccl %s: %s is given on rank %d of the group, which is not the root (%s=%s); only the root "
+                     "passes it (None or [] on the other ranks)" % (fn, name, c.rank, what, given))
+
+
 def gather(tensor, gather_list=None, dst=0, group=None, async_op=False):
     """Gather `tensor` from every rank on dst: into gather_list (a list of group-size
     tensors, or one tensor of group-size x tensor's elements); None elsewhere."""
@@ -916,6 +925,7 @@ def gather(tensor, gather_list=None, dst=0, group=None, async_op=False):
         return None
     root = _rank(tr, dst, "dst")
     post, out = None, None
+    _root_only("gather", "gather_list", gather_list, "dst", dst, root, c)
     if root == c.rank:
         if gather_list is None:
             raise ValueError("hccl gather: the destination rank needs gather_list")
@@ -938,6 +948,7 @@ def scatter(tensor, scatter_list=None, src=0, group=None, async_op=False):
         return None
     root = _rank(tr, src, "src")
     inp = None
+    _root_only("scatter", "scatter_list", scatter_list, "src", src, root, c)
     if root == c.rank:
         if scatter_list is None:
             raise ValueError("hccl scatter: the source rank needs scatter_list")

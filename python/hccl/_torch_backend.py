@@ -432,21 +432,22 @@ class ProcessGroupHCCL(_BasePG):
         a = not _caller_waits(_caller_locals())
         t = _one(input_tensors, "gather")
         root = _root(opts, root)
-        outs = None
-        if self.comm.rank == root:
-            outs = output_tensors[0] if output_tensors and isinstance(output_tensors[0], (list, tuple)) \
-                else output_tensors
-            outs = list(outs)
+        # as torch's backends: the list on the root only (the API refuses one elsewhere)
+        outs = output_tensors[0] if output_tensors and isinstance(output_tensors[0], (list, tuple)) \
+            else output_tensors
+        outs = list(outs or [])
+        if self.comm.rank != root and not outs:
+            outs = None
         return self._work(_api.gather(t, outs, root, self.comm, a), outs or [])
 
     def scatter(self, output_tensors, input_tensors, opts=None, root=None):
         a = not _caller_waits(_caller_locals())
         t = _one(output_tensors, "scatter")
         root = _root(opts, root)
-        ins = None
-        if self.comm.rank == root:
-            ins = input_tensors[0] if input_tensors and isinstance(input_tensors[0], (list, tuple)) else input_tensors
-            ins = list(ins)
+        ins = input_tensors[0] if input_tensors and isinstance(input_tensors[0], (list, tuple)) else input_tensors
+        ins = list(ins or [])
+        if self.comm.rank != root and not ins:
+            ins = None
         return self._work(_api.scatter(t, ins, root, self.comm, a), [t])
 
     def reduce_scatter(self, output_tensors, input_tensors, opts=None, op=None):

@@ -543,6 +543,26 @@ def test_all_to_all_in_place_same_object_as_overlapping_view(two):
     assert both(two, job) == [[True] * 4] * 2
 
 
+def test_gather_scatter_list_on_a_non_root_rank_is_refused(two):
+    # a list passed on a rank other than the root was silently ignored (torch raises)
+    x = np.ones(4, np.float32)
+    for lst in ([np.zeros(4, np.float32)] * 2, np.zeros(8, np.float32)):
+        with pytest.raises(ValueError, match=r"hccl gather: gather_list is given on rank 1 of the group, which is "
+                                             r"not the root \(dst=0\); only the root passes it"):
+            hccl.gather(x, lst, dst=0, group=two[1])
+        with pytest.raises(ValueError, match=r"hccl scatter: scatter_list is given on rank 1 .*\(src=0\)"):
+            hccl.scatter(x, lst, src=0, group=two[1])
+
+    def job(c):  # None or [] elsewhere is fine
+        g = [np.zeros(4, np.float32) for _ in range(2)] if c.rank == 0 else []
+        hccl.gather(np.full(4, c.rank, np.float32), g, dst=0, group=c)
+        t = np.zeros(4, np.float32)
+        hccl.scatter(t, [np.full(4, 7.0 + q, np.float32) for q in range(2)] if c.rank == 0 else None, src=0,
+                     group=c)
+        return [float(a[0]) for a in g] + [float(t[0])]
+    assert both(two, job) == [[0.0, 1.0, 7.0], [8.0]]
+
+
 WORK_ON_ITS_COMM_IN_FLIGHT = """
 import gc, threading, time, weakref
 import numpy as np, torch
