@@ -116,6 +116,7 @@ typedef struct initall_arg {
     int32_t device;
     HcclComm comm;
     HcclResult res;
+    char why[400]; /* the rank's last WARN when it failed */
 } initall_arg;
 
 static void *initall_thread(void *p)
@@ -128,6 +129,7 @@ static void *initall_thread(void *p)
     if (!go) return NULL;
     aclrtSetDevice(a->device);
     a->res = HcclCommInitRootInfo(a->n, a->root, a->rank, &a->comm);
+    if (a->res != HCCL_SUCCESS) snprintf(a->why, sizeof a->why, "%s", HcclGetLastErrorMessage());
     return NULL;
 }
 
@@ -175,7 +177,7 @@ HcclResult HcclCommInitAll(uint32_t ndev, int32_t *devices, HcclComm *comms)
     HcclResult res = HCCL_SUCCESS;
     uint32_t started = 0;
     for (uint32_t i = 0; i < ndev; i++) {
-        args[i] = (initall_arg){&gate, &root, ndev, i, devices[i], NULL, HCCL_E_INTERNAL};
+        args[i] = (initall_arg){&gate, &root, ndev, i, devices[i], NULL, HCCL_E_INTERNAL, {0}};
         int err = pthread_create(&th[i], NULL, initall_thread, &args[i]);
         if (err != 0) {
             HCCL_WARN(INIT, "HcclCommInitAll: cannot start the thread of rank %u of %u: %s%s", i, ndev, strerror(err),
@@ -190,7 +192,12 @@ HcclResult HcclCommInitAll(uint32_t ndev, int32_t *devices, HcclComm *comms)
     initall_open(&gate, res == HCCL_SUCCESS ? 1 : -1);
     for (uint32_t i = 0; i < started; i++) pthread_join(th[i], NULL);
     for (uint32_t i = 0; i < ndev && res == HCCL_SUCCESS; i++)
-        if (args[i].res != HCCL_SUCCESS) res = args[i].res;
+        if (args[i].res != HCCL_SUCCESS) {
+            /* The caller's HcclGetLastErrorMessage: the ranks logged on their own threads. */
+            HCCL_WARN(INIT, "HcclCommInitAll(%u): rank %u failed: %s", ndev, i,
+                      args[i].why[0] ? args[i].why : hccl_result_str(args[i].res));
+            res = args[i].res;
+        }
     for (uint32_t i = 0; i < ndev; i++) {
         if (res == HCCL_SUCCESS) comms[i] = args[i].comm;
         else if (args[i].comm) HcclCommDestroy(args[i].comm);

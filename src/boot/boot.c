@@ -7,6 +7,7 @@
  */
 #include "boot/boot.h"
 
+#include "util/errors.h"
 #include "util/log.h"
 #include "util/param.h"
 #include "util/util.h"
@@ -454,6 +455,54 @@ void hccl_boot_root_linger(uint64_t id, uint64_t max_ns)
     while (root_runs_here(id) && hccl_now_ns() < deadline) usleep(10000);
 }
 
+/* Ranks of this process that failed while their group connected its mesh: threads as
+ * ranks (HcclCommInitAll, or the application's own threads) learn it here at once,
+ * where ranks in other processes only see a connection that never comes. The pid: a
+ * child of fork has a copy of the list but none of the ranks. */
+#define FAILED_RANKS 64
+static struct {
+    uint64_t id, secret;
+    pid_t pid;
+    uint32_t rank;
+    HcclResult res;
+    char reason[400];
+} failed_ranks[FAILED_RANKS];
+static unsigned failed_next;
+
+void hccl_boot_rank_failed(const hccl_boot_ident *ident, uint32_t rank, HcclResult res, const char *reason)
+{
+    pthread_mutex_lock(&finished_lock);
+    unsigned i = failed_next++ % FAILED_RANKS;
+    failed_ranks[i].id = ident->id;
+    failed_ranks[i].secret = ident->secret;
+    failed_ranks[i].pid = getpid();
+    failed_ranks[i].rank = rank;
+    failed_ranks[i].res = res;
+    snprintf(failed_ranks[i].reason, sizeof failed_ranks[i].reason, "%s", reason && *reason ? reason : "see its log");
+    pthread_mutex_unlock(&finished_lock);
+}
+
+int hccl_boot_peer_failed(const hccl_boot_ident *ident, uint32_t self, uint32_t *rank, HcclResult *res, char *reason,
+                          size_t len)
+{
+    int found = 0;
+    pid_t me = getpid();
+    pthread_mutex_lock(&finished_lock);
+    unsigned n = failed_next < FAILED_RANKS ? failed_next : FAILED_RANKS;
+    for (unsigned k = 0; k < n && !found; k++) {
+        unsigned i = (failed_next - n + k) % FAILED_RANKS; /* oldest first: the first to fail says why */
+        if (failed_ranks[i].id != ident->id || failed_ranks[i].secret != ident->secret || failed_ranks[i].pid != me ||
+            failed_ranks[i].rank == self || ident->id == 0)
+            continue;
+        found = 1;
+        if (rank) *rank = failed_ranks[i].rank;
+        if (res) *res = failed_ranks[i].res;
+        if (reason && len) snprintf(reason, len, "%s", failed_ranks[i].reason);
+    }
+    pthread_mutex_unlock(&finished_lock);
+    return found;
+}
+
 /* The refusal a failure report (KIND_FAILED) brings to its group: it names the rank
  * (by its pid and host, and what it passed, where its rank id does not fit the group
  * of nranks) and its own reason. */
@@ -484,6 +533,10 @@ static void refuse_waiting(int *fds, uint32_t nranks, uint32_t status, const cha
         fds[w] = -1;
     }
 }
+
+/* The root's wait, in steps: between them, whether a rank of this process failed
+ * before joining and could not tell the root (no descriptor left for the report). */
+#define ROOT_STEP_NS 100000000ull
 
 /* refusal (NULL: none) is the reason for a group refused before serve_q began (a rank's
  * failure report reached the root thread first), nfailed the ranks that reported it. */
@@ -546,9 +599,19 @@ static HcclResult serve_q(int listen_fd, accept_q *q, hccl_boot_stash *stash, co
         }
         if (!from_stash) {
             boot_failed why;
-            HcclResult a = accept_open(listen_fd, q, deadline, &fd, &o, &p, &why);
-            if (a == HCCL_E_TIMEOUT && status != REPLY_OK) break; /* refusing: the stragglers never came */
-            if (a == HCCL_E_TIMEOUT) {
+            char here[400];
+            uint32_t who = 0;
+            uint64_t step = hccl_now_ns() + ROOT_STEP_NS;
+            HcclResult a = accept_open(listen_fd, q, step < deadline ? step : deadline, &fd, &o, &p, &why);
+            int local = 0; /* a rank of this process failed before joining and could not tell */
+            if (a == HCCL_E_TIMEOUT && hccl_now_ns() < deadline) {
+                if (status != REPLY_OK ||
+                    !hccl_boot_peer_failed(ident, self ? self->rank : UINT32_MAX, &who, NULL, here, sizeof here))
+                    continue;
+                local = 1;
+            }
+            if (a == HCCL_E_TIMEOUT && !local && status != REPLY_OK) break; /* refusing: the stragglers never came */
+            if (a == HCCL_E_TIMEOUT && !local) {
                 char missing[400];
                 list_missing(missing, sizeof missing, fds, nranks, self);
                 snprintf(msg, sizeof msg,
@@ -559,7 +622,7 @@ static HcclResult serve_q(int listen_fd, accept_q *q, hccl_boot_stash *stash, co
                 res = HCCL_E_TIMEOUT;
                 break;
             }
-            if (a != HCCL_SUCCESS) {
+            if (a != HCCL_SUCCESS && !local) {
                 snprintf(msg, sizeof msg, "cannot accept a rank's connection at the bootstrap root: %s%s",
                          strerror(q->err ? q->err : EIO),
                          q->err == EMFILE ? " (raise the root process's RLIMIT_NOFILE, ulimit -n)" : "");
@@ -567,12 +630,15 @@ static HcclResult serve_q(int listen_fd, accept_q *q, hccl_boot_stash *stash, co
                 res = a;
                 break;
             }
-            if (o.kind == KIND_FAILED && o.secret == ident->secret && o.id == ident->id) {
+            if (local || (o.kind == KIND_FAILED && o.secret == ident->secret && o.id == ident->id)) {
                 /* A rank failed before it could join: refuse the group now, as for a
                  * mismatch, with its reason, rather than wait for it until the deadline. */
-                close(fd);
+                if (local)
+                    snprintf(msg, sizeof msg, "rank %u (a thread of this process) failed %s", who, here);
+                else
+                    close(fd);
                 if (status == REPLY_OK) {
-                    failed_msg(msg, sizeof msg, &o, &p, &why, nranks);
+                    if (!local) failed_msg(msg, sizeof msg, &o, &p, &why, nranks);
                     status = REPLY_MISMATCH;
                     res = HCCL_E_PARA;
                     HCCL_WARN(BOOT, "bootstrap root: %s", msg);
@@ -794,7 +860,7 @@ void hccl_boot_report_failure(const hccl_addr *root, const hccl_boot_ident *iden
     size_t off = 0;
     for (int fd; off < sizeof buf && hccl_now_ns() < deadline; usleep(20000)) {
         fd = socket(root->ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-        if (fd < 0) return;
+        if (fd < 0) break;
         int ok = connect(fd, (const struct sockaddr *)root, hccl_addr_len(root)) == 0 || errno == EINPROGRESS;
         int refused = !ok && errno == ECONNREFUSED;
         while (ok && off < sizeof buf) {
@@ -815,6 +881,11 @@ void hccl_boot_report_failure(const hccl_addr *root, const hccl_boot_ident *iden
         close(fd);
         if (!refused) break;
     }
+    if (off != sizeof buf) { /* the root may be a thread of this process (HcclCommInitAll): it looks here */
+        char why[400];
+        snprintf(why, sizeof why, "%s before joining: %s", f.fn[0] ? f.fn : "communicator creation", f.reason);
+        hccl_boot_rank_failed(ident, rank, HCCL_E_INTERNAL, why);
+    }
     HCCL_INFO(BOOT, "rank %u: %s the bootstrap root at %s that this rank failed before joining", rank,
               off == sizeof buf ? "told" : "could not tell", hccl_addr_str(root));
 }
@@ -830,6 +901,7 @@ HcclResult hccl_boot_join(const hccl_addr *root, const hccl_boot_ident *ident, u
         int err = errno;
         HCCL_WARN(BOOT, "rank %u: cannot open a connection to the bootstrap root at %s: %s%s", self->rank,
                   hccl_addr_str(root), strerror(err), emfile_hint(err));
+        errno = err; /* this rank's failure, not the root's */
         return res;
     }
     if (res != HCCL_SUCCESS) {
@@ -862,6 +934,7 @@ HcclResult hccl_boot_join(const hccl_addr *root, const hccl_boot_ident *ident, u
     if (r.status != REPLY_OK) {
         close(fd);
         HCCL_WARN(BOOT, "rank %u: %s", self->rank, r.msg);
+        errno = 0; /* a HCCL_E_SYSCALL here is the root's */
         return r.status == REPLY_TIMEOUT ? HCCL_E_TIMEOUT : r.status == REPLY_SYSCALL ? HCCL_E_SYSCALL : HCCL_E_PARA;
     }
     if (r.nranks != nranks) {
@@ -876,12 +949,39 @@ HcclResult hccl_boot_join(const hccl_addr *root, const hccl_boot_ident *ident, u
     return res;
 }
 
+/* Whether another rank of the group, in this process, failed (hccl_boot_rank_failed). */
+typedef struct mesh_self {
+    const hccl_boot_ident *ident;
+    uint32_t rank;
+} mesh_self;
+static int mesh_peer_failed(void *p)
+{
+    const mesh_self *m = p;
+    return hccl_boot_peer_failed(m->ident, m->rank, NULL, NULL, NULL, 0);
+}
+
+/* When another rank of this process failed: say so (its rank and reason) and return
+ * its result, to stop waiting for it; else HCCL_SUCCESS. */
+static HcclResult mesh_give_up(const hccl_boot_ident *ident, uint32_t rank)
+{
+    uint32_t who;
+    HcclResult res;
+    char why[400];
+    if (!hccl_boot_peer_failed(ident, rank, &who, &res, why, sizeof why)) return HCCL_SUCCESS;
+    HCCL_WARN(BOOT, "rank %u: rank %u of this process failed while the ranks connected: %s", rank, who, why);
+    return res != HCCL_SUCCESS ? res : HCCL_E_INTERNAL;
+}
+
+/* The accept loop's wait, in steps: between them, whether a rank of this process failed. */
+#define MESH_STEP_NS 100000000ull
+
 HcclResult hccl_boot_mesh(int listen_fd, hccl_boot_stash *stash, const hccl_boot_ident *ident, uint32_t rank,
                           uint32_t nranks, const hccl_boot_peer *table, uint64_t timeout_ns, const unsigned *want,
                           int *fds, unsigned *nsock)
 {
-    uint64_t deadline = hccl_now_ns() + timeout_ns;
+    uint64_t deadline = hccl_now_ns() + timeout_ns, warn_seq = hccl_log_warn_seq();
     HcclResult res = HCCL_SUCCESS;
+    mesh_self me = {ident, rank};
     accept_q *q = hccl_calloc(1, sizeof *q);
     for (uint32_t i = 0; i < nranks * HCCL_BOOT_MAX_SOCKS; i++) fds[i] = -1;
     for (uint32_t p = 0; p < nranks; p++) nsock[p] = 0;
@@ -891,7 +991,11 @@ HcclResult hccl_boot_mesh(int listen_fd, hccl_boot_stash *stash, const hccl_boot
         nsock[p] = m;
         for (unsigned k = 0; k < m; k++) {
             int *fd = &fds[p * HCCL_BOOT_MAX_SOCKS + k];
-            res = hccl_socket_connect(&table[p].addr, deadline, fd);
+            res = hccl_socket_connect_unless(&table[p].addr, deadline, mesh_peer_failed, &me, fd);
+            if (res != HCCL_SUCCESS && res != HCCL_E_SYSCALL && mesh_peer_failed(&me)) {
+                res = mesh_give_up(ident, rank);
+                goto fail_peer;
+            }
             if (res == HCCL_E_SYSCALL) {
                 int err = errno;
                 HCCL_WARN(BOOT, "rank %u: cannot open a connection to rank %u at %s: %s%s", rank, p,
@@ -921,7 +1025,13 @@ HcclResult hccl_boot_mesh(int listen_fd, hccl_boot_stash *stash, const hccl_boot
         int fd;
         conn_open o;
         hccl_boot_peer peer;
-        HcclResult a = accept_open(listen_fd, q, deadline, &fd, &o, &peer, NULL);
+        uint64_t step = hccl_now_ns() + MESH_STEP_NS;
+        HcclResult a = accept_open(listen_fd, q, step < deadline ? step : deadline, &fd, &o, &peer, NULL);
+        if (a == HCCL_E_TIMEOUT && hccl_now_ns() < deadline) {
+            if ((res = mesh_give_up(ident, rank)) == HCCL_SUCCESS) continue;
+            hccl_free(got);
+            goto fail_peer;
+        }
         if (a != HCCL_SUCCESS) {
             char missing[400];
             size_t off = 0;
@@ -965,6 +1075,11 @@ HcclResult hccl_boot_mesh(int listen_fd, hccl_boot_stash *stash, const hccl_boot
     hccl_free(q);
     return HCCL_SUCCESS;
 fail:
+    /* For the ranks of this process still waiting for this one (a rank in another
+     * process waits for its connection until HCCL_CONNECT_TIMEOUT). */
+    hccl_boot_rank_failed(ident, rank, res,
+                          hccl_log_warn_seq() != warn_seq ? hccl_log_last_warn() : hccl_result_str(res));
+fail_peer:
     q_free(q);
     hccl_free(q);
     for (uint32_t i = 0; i < nranks * HCCL_BOOT_MAX_SOCKS; i++)

@@ -97,7 +97,8 @@ HcclResult hccl_boot_serve(int listen_fd, hccl_boot_stash *stash, const hccl_boo
 
 /* Join a group at the root: send our record, receive everyone's (nranks entries).
  * hint (NULL: ask whether the rank that serves the root runs) ends the WARN line when
- * the root cannot be reached. */
+ * the root cannot be reached. HCCL_E_SYSCALL with errno set: this rank could not open
+ * its connection (EMFILE...) and has not joined; with errno 0: the root's failure. */
 HcclResult hccl_boot_join(const hccl_addr *root, const hccl_boot_ident *ident, uint32_t nranks,
                           const hccl_boot_peer *self, uint64_t timeout_ns, const char *hint, hccl_boot_peer *table);
 
@@ -121,6 +122,17 @@ void hccl_boot_report_failure(const hccl_addr *root, const hccl_boot_ident *iden
 HcclResult hccl_boot_mesh(int listen_fd, hccl_boot_stash *stash, const hccl_boot_ident *ident, uint32_t rank,
                           uint32_t nranks, const hccl_boot_peer *table, uint64_t timeout_ns, const unsigned *want,
                           int *fds, unsigned *nsock);
+
+/* Record that rank of ident's group failed in this process after joining (reason: its
+ * WARN): the group's other ranks in this process (threads as ranks: HcclCommInitAll)
+ * stop waiting for it in hccl_boot_mesh at once and fail with its result and reason.
+ * hccl_boot_mesh records its own failures. Remembers the last 64. */
+void hccl_boot_rank_failed(const hccl_boot_ident *ident, uint32_t rank, HcclResult res, const char *reason);
+
+/* Whether a rank of ident's group other than self failed in this process: the first
+ * that did, with its result and reason (each out-pointer may be NULL). */
+int hccl_boot_peer_failed(const hccl_boot_ident *ident, uint32_t self, uint32_t *rank, HcclResult *res, char *reason,
+                          size_t len);
 
 /* Connect timeout from HCCL_CONNECT_TIMEOUT (seconds, default 120), in ns. */
 uint64_t hccl_boot_connect_timeout_ns(void);

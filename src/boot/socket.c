@@ -306,6 +306,12 @@ static int remaining_ms(uint64_t deadline_ns)
 
 HcclResult hccl_socket_connect(const hccl_addr *addr, uint64_t deadline_ns, int *fd_out)
 {
+    return hccl_socket_connect_unless(addr, deadline_ns, NULL, NULL, fd_out);
+}
+
+HcclResult hccl_socket_connect_unless(const hccl_addr *addr, uint64_t deadline_ns, int (*stop)(void *), void *arg,
+                                      int *fd_out)
+{
     int last_err = 0, refused = 0;
     for (;;) {
         int fd = socket(addr->ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
@@ -350,6 +356,10 @@ HcclResult hccl_socket_connect(const hccl_addr *addr, uint64_t deadline_ns, int 
         if (last_err != ECONNREFUSED && last_err != ETIMEDOUT && last_err != EAGAIN && last_err != ENETUNREACH &&
             last_err != EHOSTUNREACH && last_err != ECONNRESET)
             break;
+        if (stop && stop(arg)) { /* the caller says why */
+            errno = last_err;
+            return HCCL_E_TIMEOUT;
+        }
         usleep(20000);
     }
     HCCL_WARN(BOOT, "cannot connect to %s: %s", hccl_addr_str(addr), strerror(last_err));

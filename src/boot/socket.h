@@ -43,6 +43,10 @@ HcclResult hccl_socket_listen(hccl_addr *addr, int use_base_port, int *fd_out);
 /* Connect, retrying refused connections until deadline_ns (monotonic). On failure
  * errno is the last attempt's error (ECONNREFUSED, ETIMEDOUT, ENETUNREACH...). */
 HcclResult hccl_socket_connect(const hccl_addr *addr, uint64_t deadline_ns, int *fd_out);
+/* The same, but stop(arg) is asked before each retry: when it says so, the connect
+ * gives up quietly (no WARN) with HCCL_E_TIMEOUT, and the caller says why. */
+HcclResult hccl_socket_connect_unless(const hccl_addr *addr, uint64_t deadline_ns, int (*stop)(void *), void *arg,
+                                      int *fd_out);
 
 /* Accept one connection, waiting at most until deadline_ns. HCCL_E_TIMEOUT on expiry. */
 HcclResult hccl_socket_accept(int listen_fd, uint64_t deadline_ns, int *fd_out, hccl_addr *peer);

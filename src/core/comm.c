@@ -21,6 +21,7 @@
 #include "util/util.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <netinet/in.h>
 #include <sched.h>
 #include <stdio.h>
@@ -486,6 +487,16 @@ static HcclResult setup_op(hccl_comm *c, const hccl_op_args *a)
     hccl_algo_ctx ctx = {c->rank, c->nranks, hccl_net_base(c->net), c->scratch, HCCL_ALGO_SCRATCH_BYTES,
                          0, 1, NULL, 0, 0, 0, 0};
     HcclResult res = hccl_algo_run_reference(&ctx, a);
+    uint32_t who;
+    HcclResult who_res;
+    char why[400];
+    if (res != HCCL_SUCCESS && hccl_boot_peer_failed(&c->ident, c->rank, &who, &who_res, why, sizeof why)) {
+        /* A rank of this process (threads as ranks) failed in the mesh: its reason, not
+         * the connection it closed. */
+        HCCL_WARN(INIT, "comm setup on rank %u failed: rank %u of this process failed while the ranks connected: %s",
+                  c->rank, who, why);
+        return who_res != HCCL_SUCCESS ? who_res : res;
+    }
     if (res != HCCL_SUCCESS)
         HCCL_WARN(INIT, "comm setup on rank %u failed: %s", c->rank, hccl_net_error(c->net));
     return res;
@@ -821,8 +832,10 @@ static HcclResult init_with_root(uint32_t nranks, const hccl_addr *root_addr, co
                fail_unjoined);
     CHECK_GOTO(open_listener(c, root_addr, avoid_loopback), res, fail_unjoined);
     hccl_boot_peer self = c->peers[rank];
-    /* A failed join needs no report: the root refused us, or cannot be reached. */
+    /* A failed join needs no report (the root refused us, or cannot be reached), except
+     * when this rank could not even open its connection (EMFILE): the root waits for it. */
     res = hccl_boot_join(root_addr, ident, nranks, &self, hccl_boot_connect_timeout_ns(), hint, c->peers);
+    if (res == HCCL_E_SYSCALL && errno != 0) goto fail_unjoined;
     if (res == HCCL_E_PARA) hccl_boot_root_linger(ident->id, ROOT_LINGER_NS); /* refused */
     if (res != HCCL_SUCCESS) goto fail;
     CHECK_GOTO(setup(c), res, fail);

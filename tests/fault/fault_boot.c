@@ -1113,10 +1113,51 @@ static void nofile_rank_body(fault_ctx *c)
     atomic_store(&g_sh->flag[1], 1);
 }
 
+/* --case initall: HcclCommInitAll(4) with 1, 2, 3... free descriptors, until it has
+ * enough: its ranks (threads) fail at every step of their creation (listener, join,
+ * mesh). The first to fail must not leave the others waiting for it until
+ * HCCL_CONNECT_TIMEOUT (they are threads of this call: they can know at once), and the
+ * caller's HcclGetLastErrorMessage names a rank and why. */
+static void nofile_initall_body(fault_ctx *c)
+{
+    int32_t devs[4] = {0, 1, 2, 3};
+    int ok = 0;
+    for (int nfree = 1; nfree <= 40 && !ok; nfree++) { /* 0: its own HcclGetRootInfo fails */
+        int held[64], nheld = hold_all_fds(held);
+        for (int k = 0; k < nfree && nheld > 0; k++) close(held[--nheld]);
+        HcclComm comms[4] = {0};
+        double t0 = fault_now();
+        HcclResult rc = HcclCommInitAll(4, devs, comms);
+        double dt = fault_now() - t0;
+        char msg[1024];
+        snprintf(msg, sizeof msg, "%s", HcclGetLastErrorMessage());
+        while (nheld > 0) close(held[--nheld]);
+        fault_step(c, "HcclCommInitAll(4) with %d free descriptors: %d in %.2f s", nfree, (int)rc, dt);
+        FCHECK(c, dt < 6.0, "HcclCommInitAll(4) with %d free descriptors took %.2f s to return %d "
+               "(HCCL_CONNECT_TIMEOUT=15): \"%s\"", nfree, dt, (int)rc, msg);
+        if (rc == HCCL_SUCCESS) {
+            for (int i = 0; i < 4; i++) HcclCommDestroy(comms[i]);
+            ok = 1;
+            continue;
+        }
+        FCHECK(c, comms[0] == NULL, "HcclCommInitAll failed but returned communicators");
+        FCHECK(c, strstr(msg, "rank ") && (strstr(msg, "Too many open files") || strstr(msg, "connection lost")),
+               "with %d free descriptors HcclCommInitAll failed (%d) but its message does not say which rank "
+               "ran out of descriptors: \"%s\"", nfree, (int)rc, msg);
+    }
+    FCHECK(c, ok, "HcclCommInitAll(4) never succeeded, even with 40 free descriptors");
+}
+
 int scen_nofile(int argc, char **argv)
 {
     const char *only = case_arg(argc, argv);
     setenv("HCCL_CONNECT_TIMEOUT", "15", 1);
+    if (only && !strcmp(only, "initall")) {
+        fault_job job = {.name = "nofile_initall", .nranks = 1, .init = INIT_NONE, .body = nofile_initall_body,
+                         .watchdog_s = 150, .skip_fd_check = 1};
+        fault_run(&job);
+        return 0;
+    }
     if (only && !strcmp(only, "rank")) {
         fault_job job = {.name = "nofile_rank", .nranks = 2, .init = INIT_NONE, .body = nofile_rank_body,
                          .watchdog_s = 40, .skip_fd_check = 1};
