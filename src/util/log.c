@@ -20,6 +20,7 @@
 #include "util/ticks.h"
 #include "util/util.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -95,12 +96,29 @@ static void expand(const char *rank, char *path, size_t len)
     path[o] = 0;
 }
 
+static void format_line(char *line, size_t len, hccl_log_level level, unsigned subsys, const char *file, int lineno,
+                        const char *msg);
+
+static int log_open_failed; /* this process said that its file cannot be opened */
+
+/* log_lock held (or in log_init). A file that cannot be opened is said once per
+ * process, on stderr, where the lines go instead. */
 static void open_log_file(const char *rank)
 {
     char path[4096];
     expand(rank, path, sizeof path);
     log_file = fopen(path, "a");
-    if (log_file) setvbuf(log_file, NULL, _IOLBF, 0);
+    if (log_file) {
+        setvbuf(log_file, NULL, _IOLBF, 0);
+        return;
+    }
+    int err = errno;
+    if (log_open_failed || log_level == HCCL_LOG_NONE) return;
+    log_open_failed = 1;
+    char msg[4400], line[4600];
+    snprintf(msg, sizeof msg, "HCCL_DEBUG_FILE: cannot open %s: %s; logging to stderr", path, strerror(err));
+    format_line(line, sizeof line, HCCL_LOG_WARN, HCCL_SUBSYS_ALL, __FILE__, __LINE__, msg);
+    fputs(line, stderr);
 }
 
 static const char *subsys_name(unsigned subsys)
@@ -166,6 +184,7 @@ static void flush_held(void)
 static void after_fork(void)
 {
     log_forked = 0;
+    log_open_failed = 0; /* a process of its own, with a file name of its own */
     if (log_file) fclose(log_file); /* the parent's (line-buffered: nothing pending) */
     log_file = NULL;
     log_rank = -1;

@@ -12,6 +12,8 @@
  *   plain     %h, %p and %%: the file opens at once, with the host name and pid.
  *   overflow  more than the held limit before the rank: the excess is counted in a
  *             WARN line, the rest kept.
+ *   unwritable a name that cannot be opened (no such directory), with and without %r:
+ *             one line on stderr says so and why, and the lines go to stderr.
  */
 #include "util/log.h"
 
@@ -104,6 +106,31 @@ static void overflow_case(void)
     HCCL_INFO(INIT, "last line");
 }
 
+/* The unwritable cases' stderr: dir/<name>.err. */
+static const char *err_name;
+static void to_err_file(void)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s.err", dir, err_name);
+    if (!freopen(path, "w", stderr)) exit(3);
+    setvbuf(stderr, NULL, _IONBF, 0);
+}
+
+static void unwritable_case(void)
+{
+    to_err_file();
+    HCCL_INFO(INIT, "first line");
+    HCCL_WARN(INIT, "second line");
+}
+
+static void unwritable_rank_case(void)
+{
+    to_err_file();
+    HCCL_INFO(INIT, "held line");
+    hccl_log_set_rank(3);
+    HCCL_INFO(INIT, "after the rank");
+}
+
 int main(void)
 {
     const char *t = getenv("TMPDIR");
@@ -169,6 +196,24 @@ int main(void)
         TT_ASSERT_MSG(strstr(text, want) != NULL, "no WARN line saying \"%s\"", want);
         TT_ASSERT_MSG(strstr(text, "last line") > strstr(text, want), "the line after the rank is not last");
     }
+
+    /* unwritable */
+    err_name = "unwritable";
+    in_child("missing/log.%p", unwritable_case);
+    snprintf(path, sizeof path, "%s/unwritable.err", dir);
+    text = slurp(path);
+    TT_ASSERT_MSG(text && count(text, "HCCL_DEBUG_FILE: cannot open ") == 1 && strstr(text, "/missing/log.") &&
+                      strstr(text, "No such file or directory") && strstr(text, "logging to stderr") &&
+                      strstr(text, "first line") && strstr(text, "second line"),
+                  "stderr of a process whose HCCL_DEBUG_FILE cannot be opened:\n%s", text ? text : "(missing)");
+    err_name = "unwritable_rank";
+    in_child("missing/log.%r", unwritable_rank_case);
+    snprintf(path, sizeof path, "%s/unwritable_rank.err", dir);
+    text = slurp(path);
+    TT_ASSERT_MSG(text && count(text, "HCCL_DEBUG_FILE: cannot open ") == 1 && strstr(text, "/missing/log.3") &&
+                      strstr(text, "held line") && strstr(text, "after the rank"),
+                  "stderr of a process whose HCCL_DEBUG_FILE (%%r) cannot be opened:\n%s",
+                  text ? text : "(missing)");
 
     if (!getenv("KEEP")) {
         char cmd[600];
