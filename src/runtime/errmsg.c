@@ -5,7 +5,7 @@
  * The text stays until the next error of the same thread; successes do not clear it.
  *
  * A synchronize that reports a stream task's failure (aclrtSynchronizeStream[WithTimeout],
- * aclrtSynchronizeDevice) appends the reason the task gave (aclrtInternalSetTaskFailure:
+ * aclrtSynchronizeDevice, aclrtSynchronizeEvent) appends the reason the task gave (aclrtInternalSetTaskFailure:
  * an HCCL operation's WARN text, logged on whichever thread ran it) and keeps that
  * reason for libhccl's HcclGetLastErrorMessage (aclrtInternalLastTaskFailure).
  */

@@ -46,6 +46,18 @@
  * queries: a record already done stays done, a pending one still completes (releasing
  * a waiter early, or never, would be worse than the race CANN warns about).
  *
+ * Failures: a record covers the failures of the tasks queued before it on its stream
+ * that no synchronize of that stream has reported yet. When its marker runs it takes
+ * the stream's pending error and reason (hccl_rt_stream_task_error; the stream keeps
+ * them for its own synchronize), and the event keeps them for its highest record done
+ * that way. aclrtSynchronizeEvent for that record returns the error, with the reason in
+ * aclGetRecentErrMsg (and HcclGetLastErrorMessage), each time; a stream's wait for it
+ * fails as a task of the waiting stream, with the reason, so that stream's synchronize
+ * reports it (the work behind the wait depends on the work that failed); a wait for
+ * such a record already done is queued all the same. Queries and timing see the record
+ * complete: the record itself is done. A record on the NULL stream covers nothing (the
+ * failed task returned its error to its caller).
+ *
  * Lifetime: an event is reference counted: the registry holds one reference and each
  * queued marker or in-flight API call holds one, so aclrtDestroyEvent while a marker is
  * pending is safe; the memory goes when the last reference drops.
@@ -54,10 +66,12 @@
  * event created before the fork counts as complete.
  */
 #include "runtime/runtime_int.h"
+#include "runtime/stream_task.h"
 
 #include "util/util.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 
 typedef struct rt_event {
@@ -78,13 +92,19 @@ typedef struct rt_event {
     uint64_t reset_upto;         /* records up to this one were reset (aclrtResetEvent), under mu */
     uint64_t waits;              /* wait tasks queued and not finished (aclrtQueryEventWaitStatus), under mu */
     hccl_rt_stream_pos wait_pos; /* where the latest of them was queued, under mu */
+    uint64_t err_num;            /* the highest record done after a failed task (0: none), under mu */
+    aclError err;                /* that task's error */
+    aclrtStream err_stream;      /* its stream (for the message only) */
+    char *err_reason;            /* the reason it gave ("" or NULL: none) */
 } rt_event;
 
+#define REASON_LEN 1024 /* as a stream keeps its error's reason */
 #define EVENT_FLAGS_KNOWN (ACL_EVENT_SYNC | ACL_EVENT_CAPTURE_STREAM_PROGRESS | ACL_EVENT_TIME_LINE)
 
 typedef struct marker {
     rt_event *ev;
     uint64_t seq;
+    aclrtStream stream; /* a record's stream, whose failures it covers (NULL: none) */
 } marker;
 
 static pthread_mutex_t reg_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -96,6 +116,7 @@ static void event_put(rt_event *e)
         pthread_cond_destroy(&e->cv);
         pthread_mutex_destroy(&e->mu);
         hccl_free(e->above);
+        hccl_free(e->err_reason);
         hccl_free(e);
     }
 }
@@ -133,10 +154,19 @@ static int take_above(rt_event *e, uint64_t seq)
     return 0;
 }
 
-static void complete_record(rt_event *e, uint64_t seq)
+/* Record seq is done; err != ACL_SUCCESS: a task of stream queued before it failed
+ * (with reason). */
+static void complete_record(rt_event *e, uint64_t seq, aclError err, aclrtStream stream, const char *reason)
 {
     uint64_t now = (e->flags & ACL_EVENT_TIME_LINE) ? hccl_now_ns() : 0;
     pthread_mutex_lock(&e->mu);
+    if (err != ACL_SUCCESS && seq >= e->err_num) {
+        if (!e->err_reason) e->err_reason = hccl_malloc(REASON_LEN); /* NULL: the reason is lost, not the error */
+        if (e->err_reason) snprintf(e->err_reason, REASON_LEN, "%s", reason);
+        e->err_num = seq;
+        e->err = err;
+        e->err_stream = stream;
+    }
     if (seq > e->ts_num) {
         e->ts_num = seq;
         e->ts_ns = now;
@@ -160,6 +190,16 @@ static void complete_record(rt_event *e, uint64_t seq)
     }
     if (e->sleepers) pthread_cond_broadcast(&e->cv);
     pthread_mutex_unlock(&e->mu);
+}
+
+/* The error of a task queued before record num on its stream (ACL_SUCCESS: none), with
+ * its reason (len bytes) and stream. Under mu. */
+static aclError record_error(const rt_event *e, uint64_t num, char *reason, size_t len, aclrtStream *stream)
+{
+    if (num == 0 || e->err_num != num) return ACL_SUCCESS;
+    snprintf(reason, len, "%s", e->err_reason ? e->err_reason : "");
+    *stream = e->err_stream;
+    return e->err;
 }
 
 /* 1 and *pos when record number num is the one whose marker position is known. */
@@ -206,7 +246,9 @@ static aclError wait_record(rt_event *e, uint64_t target, const char *api)
 static aclError record_task(void *arg)
 {
     marker *m = arg;
-    complete_record(m->ev, m->seq);
+    char reason[REASON_LEN];
+    aclError err = hccl_rt_stream_task_error(m->stream, reason, sizeof reason);
+    complete_record(m->ev, m->seq, err, m->stream, err != ACL_SUCCESS ? reason : "");
     event_put(m->ev);
     hccl_free(m);
     return ACL_SUCCESS;
@@ -216,6 +258,22 @@ static aclError wait_task(void *arg)
 {
     marker *m = arg;
     aclError rc = wait_record(m->ev, m->seq, "aclrtStreamWaitEvent");
+    char reason[REASON_LEN];
+    aclrtStream failed_on = NULL;
+    pthread_mutex_lock(&m->ev->mu);
+    aclError err = rc == ACL_SUCCESS ? record_error(m->ev, m->seq, reason, sizeof reason, &failed_on) : ACL_SUCCESS;
+    pthread_mutex_unlock(&m->ev->mu);
+    if (err != ACL_SUCCESS) {
+        /* The work after the wait depends on work that failed: this stream's synchronize
+         * (or the caller, on the NULL stream) reports it, with the reason. */
+        char why[REASON_LEN + 160];
+        snprintf(why, sizeof why, "aclrtStreamWaitEvent: the record of event %p follows a task on stream %p that "
+                 "failed with error %d", (void *)m->ev, failed_on, (int)err);
+        hccl_rt_task_failed(reason, "%s", why); /* for the caller, when the NULL stream runs the wait */
+        if (reason[0]) snprintf(why + strlen(why), sizeof why - strlen(why), ": %s", reason);
+        aclrtInternalSetTaskFailure(why);
+        rc = err;
+    }
     pthread_mutex_lock(&m->ev->mu);
     m->ev->waits--;
     pthread_mutex_unlock(&m->ev->mu);
@@ -287,13 +345,17 @@ aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream)
     }
     pthread_mutex_lock(&e->mu);
     m->ev = e;
+    m->stream = stream;
     uint64_t num = m->seq = ++e->numbered;
     pthread_mutex_unlock(&e->mu);
     /* The marker owns the reference taken by event_get; this call holds one more. */
     __atomic_add_fetch(&e->refs, 1, __ATOMIC_ACQ_REL);
     hccl_rt_stream_pos pos;
     aclError rc = hccl_rt_stream_enqueue_at(stream, record_task, m, "aclrtRecordEvent", &pos);
-    if (rc != ACL_SUCCESS) record_task(m); /* never leave a record that cannot complete (stream destroyed meanwhile) */
+    if (rc != ACL_SUCCESS) { /* never leave a record that cannot complete (stream destroyed meanwhile) */
+        m->stream = NULL;
+        record_task(m);
+    }
     /* Only now do waits and queries see the record: a wait that another thread queued
      * on the same stream between the numbering and the enqueue would sit in front of
      * the marker and wait for it forever. */
@@ -327,9 +389,14 @@ aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event)
     rt_event *e;
     aclError got = sync_event_get(event, "aclrtStreamWaitEvent", "streams cannot wait for it", &e);
     if (got != ACL_SUCCESS) return got;
+    char reason[REASON_LEN];
+    aclrtStream failed_on;
     pthread_mutex_lock(&e->mu);
     uint64_t target = e->recorded;
     int done = record_done(e, target);
+    /* A record done after a failed task is waited for all the same: the wait task
+     * reports the failure to this stream. */
+    if (done && record_error(e, target, reason, sizeof reason, &failed_on) != ACL_SUCCESS) done = 0;
     pthread_mutex_unlock(&e->mu);
     if (done) {
         event_put(e); /* already complete (or never recorded): nothing to wait for */
@@ -344,6 +411,7 @@ aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event)
     }
     m->ev = e;
     m->seq = target;
+    m->stream = NULL;
     pthread_mutex_lock(&e->mu);
     e->waits++; /* before the task can run (and count itself done) */
     pthread_mutex_unlock(&e->mu);
@@ -371,6 +439,16 @@ aclError aclrtSynchronizeEvent(aclrtEvent event)
     uint64_t target = e->recorded;
     pthread_mutex_unlock(&e->mu);
     aclError rc = wait_record(e, target, "aclrtSynchronizeEvent");
+    if (rc == ACL_SUCCESS) {
+        char reason[REASON_LEN];
+        aclrtStream failed_on = NULL;
+        pthread_mutex_lock(&e->mu);
+        rc = record_error(e, target, reason, sizeof reason, &failed_on);
+        pthread_mutex_unlock(&e->mu);
+        if (rc != ACL_SUCCESS)
+            hccl_rt_task_failed(reason, "aclrtSynchronizeEvent: a task on stream %p queued before the record of event "
+                                "%p failed with error %d", failed_on, event, (int)rc);
+    }
     event_put(e);
     return rc;
 }

@@ -88,6 +88,12 @@ void hccl_rt_stream_help(const hccl_rt_stream_pos *pos);
  * thread's stack: pos's task is queued behind that one, and waiting for it here would
  * wait forever. */
 int hccl_rt_stream_behind_here(const hccl_rt_stream_pos *pos);
+/* Called by a task of stream (on the thread running it): the stream's error not yet
+ * reported by a synchronize (the first failure of a task queued before this one since
+ * the last synchronize), with its reason in reason (len bytes); ACL_SUCCESS when none,
+ * or when this thread is not running a task of stream (the NULL stream, or a task run
+ * outside its stream). */
+aclError hccl_rt_stream_task_error(aclrtStream stream, char *reason, size_t len);
 /* Makes pos's stream's worker start its queued tasks now (no deferred wake-up). */
 void hccl_rt_stream_kick(const hccl_rt_stream_pos *pos);
 /* Waits for the live streams created on device (skipping any whose task is running on

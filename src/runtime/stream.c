@@ -662,6 +662,18 @@ void aclrtInternalSetTaskFailure(const char *reason)
     pthread_mutex_unlock(&s->mu);
 }
 
+aclError hccl_rt_stream_task_error(aclrtStream stream, char *reason, size_t len)
+{
+    exec_frame *f = tls_frames;
+    if (!f || !stream || f->s != (rt_stream *)stream) return ACL_SUCCESS;
+    rt_stream *s = f->s;
+    pthread_mutex_lock(&s->mu);
+    aclError rc = s->error;
+    if (rc != ACL_SUCCESS && len) snprintf(reason, len, "%s", s->error_reason);
+    pthread_mutex_unlock(&s->mu);
+    return rc;
+}
+
 int hccl_rt_stream_behind_here(const hccl_rt_stream_pos *pos)
 {
     if (!pos || !pos->stream) return 0;

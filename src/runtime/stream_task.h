@@ -22,7 +22,7 @@ int aclrtInternalInStreamTask(void);
 void aclrtInternalSetTaskFailure(const char *reason);
 
 /* The reason of the last task failure that a synchronize reported on the calling thread
- * (aclrtSynchronizeStream[WithTimeout], aclrtSynchronizeDevice), with the time it did
+ * (aclrtSynchronizeStream[WithTimeout], aclrtSynchronizeDevice, aclrtSynchronizeEvent), with the time it did
  * in *at_ns (hccl_now_ns(), CLOCK_MONOTONIC): "" when that task gave none; NULL (and
  * 0) when no synchronize on this thread has reported a failure. */
 const char *aclrtInternalLastTaskFailure(uint64_t *at_ns);

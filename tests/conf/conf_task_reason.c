@@ -2,7 +2,8 @@
  * conf_task_reason.c - an HCCL operation that fails on a stream's worker thread: the
  * thread that synchronizes the stream gets the reason (the operation's WARN text) in
  * aclGetRecentErrMsg and HcclGetLastErrorMessage, whichever thread ran the task, for
- * aclrtSynchronizeStream, aclrtSynchronizeStreamWithTimeout and aclrtSynchronizeDevice.
+ * aclrtSynchronizeStream, aclrtSynchronizeStreamWithTimeout, aclrtSynchronizeDevice and
+ * aclrtSynchronizeEvent on an event recorded behind the operation.
  * ACL_STREAM_DEFER_US=0 makes each enqueue wake the worker, which runs the operation
  * before the synchronize (the test waits for a task queued behind it).
  */
@@ -87,6 +88,21 @@ static void test_sync_device(void)
     expect_reason("aclrtSynchronizeStream");
 }
 
+/* An event recorded behind the failed operation reports it, with its reason; the
+ * stream's synchronize still does. */
+static void test_sync_event(void)
+{
+    aclrtEvent ev;
+    TT_ASSERT_EQ(aclrtCreateEvent(&ev), ACL_SUCCESS);
+    queue_refused_op();
+    TT_ASSERT_EQ(aclrtRecordEvent(ev, stream), ACL_SUCCESS);
+    TT_ASSERT(aclrtSynchronizeEvent(ev) != ACL_SUCCESS);
+    expect_reason("aclrtSynchronizeEvent");
+    TT_ASSERT(aclrtSynchronizeStream(stream) != ACL_SUCCESS);
+    expect_reason("aclrtSynchronizeStream");
+    TT_ASSERT_EQ(aclrtDestroyEvent(ev), ACL_SUCCESS);
+}
+
 /* A failing task that gives no reason does not inherit an earlier one's. */
 static void test_no_stale_reason(void)
 {
@@ -111,6 +127,7 @@ int main(void)
     test_sync_stream();
     test_sync_timeout();
     test_sync_device();
+    test_sync_event();
     test_no_stale_reason();
     TT_ASSERT_EQ(HcclCommResume(comm), HCCL_SUCCESS);
     aclrtFree(buf);
