@@ -6,6 +6,7 @@
 
 #include "reduce/reduce.h"
 #include "util/copy.h"
+#include "util/errors.h"
 #include "util/log.h"
 #include "util/util.h"
 
@@ -36,12 +37,15 @@ static int moves_nothing(hccl_op_type type, uint64_t count)
     }
 }
 
-/* What the checks read of the communicator: copies of its size and rank, and the
- * communicator itself, held by a reference, or NULL for an operation that moves
- * nothing (checked against the copies from the registry, with no reference or lock
- * taken: about 13 ns a call). */
+/* What the checks read of the communicator: copies of its size, rank and async error,
+ * and the communicator itself, held by a reference, or NULL for an operation that
+ * moves nothing (checked against the copies from the registry, with no reference or
+ * lock taken: about 13 ns a call). An operation that moves nothing on a communicator
+ * that failed earlier returns that failure, as one that moves data does. */
 typedef struct api_comm {
     uint32_t nranks, rank;
+    HcclResult failed;
+    HcclComm handle;
     hccl_comm *comm;
 } api_comm;
 
@@ -53,13 +57,15 @@ static HcclResult begin(const char *fn, HcclComm comm, hccl_op_type type, uint64
                         hccl_op_args *local, api_comm *c, hccl_op_args **a)
 {
     c->comm = NULL;
+    c->handle = comm;
     /* Not Send and Recv: a group may collect them. */
     if (moves_nothing(type, count) && type != HCCL_OP_SEND && type != HCCL_OP_RECV) {
-        CHECK(hccl_comm_peek(fn, comm, &c->nranks, &c->rank));
+        CHECK(hccl_comm_peek(fn, comm, &c->nranks, &c->rank, &c->failed));
     } else {
         CHECK(hccl_comm_acquire(fn, comm, &c->comm));
         c->nranks = c->comm->nranks;
         c->rank = c->comm->rank;
+        c->failed = (HcclResult)__atomic_load_n(&c->comm->async_error, __ATOMIC_ACQUIRE);
     }
     if (!stream || !c->comm) {
         hccl_zero_small(local, sizeof *local);
@@ -84,7 +90,15 @@ static void drop(hccl_op_args *a)
  * only then: begin had the same type and count). */
 static HcclResult finish(HcclResult res, api_comm *c, hccl_op_args *a, aclrtStream stream)
 {
-    if (res == HCCL_SUCCESS && moves_nothing(a->type, a->count)) {
+    if (res == HCCL_SUCCESS && moves_nothing(a->type, a->count) && c->failed != HCCL_SUCCESS) {
+        /* The failure path: a reference for the name (the communicator may be gone by now). */
+        hccl_comm *named = c->comm;
+        if (!named && hccl_comm_acquire(hccl_op_name(a->type), c->handle, &named) != HCCL_SUCCESS) named = NULL;
+        HCCL_WARN(COLL, "comm %s rank %u: %s of 0 elements refused: the communicator failed earlier (%s)",
+                  named ? named->name : "?", c->rank, hccl_op_name(a->type), hccl_result_str(c->failed));
+        if (named && named != c->comm) hccl_comm_release(named);
+        res = c->failed;
+    } else if (res == HCCL_SUCCESS && moves_nothing(a->type, a->count)) {
         HCCL_TRACE(COLL, "rank %u: %s of 0 elements: nothing to do", c->rank, hccl_op_name(a->type));
     } else if (res == HCCL_SUCCESS && stream) {
         return hccl_comm_enqueue(c->comm, a, stream);

@@ -37,7 +37,7 @@ HCCL_PARAM_INT_IN(exec_timeout, "HCCL_EXEC_TIMEOUT", 1836, 0, INT64_MAX, HCCL_PA
 HCCL_PARAM_INT_IN(buffsize, "HCCL_BUFFSIZE", HCCL_COMM_DEFAULT_BUFFSIZE, 1, UINT32_MAX, HCCL_PARAM_DEFAULT)
 
 /* The live communicators, every operation looks its handle up: a dense array of
- * entries (the communicator and copies of its size and rank) in chunks that are never
+ * entries (the communicator and copies of its size, rank and async error) in chunks that are never
  * freed, so that hccl_comm_peek reads it without the lock and never touches freed
  * memory (it reads the copies, never the communicator). Writers hold registry_lock
  * and keep registry_seq odd while they change it (a sequence lock); every field is
@@ -47,6 +47,7 @@ HCCL_PARAM_INT_IN(buffsize, "HCCL_BUFFSIZE", HCCL_COMM_DEFAULT_BUFFSIZE, 1, UINT
 typedef struct reg_entry {
     hccl_comm *c;
     uint32_t nranks, rank;
+    int failed; /* a copy of c->async_error (hccl_comm_set_async_error) */
 } reg_entry;
 static hccl_spin registry_lock = HCCL_SPIN_INITIALIZER;
 static unsigned registry_seq;
@@ -75,6 +76,7 @@ static void reg_set(reg_entry *e, const reg_entry *v)
 {
     __atomic_store_n(&e->nranks, v->nranks, __ATOMIC_RELAXED);
     __atomic_store_n(&e->rank, v->rank, __ATOMIC_RELAXED);
+    __atomic_store_n(&e->failed, v->failed, __ATOMIC_RELAXED);
     __atomic_store_n(&e->c, v->c, __ATOMIC_RELAXED);
 }
 
@@ -140,7 +142,7 @@ static HcclResult reg_add(hccl_comm *c)
     }
     if (res == HCCL_SUCCESS) {
         reg_write_begin();
-        reg_set(reg_at(i), &(reg_entry){c, c->nranks, c->rank});
+        reg_set(reg_at(i), &(reg_entry){c, c->nranks, c->rank, __atomic_load_n(&c->async_error, __ATOMIC_ACQUIRE)});
         __atomic_store_n(&registry_n, i + 1, __ATOMIC_RELEASE); /* after its chunk: peek reads n first */
         reg_write_end();
     }
@@ -156,10 +158,10 @@ static int reg_remove(HcclComm handle)
     if (e) {
         reg_entry *last = reg_at(registry_n - 1);
         reg_entry v = {__atomic_load_n(&last->c, __ATOMIC_RELAXED), __atomic_load_n(&last->nranks, __ATOMIC_RELAXED),
-                       __atomic_load_n(&last->rank, __ATOMIC_RELAXED)};
+                       __atomic_load_n(&last->rank, __ATOMIC_RELAXED), __atomic_load_n(&last->failed, __ATOMIC_RELAXED)};
         reg_write_begin();
         reg_set(e, &v);
-        reg_set(last, &(reg_entry){NULL, 0, 0});
+        reg_set(last, &(reg_entry){NULL, 0, 0, 0});
         __atomic_store_n(&registry_n, registry_n - 1, __ATOMIC_RELEASE);
         reg_write_end();
     }
@@ -272,7 +274,18 @@ HcclResult hccl_comm_acquire(const char *fn, HcclComm handle, hccl_comm **out)
     return HCCL_SUCCESS;
 }
 
-HcclResult hccl_comm_peek(const char *fn, HcclComm handle, uint32_t *nranks, uint32_t *rank)
+void hccl_comm_set_async_error(hccl_comm *c, HcclResult res)
+{
+    int expected = HCCL_SUCCESS;
+    if (!__atomic_compare_exchange_n(&c->async_error, &expected, (int)res, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+        return; /* the first error stays */
+    hccl_spin_lock(&registry_lock); /* one field: peek reads the old or the new value */
+    reg_entry *e = reg_find((HcclComm)c);
+    if (e) __atomic_store_n(&e->failed, (int)res, __ATOMIC_RELAXED);
+    hccl_spin_unlock(&registry_lock);
+}
+
+HcclResult hccl_comm_peek(const char *fn, HcclComm handle, uint32_t *nranks, uint32_t *rank, HcclResult *failed)
 {
     if (!handle) {
         HCCL_WARN(INIT, "%s: communicator handle is NULL", fn);
@@ -288,6 +301,7 @@ HcclResult hccl_comm_peek(const char *fn, HcclComm handle, uint32_t *nranks, uin
         if ((found = e != NULL)) {
             *nranks = __atomic_load_n(&e->nranks, __ATOMIC_RELAXED);
             *rank = __atomic_load_n(&e->rank, __ATOMIC_RELAXED);
+            *failed = (HcclResult)__atomic_load_n(&e->failed, __ATOMIC_RELAXED);
         }
         if (locked) {
             hccl_spin_unlock(&registry_lock);

@@ -106,9 +106,13 @@ void hccl_comm_root_info_failed(uint32_t nranks, const HcclRootInfo *root, uint3
  * an unknown or destroyed one, with a warning that names fn, the API call); release
  * drops it. */
 HcclResult hccl_comm_acquire(const char *fn, HcclComm handle, hccl_comm **out);
-/* The size and rank of a live handle, without a reference or a lock (the same errors
- * as acquire): for calls that only check their arguments against them. */
-HcclResult hccl_comm_peek(const char *fn, HcclComm handle, uint32_t *nranks, uint32_t *rank);
+/* The size, rank and async error (HCCL_SUCCESS: none) of a live handle, without a
+ * reference or a lock (the same errors as acquire): for calls that only check their
+ * arguments against them. */
+HcclResult hccl_comm_peek(const char *fn, HcclComm handle, uint32_t *nranks, uint32_t *rank, HcclResult *failed);
+/* The communicator failed with res (the first failure stays): its async error, and the
+ * registry's copy that hccl_comm_peek reads. */
+void hccl_comm_set_async_error(hccl_comm *c, HcclResult res);
 /* One more user of a communicator the caller already holds (e.g. a queued task). */
 void hccl_comm_retain(hccl_comm *c);
 void hccl_comm_release(hccl_comm *c);

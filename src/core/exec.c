@@ -265,8 +265,7 @@ HcclResult hccl_comm_run(hccl_comm *c, const hccl_op_args *args, uint64_t fr_id)
         if (hccl_flight_dump(&c->flight, NULL, c->name, c->rank, c->nranks, msg, written, sizeof written) == 0)
             snprintf(msg + strlen(msg), sizeof msg - strlen(msg), " [flight recorder: %s]", written);
         HCCL_WARN(COLL, "%s", msg);
-        int expected = HCCL_SUCCESS;
-        __atomic_compare_exchange_n(&c->async_error, &expected, (int)res, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+        hccl_comm_set_async_error(c, res);
         /* The connections are now mid-message: tell the peers and shut them. */
         hccl_net_abort(c->net, why[0] ? why : msg);
         hccl_net_end_op(c->net, 0);

@@ -84,6 +84,19 @@ static int hccl_failed_fast(fault_ctx *c, fault_bufs *b, const char *after)
     double dt = fault_now() - t0;
     FCHECK(c, rc != 0, "an AllReduce after %s succeeded", after);
     FCHECK(c, dt < 2.0, "an AllReduce after %s took %.2f s to fail (should be at once)", after, dt);
+    /* Operations of 0 elements move nothing, but the communicator's failure is theirs
+     * too (as NCCL's on a communicator in error): blocking, queued on a stream, and a
+     * point-to-point one. */
+    HcclResult z = HcclAllReduce(b->dev_send, b->dev_recv, 0, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, c->comm, NULL);
+    FCHECK(c, z != HCCL_SUCCESS, "a blocking AllReduce of 0 elements after %s succeeded", after);
+    z = HcclAllGather(b->dev_send, b->dev_recv, 0, HCCL_DATA_TYPE_FP32, c->comm, c->stream);
+    if (z == HCCL_SUCCESS) z = (HcclResult)aclrtSynchronizeStream(c->stream);
+    FCHECK(c, z != HCCL_SUCCESS, "an AllGather of 0 elements on a stream after %s succeeded", after);
+    z = HcclSend(b->dev_send, 0, HCCL_DATA_TYPE_FP32, (uint32_t)(c->rank + 1) % (uint32_t)c->nranks, c->comm, NULL);
+    FCHECK(c, z != HCCL_SUCCESS, "a Send of 0 elements after %s succeeded", after);
+    HcclResult a = HCCL_SUCCESS;
+    FCHECK(c, HcclGetCommAsyncError(c->comm, &a) == HCCL_SUCCESS && (z == a || a == HCCL_SUCCESS),
+           "a Send of 0 elements after %s returned %d, not the communicator's error %d", after, (int)z, (int)a);
     return rc;
 }
 
