@@ -103,6 +103,25 @@ static void test_sync_event(void)
     TT_ASSERT_EQ(aclrtDestroyEvent(ev), ACL_SUCCESS);
 }
 
+/* A group whose calls name two streams runs as one operation on the first; the
+ * second stream waits for it through an event, and its synchronize reports the
+ * operation's failure too, with the reason (the Recv it carried failed). */
+static void test_group_streams(void)
+{
+    aclrtStream other;
+    TT_ASSERT_EQ(aclrtCreateStream(&other), ACL_SUCCESS);
+    TT_ASSERT_EQ(HcclGroupStart(), HCCL_SUCCESS);
+    TT_ASSERT_EQ(HcclSend(buf, 1, HCCL_DATA_TYPE_INT32, 0, comm, stream), HCCL_SUCCESS);
+    TT_ASSERT_EQ(HcclRecv((char *)buf + 8, 1, HCCL_DATA_TYPE_INT32, 0, comm, other), HCCL_SUCCESS);
+    TT_ASSERT_EQ(HcclGroupEnd(), HCCL_SUCCESS);
+    TT_ASSERT(aclrtSynchronizeStream(other) != ACL_SUCCESS);
+    TT_ASSERT_MSG(strstr(aclGetRecentErrMsg(), "aclrtStreamWaitEvent") && strstr(aclGetRecentErrMsg(), "suspended"),
+                  "\"%s\"", aclGetRecentErrMsg());
+    TT_ASSERT(aclrtSynchronizeStream(stream) != ACL_SUCCESS);
+    TT_ASSERT_MSG(strstr(HcclGetLastErrorMessage(), "BatchSendRecv refused"), "\"%s\"", HcclGetLastErrorMessage());
+    TT_ASSERT_EQ(aclrtDestroyStream(other), ACL_SUCCESS);
+}
+
 /* A failing task that gives no reason does not inherit an earlier one's. */
 static void test_no_stale_reason(void)
 {
@@ -128,6 +147,7 @@ int main(void)
     test_sync_timeout();
     test_sync_device();
     test_sync_event();
+    test_group_streams();
     test_no_stale_reason();
     TT_ASSERT_EQ(HcclCommResume(comm), HCCL_SUCCESS);
     aclrtFree(buf);
