@@ -65,6 +65,7 @@ int hccl_random_bytes(void *buf, size_t n)
     unsigned char *p = buf;
     while (n > 0) {
         ssize_t r = getrandom(p, n, 0);
+        if (r < 0 && errno == EINTR) continue; /* a signal while the pool was not ready yet */
         if (r <= 0) return -1;
         p += r;
         n -= (size_t)r;
@@ -81,12 +82,27 @@ void hccl_prefault(void *p, size_t len)
     if (p && len) (void)madvise(p, len, MADV_POPULATE_WRITE);
 }
 
+#define SHM_RESERVE_PIECE ((size_t)256 << 10)
+
 int hccl_shm_file_size(int fd, size_t len, int reserve)
 {
     struct rlimit rl;
     if (getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && (uint64_t)len > (uint64_t)rl.rlim_cur)
         return EFBIG;
-    if (reserve) return posix_fallocate(fd, 0, (off_t)len);
+    if (reserve && len) {
+        /* In pieces, each tried again when a signal interrupts it: older kernels stop a
+         * tmpfs fallocate at any pending signal (EINTR, having freed what it took), so
+         * under a periodic timer (a profiler's, Python's setitimer) one large call may
+         * fail or never complete. A piece takes tens of microseconds. */
+        for (size_t off = 0; off < len;) {
+            size_t piece = len - off < SHM_RESERVE_PIECE ? len - off : SHM_RESERVE_PIECE;
+            int err = posix_fallocate(fd, (off_t)off, (off_t)piece);
+            if (err == EINTR) continue;
+            if (err) return err;
+            off += piece;
+        }
+        return 0;
+    }
     return ftruncate(fd, (off_t)len) == 0 ? 0 : errno;
 }
 

@@ -50,7 +50,8 @@ void hccl_prefault(void *p, size_t len);
 
 /* Give a new shared-memory file (shm_open, memfd_create) its size of len bytes:
  * posix_fallocate when reserve (the pages are taken now, so a full tmpfs fails here and
- * not with SIGBUS at the first touch), else ftruncate (sparse). A len above
+ * not with SIGBUS at the first touch; in pieces, each retried on EINTR), else ftruncate
+ * (sparse). A len above
  * RLIMIT_FSIZE (ulimit -f) fails with EFBIG without asking the kernel, which would
  * also send SIGXFSZ: by default that kills the whole process. Returns 0 or an errno
  * value. */
