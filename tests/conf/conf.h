@@ -36,6 +36,7 @@ typedef struct {
     const char *suite;
     int timeout_s; /* watchdog per process */
     int verbose;
+    int signal_us; /* > 0: SIGPROF every that many us on each rank's thread (no SA_RESTART) */
 } conf_opts;
 
 /* Shared between all ranks (MAP_SHARED anonymous memory, inherited through fork). */

@@ -2,7 +2,8 @@
  * conf_main.c - driver of the black-box conformance tests: options, watchdog, and the
  * three ways of running ranks.
  *
- *   hccl_conf --mode procs|threads|initall --nranks N --suite NAME [--timeout S] [-v]
+ *   hccl_conf --mode procs|threads|initall --nranks N --suite NAME [--timeout S]
+ *             [--signal-us US] [-v]
  *
  * procs:   the parent calls HcclGetRootInfo (its root listener lives in the parent),
  *          then forks N children; each calls HcclCommInitRootInfo with the inherited blob.
@@ -14,6 +15,12 @@
  * Watchdog: every process arms alarm(); on expiry it prints what each rank was doing
  * (g_shared->step) and exits with status 3, so a hang fails with a useful message.
  * HCCL_CONNECT_TIMEOUT defaults to 30 s here so a broken bootstrap fails, not hangs.
+ *
+ * --signal-us US: an application that takes signals (a profiler's timer, Python's
+ * signal.setitimer): each rank's thread gets a SIGPROF every US microseconds, from its
+ * creating the stream to its last destroy, and the handler is installed without
+ * SA_RESTART, so the library's blocking system calls on that thread fail with EINTR.
+ * They must be retried (not reported as a lost connection or a timeout).
  */
 #include "conf.h"
 
@@ -24,7 +31,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdatomic.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -166,7 +175,53 @@ typedef struct {
     int fails;
 } rank_args;
 
+static _Atomic long g_signals;
+static void on_sigprof(int sig)
+{
+    (void)sig;
+    atomic_fetch_add_explicit(&g_signals, 1, memory_order_relaxed);
+}
+
+/* --signal-us: a timer that signals this thread (SIGEV_THREAD_ID); 0 when not asked. */
+#ifndef sigev_notify_thread_id
+#define sigev_notify_thread_id _sigev_un._tid
+#endif
+static int signal_timer_start(const conf_opts *o, timer_t *t)
+{
+    if (o->signal_us <= 0) return 0;
+    struct sigevent ev;
+    memset(&ev, 0, sizeof ev);
+    ev.sigev_notify = SIGEV_THREAD_ID;
+    ev.sigev_signo = SIGPROF;
+    ev.sigev_notify_thread_id = (pid_t)syscall(SYS_gettid);
+    long ns = (long)o->signal_us * 1000;
+    struct itimerspec its = {{ns / 1000000000L, ns % 1000000000L}, {ns / 1000000000L, ns % 1000000000L}};
+    if (timer_create(CLOCK_MONOTONIC, &ev, t) != 0 || timer_settime(*t, 0, &its, NULL) != 0) {
+        fprintf(stderr, "FAIL: timer_create/timer_settime: %s\n", strerror(errno));
+        exit(1);
+    }
+    return 1;
+}
+
+static int rank_body(rank_args *a);
+
 static int rank_main(rank_args *a)
+{
+    timer_t t;
+    int timed = signal_timer_start(a->o, &t);
+    int fails = rank_body(a);
+    if (timed) {
+        timer_delete(t);
+        if (atomic_load(&g_signals) == 0) {
+            fprintf(stderr, "FAIL: rank %d: --signal-us %d, but no signal arrived\n", a->rank, a->o->signal_us);
+            fails++;
+        }
+        if (a->o->verbose) fprintf(stderr, "[rank %d] %ld signal(s) so far\n", a->rank, atomic_load(&g_signals));
+    }
+    return fails;
+}
+
+static int rank_body(rank_args *a)
 {
     conf_ctx c;
     char what[96];
@@ -394,7 +449,8 @@ static void rank_ops(conf_ctx *ctx)
 static void usage(void)
 {
     fprintf(stderr,
-            "usage: hccl_conf [--mode procs|threads|initall] [--nranks N] [--suite NAME] [--timeout S] [-v]\n"
+            "usage: hccl_conf [--mode procs|threads|initall] [--nranks N] [--suite NAME] [--timeout S]\n"
+            "                 [--signal-us US] [-v]\n"
             "suites: ops (coll + p2p + multicomm), coll, p2p, multicomm, queries, subcomm,\n"
             "        badinput, ranktable, env, config, twojobs, devices\n");
     exit(2);
@@ -422,6 +478,8 @@ int main(int argc, char **argv)
             o.suite = v;
         } else if (!strcmp(a, "--timeout")) {
             o.timeout_s = atoi(v);
+        } else if (!strcmp(a, "--signal-us")) {
+            o.signal_us = atoi(v);
         } else {
             usage();
         }
@@ -439,6 +497,12 @@ int main(int argc, char **argv)
     memset(g_shared, 0, sizeof *g_shared);
     signal(SIGALRM, on_alarm);
     signal(SIGPIPE, SIG_IGN);
+    if (o.signal_us > 0) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_sigprof; /* no SA_RESTART: blocking calls fail with EINTR */
+        sigaction(SIGPROF, &sa, NULL);
+    }
     alarm((unsigned)o.timeout_s + 5); /* the parent reports after the children */
 
     static char label[128];
