@@ -14,7 +14,8 @@
  * signals the terminal already sent to the whole foreground process group); ranks
  * still running 30 s after the first (torchrun's grace), or at a second such signal,
  * get SIGKILL, so a rank that catches the signal and carries on cannot keep the job
- * alive. When
+ * alive. SIGUSR1/SIGUSR2 (a batch system's warning before the time limit, Slurm's
+ * --signal) are forwarded as they come and change nothing else. When
  * a rank exits non-zero or by a signal, one line naming it goes to stderr, the
  * other ranks get SIGTERM and, 3 s later, SIGKILL. The exit status is the first
  * failing rank's (128 + signal number for a signal), 0 when all succeed. Ranks
@@ -488,6 +489,8 @@ int main(int argc, char **argv)
     sigaddset(&sigs, SIGTERM);
     sigaddset(&sigs, SIGHUP);
     sigaddset(&sigs, SIGQUIT);
+    sigaddset(&sigs, SIGUSR1);
+    sigaddset(&sigs, SIGUSR2);
     if (sigprocmask(SIG_BLOCK, &sigs, &oldmask) != 0 || (sfd = signalfd(-1, &sigs, SFD_CLOEXEC)) < 0) {
         fprintf(stderr, "hcclrun: signal setup failed: %s\n", strerror(errno));
         return 1;
@@ -649,6 +652,10 @@ int main(int argc, char **argv)
         if (!(pfds[0].revents & POLLIN)) continue;
         struct signalfd_siginfo si;
         if (read(sfd, &si, sizeof(si)) != (ssize_t)sizeof(si)) continue;
+        if (si.ssi_signo == SIGUSR1 || si.ssi_signo == SIGUSR2) { /* a notice for the ranks: just pass it on */
+            signal_children((int)si.ssi_signo);
+            continue;
+        }
         if (si.ssi_signo != SIGCHLD) {
             if (signalled) { /* the second: no more grace */
                 fprintf(stderr, "hcclrun: signal %d (%s) again: killing the ranks\n", (int)si.ssi_signo,

@@ -125,7 +125,7 @@ left=$(alive_of "$T"/orphan.0 "$T"/orphan.1)
     { fail "a signalled job leaves no processes behind: $left"; cat "$T/err"; }
 
 # --- signal forwarding ---------------------------------------------------------------
-for sig in TERM HUP; do
+for sig in TERM HUP USR1; do
     rm -f "$T"/ready.* "$T"/sig.*
     OUTDIR="$T" "$HCCLRUN" -n 2 sh -c \
         'trap "echo got > \"$OUTDIR/sig.$RANK\"; exit 0" '$sig'; : > "$OUTDIR/ready.$RANK"; while :; do sleep 0.05; done' &
