@@ -1245,7 +1245,7 @@ static const char *lost_why(int err)
     case ENETDOWN:
         return "no route to its host: the network is down";
     default:
-        return "the peer exited, was killed, or aborted";
+        return "the peer exited, destroyed its communicator, was killed, or aborted";
     }
 }
 

@@ -1018,3 +1018,63 @@ int scen_eager_exit(int argc, char **argv)
     fault_run(&job);
     return 0;
 }
+
+/* ---- a rank destroys its communicator while the others are inside a collective ----------- */
+
+/* Rank 1 calls HcclCommDestroy (and stays alive) while ranks 0 and 2 wait for it in an
+ * AllReduce it never joins: they fail at once, and their WARN line names rank 1 and says
+ * it may have destroyed its communicator (not only that it exited, was killed or
+ * aborted). --case small: 2 floats (the shared slots on one host). */
+#define LEAVE_N 3
+#define LEAVER 1
+#define LEAVE_COUNT (64 * 1024)
+
+static void leave_body(fault_ctx *c)
+{
+    fault_bufs b;
+    if (fault_bufs_alloc(c, &b, LEAVE_COUNT * 4, LEAVE_COUNT * 4) != 0) return;
+    fault_step(c, "op #1 AllReduce");
+    if (fault_allreduce_check(c, &b, OP_COUNT(LEAVE_COUNT), 1.0f) != 0) {
+        fault_fail(c, "op #1 AllReduce failed");
+        goto out;
+    }
+    if (c->rank == LEAVER) {
+        fault_step(c, "waiting for the others to enter op #2");
+        FCHECK(c, fault_wait_flag(0, LEAVE_N - 1, 20), "the other ranks did not start op #2 within 20 s");
+        usleep(300000);
+        fault_step(c, "HcclCommDestroy while the others are in op #2");
+        HcclResult rc = HcclCommDestroy(c->comm);
+        c->comm = NULL;
+        FCHECK(c, rc == HCCL_SUCCESS, "HcclCommDestroy returned %d", (int)rc);
+        /* Alive until the others failed: they must not have seen this process exit. */
+        FCHECK(c, fault_wait_flag(1, LEAVE_N - 1, 20), "the other ranks did not report their op #2 failure in 20 s");
+        goto out;
+    }
+    atomic_fetch_add(&g_sh->flag[0], 1);
+    fault_step(c, "op #2 AllReduce without rank %d", LEAVER);
+    double t0 = fault_now();
+    int rc = fault_allreduce_check(c, &b, OP_COUNT(LEAVE_COUNT), 2.0f);
+    double dt = fault_now() - t0;
+    atomic_fetch_add(&g_sh->flag[1], 1);
+    FCHECK(c, rc != 0, "op #2 succeeded without rank %d", LEAVER);
+    FCHECK(c, dt < 5.0, "op #2 took %.2f s to fail after rank %d destroyed its communicator", dt, LEAVER);
+out:
+    fault_bufs_free(&b);
+}
+
+int scen_leave(int argc, char **argv)
+{
+    read_small(argc, argv);
+    setenv("HCCL_EXEC_TIMEOUT", "60", 1);
+    fault_job job = {.name = "leave", .nranks = LEAVE_N, .init = INIT_ROOTINFO, .body = leave_body,
+                     .watchdog_s = 40};
+    fault_run(&job);
+    char leaver[16];
+    snprintf(leaver, sizeof leaver, "rank %d", LEAVER);
+    for (int r = 0; r < LEAVE_N; r++) {
+        if (r == LEAVER) continue;
+        FCHECK(NULL, fault_output_has(r, "WARN", leaver, "destroyed its communicator", NULL),
+               "rank %d printed no WARN line saying that %s may have destroyed its communicator", r, leaver);
+    }
+    return 0;
+}
