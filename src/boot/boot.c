@@ -337,15 +337,16 @@ static void list_missing(char *out, size_t len, const int *fds, uint32_t nranks,
 }
 
 static HcclResult serve_q(int listen_fd, accept_q *q, hccl_boot_stash *stash, const hccl_boot_ident *ident,
-                          uint32_t nranks, const hccl_boot_peer *self, uint64_t timeout_ns, hccl_boot_peer *table,
-                          const char *refusal, uint32_t nfailed);
+                          uint32_t nranks, const hccl_boot_peer *self, uint64_t timeout_ns, const int *abort,
+                          hccl_boot_peer *table, const char *refusal, uint32_t nfailed);
 
 HcclResult hccl_boot_serve(int listen_fd, hccl_boot_stash *stash, const hccl_boot_ident *ident, uint32_t nranks,
-                           const hccl_boot_peer *self, uint64_t timeout_ns, hccl_boot_peer *table)
+                           const hccl_boot_peer *self, uint64_t timeout_ns, const int *abort,
+                           hccl_boot_peer *table)
 {
     accept_q *q = hccl_calloc(1, sizeof *q);
     if (!q) return HCCL_E_MEMORY;
-    HcclResult res = serve_q(listen_fd, q, stash, ident, nranks, self, timeout_ns, table, NULL, 0);
+    HcclResult res = serve_q(listen_fd, q, stash, ident, nranks, self, timeout_ns, abort, table, NULL, 0);
     q_settle(q, stash, ident->secret);
     hccl_free(q);
     return res;
@@ -541,8 +542,8 @@ static void refuse_waiting(int *fds, uint32_t nranks, uint32_t status, const cha
 /* refusal (NULL: none) is the reason for a group refused before serve_q began (a rank's
  * failure report reached the root thread first), nfailed the ranks that reported it. */
 static HcclResult serve_q(int listen_fd, accept_q *q, hccl_boot_stash *stash, const hccl_boot_ident *ident,
-                          uint32_t nranks, const hccl_boot_peer *self, uint64_t timeout_ns, hccl_boot_peer *table,
-                          const char *refusal, uint32_t nfailed)
+                          uint32_t nranks, const hccl_boot_peer *self, uint64_t timeout_ns, const int *abort,
+                          hccl_boot_peer *table, const char *refusal, uint32_t nfailed)
 {
     HcclResult res = HCCL_SUCCESS;
     int *fds = hccl_malloc(sizeof(int) * nranks);
@@ -604,6 +605,20 @@ static HcclResult serve_q(int listen_fd, accept_q *q, hccl_boot_stash *stash, co
             uint64_t step = hccl_now_ns() + ROOT_STEP_NS;
             HcclResult a = accept_open(listen_fd, q, step < deadline ? step : deadline, &fd, &o, &p, &why);
             int local = 0; /* a rank of this process failed before joining and could not tell */
+            if (a == HCCL_E_TIMEOUT && status == REPLY_OK && abort && __atomic_load_n(abort, __ATOMIC_ACQUIRE)) {
+                /* This rank's parent communicator is being destroyed (by another
+                 * thread): refuse the group now rather than wait for the rest. */
+                snprintf(msg, sizeof msg,
+                         "rank %u, which serves this sub-communicator's rendezvous, destroyed its parent "
+                         "communicator during HcclCreateSubCommConfig",
+                         self ? self->rank : 0);
+                status = REPLY_MISMATCH;
+                res = HCCL_E_PARA;
+                HCCL_WARN(BOOT, "bootstrap root: %s", msg);
+                refuse_waiting(fds, nranks, status, msg);
+                refused++;
+                break;
+            }
             if (a == HCCL_E_TIMEOUT && hccl_now_ns() < deadline) {
                 if (status != REPLY_OK ||
                     !hccl_boot_peer_failed(ident, self ? self->rank : UINT32_MAX, &who, NULL, here, sizeof here))
@@ -774,7 +789,7 @@ static void *root_thread(void *p)
                 e->peer = peer;
                 st.head = e;
             }
-            serve_q(a->fd, q, &st, &a->ident, o.a, NULL, hccl_boot_connect_timeout_ns(), NULL,
+            serve_q(a->fd, q, &st, &a->ident, o.a, NULL, hccl_boot_connect_timeout_ns(), NULL, NULL,
                     nfailed ? failed : NULL, nfailed);
             served = 1;
         } else {
@@ -891,7 +906,8 @@ void hccl_boot_report_failure(const hccl_addr *root, const hccl_boot_ident *iden
 }
 
 HcclResult hccl_boot_join(const hccl_addr *root, const hccl_boot_ident *ident, uint32_t nranks,
-                          const hccl_boot_peer *self, uint64_t timeout_ns, const char *hint, hccl_boot_peer *table)
+                          const hccl_boot_peer *self, uint64_t timeout_ns, const char *hint, const int *abort,
+                          hccl_boot_peer *table)
 {
     int fd;
     if (!hint) hint = ONE_ROOT_HINT;
@@ -915,9 +931,20 @@ HcclResult hccl_boot_join(const hccl_addr *root, const hccl_boot_ident *ident, u
     boot_reply r;
     /* The root answers at its own deadline; wait a little longer than that. */
     uint64_t reply_deadline = hccl_now_ns() + timeout_ns + 2000000000ull;
-    if ((res = hccl_socket_send_all(fd, &o, sizeof o, deadline)) != HCCL_SUCCESS ||
-        (res = hccl_socket_send_all(fd, self, sizeof *self, deadline)) != HCCL_SUCCESS ||
-        (res = hccl_socket_recv_all(fd, &r, sizeof r, reply_deadline)) != HCCL_SUCCESS) {
+    if ((res = hccl_socket_send_all(fd, &o, sizeof o, deadline)) == HCCL_SUCCESS)
+        res = hccl_socket_send_all(fd, self, sizeof *self, deadline);
+    /* In 100 ms steps while the parent communicator may be destroyed (abort). */
+    while (res == HCCL_SUCCESS && abort && hccl_now_ns() < reply_deadline) {
+        if (__atomic_load_n(abort, __ATOMIC_ACQUIRE)) {
+            close(fd);
+            HCCL_WARN(BOOT, "rank %u: gave up waiting for the bootstrap root at %s: this rank's parent "
+                      "communicator was destroyed during HcclCreateSubCommConfig", self->rank, hccl_addr_str(root));
+            return HCCL_E_PARA;
+        }
+        struct pollfd pf = {fd, POLLIN, 0};
+        if (poll(&pf, 1, 100) > 0) break;
+    }
+    if (res != HCCL_SUCCESS || (res = hccl_socket_recv_all(fd, &r, sizeof r, reply_deadline)) != HCCL_SUCCESS) {
         HCCL_WARN(BOOT, "rank %u: bootstrap with the root at %s failed (%s)%s", self->rank, hccl_addr_str(root),
                   res == HCCL_E_TIMEOUT ? "no answer in time" : "connection lost", hint);
         close(fd);

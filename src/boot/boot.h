@@ -91,16 +91,22 @@ void hccl_boot_root_linger(uint64_t id, uint64_t max_ns);
 
 /* Serve one group on an existing listener in the calling thread. self (may be NULL)
  * is this rank's own record (rank self->rank). On success, table (nranks entries)
- * holds every rank's record, when table is not NULL. */
+ * holds every rank's record, when table is not NULL. abort (may be NULL): once it
+ * reads non-zero (the parent communicator is being destroyed), the group is refused
+ * within 100 ms with HCCL_E_PARA instead of waiting for the missing ranks. */
 HcclResult hccl_boot_serve(int listen_fd, hccl_boot_stash *stash, const hccl_boot_ident *ident, uint32_t nranks,
-                           const hccl_boot_peer *self, uint64_t timeout_ns, hccl_boot_peer *table);
+                           const hccl_boot_peer *self, uint64_t timeout_ns, const int *abort,
+                           hccl_boot_peer *table);
 
 /* Join a group at the root: send our record, receive everyone's (nranks entries).
  * hint (NULL: ask whether the rank that serves the root runs) ends the WARN line when
  * the root cannot be reached. HCCL_E_SYSCALL with errno set: this rank could not open
- * its connection (EMFILE...) and has not joined; with errno 0: the root's failure. */
+ * its connection (EMFILE...) and has not joined; with errno 0: the root's failure.
+ * abort (may be NULL): as for hccl_boot_serve, the wait for the root's answer ends
+ * within 100 ms of it reading non-zero (HCCL_E_PARA). */
 HcclResult hccl_boot_join(const hccl_addr *root, const hccl_boot_ident *ident, uint32_t nranks,
-                          const hccl_boot_peer *self, uint64_t timeout_ns, const char *hint, hccl_boot_peer *table);
+                          const hccl_boot_peer *self, uint64_t timeout_ns, const char *hint, const int *abort,
+                          hccl_boot_peer *table);
 
 /* Tell the root of ident's group that this rank (rank of nranks, as the caller passed
  * them) failed fn before joining, for reason: best effort, quietly (no WARN) and within

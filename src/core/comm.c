@@ -848,7 +848,7 @@ static HcclResult init_with_root(uint32_t nranks, const hccl_addr *root_addr, co
     hccl_boot_peer self = c->peers[rank];
     /* A failed join needs no report (the root refused us, or cannot be reached), except
      * when this rank could not even open its connection (EMFILE): the root waits for it. */
-    res = hccl_boot_join(root_addr, ident, nranks, &self, hccl_boot_connect_timeout_ns(), hint, c->peers);
+    res = hccl_boot_join(root_addr, ident, nranks, &self, hccl_boot_connect_timeout_ns(), hint, NULL, c->peers);
     if (res == HCCL_E_SYSCALL && errno != 0) goto fail_unjoined;
     if (res == HCCL_E_PARA) hccl_boot_root_linger(ident->id, ROOT_LINGER_NS); /* refused */
     if (res != HCCL_SUCCESS) goto fail;
@@ -1125,11 +1125,13 @@ HcclResult hccl_comm_split(hccl_comm *parent, uint32_t nranks, const uint32_t *r
          * threads, a process-wide lock let one rank serve a sub-communicator that waited
          * for a rank blocked on that lock to serve another one (until the timeout). */
         pthread_mutex_lock(&parent->split_lock);
-        res = hccl_boot_serve(parent->listen_fd, &parent->stash, &c->ident, nranks, &self, timeout, c->peers);
+        res = hccl_boot_serve(parent->listen_fd, &parent->stash, &c->ident, nranks, &self, timeout,
+                              &parent->aborting, c->peers);
         pthread_mutex_unlock(&parent->split_lock);
         if (res != HCCL_SUCCESS) goto fail;
     } else {
-        res = hccl_boot_join(&parent->peers[rank_ids[0]].addr, &c->ident, nranks, &self, timeout, NULL, c->peers);
+        res = hccl_boot_join(&parent->peers[rank_ids[0]].addr, &c->ident, nranks, &self, timeout, NULL,
+                             &parent->aborting, c->peers);
         /* Out of descriptors (here or at rank 0), or refused (other rankIds or nranks):
          * the join said why. */
         if (res == HCCL_E_SYSCALL || res == HCCL_E_PARA) goto fail;

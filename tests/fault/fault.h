@@ -148,6 +148,7 @@ int scen_frdump(int argc, char **argv);
 int scen_late(int argc, char **argv);
 int scen_eager_exit(int argc, char **argv);
 int scen_leave(int argc, char **argv);
+int scen_split_destroy(int argc, char **argv);
 /* fault_log.c */
 int scen_logfile(int argc, char **argv);
 

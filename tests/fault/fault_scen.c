@@ -70,6 +70,7 @@
 
 #include <sys/stat.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1076,5 +1077,82 @@ int scen_leave(int argc, char **argv)
         FCHECK(NULL, fault_output_has(r, "WARN", leaver, "destroyed its communicator", NULL),
                "rank %d printed no WARN line saying that %s may have destroyed its communicator", r, leaver);
     }
+    return 0;
+}
+
+/* ---- a rank destroys the parent while another of its threads creates a sub-communicator -- */
+
+/* Rank LEAVER's second thread calls HcclCreateSubCommConfig over all three ranks, which
+ * the others never call; its main thread destroys the parent meanwhile. The creation
+ * must give up (HcclCommDestroy's one-second grace, then at once) instead of holding
+ * the destroy until HCCL_CONNECT_TIMEOUT (20 s here). --case member: the leaver is
+ * rank 1, which joins at rank 0; otherwise rank 0, which serves the rendezvous. */
+#define SPLITD_N 3
+
+typedef struct {
+    HcclComm parent;
+    HcclResult res;
+    double took;
+} splitd_arg;
+
+static void *splitd_create(void *p)
+{
+    splitd_arg *a = p;
+    uint32_t ids[SPLITD_N] = {0, 1, 2};
+    HcclCommConfig cfg;
+    HcclCommConfigInit(&cfg);
+    uint32_t me = 0;
+    HcclGetRankId(a->parent, &me);
+    HcclComm sub = NULL;
+    double t0 = fault_now();
+    a->res = HcclCreateSubCommConfig(&a->parent, SPLITD_N, ids, 77, me, &cfg, &sub);
+    a->took = fault_now() - t0;
+    if (a->res == HCCL_SUCCESS) HcclCommDestroy(sub);
+    return NULL;
+}
+
+static int g_splitd_leaver;
+
+static void split_destroy_body(fault_ctx *c)
+{
+    if (c->rank != g_splitd_leaver) {
+        fault_step(c, "waiting for rank %d to destroy its parent", g_splitd_leaver);
+        FCHECK(c, fault_wait_flag(0, 1, 30), "rank %d did not finish within 30 s", g_splitd_leaver);
+        return;
+    }
+    splitd_arg a = {c->comm, HCCL_SUCCESS, 0};
+    pthread_t t;
+    fault_step(c, "HcclCreateSubCommConfig in a thread");
+    if (pthread_create(&t, NULL, splitd_create, &a) != 0) {
+        fault_fail(c, "pthread_create failed");
+        return;
+    }
+    usleep(300000);
+    fault_step(c, "HcclCommDestroy of the parent during HcclCreateSubCommConfig");
+    double t0 = fault_now();
+    HcclResult rc = HcclCommDestroy(c->comm);
+    double dt = fault_now() - t0;
+    c->comm = NULL;
+    pthread_join(t, NULL);
+    atomic_store(&g_sh->flag[0], 1);
+    FCHECK(c, rc == HCCL_SUCCESS, "HcclCommDestroy returned %d", (int)rc);
+    FCHECK(c, dt < 5.0, "HcclCommDestroy took %.2f s: it waited for the sub-communicator's rendezvous", dt);
+    FCHECK(c, a.res != HCCL_SUCCESS, "HcclCreateSubCommConfig succeeded without the other ranks");
+    FCHECK(c, a.took < 5.0, "HcclCreateSubCommConfig took %.2f s to give up", a.took);
+}
+
+int scen_split_destroy(int argc, char **argv)
+{
+    g_splitd_leaver = 0;
+    for (int i = 1; i + 1 < argc; i++)
+        if (!strcmp(argv[i], "--case") && !strcmp(argv[i + 1], "member")) g_splitd_leaver = 1;
+    setenv("HCCL_CONNECT_TIMEOUT", "20", 1);
+    fault_job job = {.name = "split_destroy", .nranks = SPLITD_N, .init = INIT_ROOTINFO, .body = split_destroy_body,
+                     .watchdog_s = 45};
+    fault_run(&job);
+    char leaver[16];
+    snprintf(leaver, sizeof leaver, "rank %d", g_splitd_leaver);
+    FCHECK(NULL, fault_output_has(g_splitd_leaver, "WARN", "parent communicator", "destroyed", NULL),
+           "%s printed no WARN line saying its parent communicator was destroyed during the creation", leaver);
     return 0;
 }

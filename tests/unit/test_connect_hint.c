@@ -51,7 +51,7 @@ static const char *join(const hccl_addr *root)
     hccl_boot_peer self, table[2];
     memset(&self, 0, sizeof self);
     self.rank = 1;
-    TT_ASSERT(hccl_boot_join(root, &id, 2, &self, TIMEOUT_NS, NULL, table) != HCCL_SUCCESS);
+    TT_ASSERT(hccl_boot_join(root, &id, 2, &self, TIMEOUT_NS, NULL, NULL, table) != HCCL_SUCCESS);
     return hccl_log_last_warn();
 }
 

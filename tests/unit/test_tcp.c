@@ -215,7 +215,7 @@ static void join_without_fds(void)
         hccl_boot_peer self, table[2];
         memset(&self, 0, sizeof self);
         self.rank = 1;
-        HcclResult r = hccl_boot_join(&root, &id, 2, &self, 2000000000ull, NULL, table);
+        HcclResult r = hccl_boot_join(&root, &id, 2, &self, 2000000000ull, NULL, NULL, table);
         _exit(r == HCCL_E_SYSCALL ? 0 : 20 + (int)r);
     }
     int st = 0;
