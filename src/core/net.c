@@ -1584,15 +1584,17 @@ static HcclResult slot_check_live(hccl_netimpl *n, const unsigned char *got)
  * peer sent after the slot round of an algorithm that has both (the direct AlltoAll's
  * pairwise pieces after its slot round, say), still to be taken. */
 
-/* After a slot_gather: a message of this or an earlier collective that some peer
- * sent us over its connection and no operation took. Every operation takes all the
- * messages meant for it, so that peer was in another operation when it sent it (two
- * ranks that both acted as a small Broadcast's root, say): the mismatch is reported
- * as the engine would have on finding that message first. Messages of this operation
- * (of_this_op) and later ones (peers that finished this one first), point-to-point
- * ones and STATUS questions stay where they are; an ABORT frame is the error, unless
- * its rank failed in a later collective (it had done its part of this one, which
- * completes; the next operation finds the frame). */
+/* After a slot_gather, or while it waits for a slot: a message of this or an
+ * earlier collective that some peer sent us over its connection and no operation
+ * took. Every operation takes all the messages meant for it, so that peer was in
+ * another operation when it sent it (two ranks that both acted as a small
+ * Broadcast's root, or an eager root whose count differs from this rank's, which
+ * never posts the slot waited for): the mismatch is reported as the engine would
+ * have on finding that message first. Messages of this operation (of_this_op) and
+ * later ones (peers that finished this one first), point-to-point ones and STATUS
+ * questions stay where they are; an ABORT frame is the error, unless its rank failed
+ * in a later collective (it had done its part of this one, which completes; the next
+ * operation finds the frame). */
 static HcclResult slot_ring_evidence(hccl_netimpl *n, size_t bytes)
 {
     for (uint32_t p = 0; p < n->nranks; p++) {
@@ -1698,6 +1700,9 @@ static HcclResult net_slot_gather(hccl_net *base, const void *mine, size_t bytes
             posted = p != n->rank && !got[p] && hccl_slots_peek(n->slots, p, seq);
         HcclResult r = posted ? HCCL_SUCCESS : slot_peers_failed(n, 0);
         if (!posted && r == HCCL_SUCCESS) r = slot_check_live(n, got);
+        /* A peer that sent this rank a message of another call instead (an eager
+         * Broadcast's root whose count differs, say) will not post its slot. */
+        if (!posted && r == HCCL_SUCCESS) r = slot_ring_evidence(n, bytes);
         if (posted || r != HCCL_SUCCESS) {
             hccl_slots_disarm(n->slots);
             if (r != HCCL_SUCCESS) return r;

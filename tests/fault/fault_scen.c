@@ -52,7 +52,11 @@
  *           both calls; op #3 then fails at once. Broadcast root 1 on rank 3 vs root 0
  *           (the small broadcast's root sends and returns): rank 3's op #2 fails
  *           within 5 s, the others' op #2 may succeed but their op #3 fails at once,
- *           and every rank's stderr names op #2 and both calls. Broadcast root 0 on
+ *           and every rank's stderr names op #2 and both calls. The same for a
+ *           Broadcast of 1024 (eager) vs 262144 elements on rank 3 (direct: its first
+ *           round waits in the shared slots, where rank 0's message must be found;
+ *           the others sleep 5.5 s before op #3, so their next slot cannot show it).
+ *           Broadcast root 0 on
  *           rank 3 vs root 3 (no rank acts as root), HCCL_EXEC_TIMEOUT=3: every
  *           rank's op #2 fails by the timeout, naming both calls. Broadcast root 3 on
  *           rank 3 vs root 0 (two roots): op #2 may pass everywhere, op #3 fails at once
@@ -702,6 +706,7 @@ typedef enum {
     MM_ROOT_NONE,
     MM_ROOT_EXTRA,
     MM_REDUCE_ROOT,
+    MM_BCAST_COUNT,
     MM_A2AV_COUNTS,
     MM_AGV_COUNTS,
     MM_AGV_SAME_SUM,
@@ -736,6 +741,12 @@ static const mm_case mm_cases[] = {
      0, 0, 0},
     {MM_REDUCE_ROOT, "reduce_root", "Reduce(count=1024, fp32, sum, root=0)", "Reduce(count=1024, fp32, sum, root=1)",
      3, 0, 0},
+    /* Broadcast whose count differs on rank 3 alone: the others' is eager (rank 0
+     * sends and returns), rank 3's takes the direct algorithm, whose first round is
+     * in the shared slots on one host: rank 3 must find rank 0's message there
+     * instead of waiting for a slot rank 0 never posts until HCCL_EXEC_TIMEOUT. */
+    {MM_BCAST_COUNT, "bcast_count", "Broadcast(count=1024, fp32, root=0)", "Broadcast(count=262144, fp32, root=0)", 0,
+     262144, 0},
     /* Small: on one host every rank goes through the shared slots, where the
      * fingerprints in the slots must find the disagreement. */
     {MM_ALLGATHER, "allreduce_vs_allgather_small", "AllReduce(count=2, fp32, sum)", "AllGather(count=2, fp32)",
@@ -802,6 +813,9 @@ static void mm_body(fault_ctx *c)
     case MM_ROOT_EXTRA:
         hr = HcclBroadcast(b.dev_recv, MM_COUNT, HCCL_DATA_TYPE_FP32, odd ? MM_ODD : 0, c->comm, c->stream);
         break;
+    case MM_BCAST_COUNT:
+        hr = HcclBroadcast(b.dev_recv, odd ? cnt : MM_COUNT, HCCL_DATA_TYPE_FP32, 0, c->comm, c->stream);
+        break;
     case MM_REDUCE_ROOT:
         hr = HcclReduce(b.dev_send, b.dev_recv, MM_COUNT, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, odd ? 1 : 0, c->comm,
                         c->stream);
@@ -844,7 +858,7 @@ static void mm_body(fault_ctx *c)
     double dt = fault_now() - t0;
     /* Rank 0 acted as root and ranks 1-2 received its data: they learn at op #3. With
      * an extra root (rank 3 too), every rank may pass op #2. */
-    int may_pass = (mc->kind == MM_ROOT && !odd) || mc->kind == MM_ROOT_EXTRA ||
+    int may_pass = ((mc->kind == MM_ROOT || mc->kind == MM_BCAST_COUNT) && !odd) || mc->kind == MM_ROOT_EXTRA ||
                    (mc->kind == MM_REDUCE_ROOT && c->rank != 0); /* only rank 0 waits for rank 3 */
     if (rc == 0) {
         if (!may_pass)
@@ -861,6 +875,9 @@ static void mm_body(fault_ctx *c)
         fprintf(stderr, "FAULT-TEST INFO: op #2 failed after %.3f s (rc %d, async error %d)\n", dt, rc,
                 g_sh->r[c->rank].async_rc);
     }
+    /* The eager ranks make no next operation before rank 3's op #2 had to fail at
+     * once: rank 3 cannot learn of the mismatch from their op #3. */
+    if (mc->kind == MM_BCAST_COUNT && !odd) usleep(5500000);
     fault_step(c, "op #3 after the mismatch");
     if (mc->kind == MM_REDUCE_ROOT && rc == 0) {
         /* Rank 0 may be stuck in op #2 until its timeout: op #3 fails by then. */
@@ -912,11 +929,14 @@ int scen_mismatch(int argc, char **argv)
                    "%s: rank 0 printed no WARN line naming op #2, its call and rank 3 going past it", name);
             continue;
         }
-        /* The rank that finds the disagreement names both counts; the others quote it. */
+        /* The rank that finds the disagreement names both counts; the others quote it
+         * (bcast_count: or find rank 3's slot still at op #2, its call). */
         for (int r = 0; r < MM_N; r++)
             FCHECK(NULL,
                    fault_output_has(r, "WARN", "op #2", mc->kind == MM_ROOT_EXTRA ? "root=3" : mc->normal_call,
-                                    mc->odd_call, NULL),
+                                    mc->odd_call, NULL) ||
+                       (mc->kind == MM_BCAST_COUNT && r != MM_ODD &&
+                        fault_output_has(r, "WARN", "rank 3 is at op #2", mc->odd_call, NULL)),
                    "%s: rank %d printed no WARN line naming op #2 and both calls, \"%s\" and \"%s\"", name, r,
                    mc->normal_call, mc->odd_call);
     }
