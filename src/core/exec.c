@@ -216,7 +216,8 @@ HcclResult hccl_comm_run(hccl_comm *c, const hccl_op_args *args, uint64_t fr_id)
     args = unshift(c, args, &unshifted);
     hccl_fingerprint fp;
     hccl_fingerprint_of(args, c->nranks, &fp);
-    fp.seq = fp.p2p ? 0 : ++c->coll_seq;
+    if (!fp.p2p && ++c->coll_seq == 0) c->coll_seq = 1; /* 0 is "none" (point-to-point, no failure) */
+    fp.seq = fp.p2p ? 0 : c->coll_seq;
     uint64_t t0 = hccl_ticks();
     hccl_algo_ctx ctx = {c->rank, c->nranks, hccl_net_base(c->net), c->scratch, HCCL_ALGO_SCRATCH_BYTES,
                          c->direct, hccl_comm_algo_force(c, args->type), c->host_of, c->nhosts,

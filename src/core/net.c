@@ -39,6 +39,10 @@
 #define RESP_PERIOD_NS 100000000ull /* the responder looks at idle communicators this often */
 #define RESP_IDLE_NS 50000000ull    /* ... once they have been idle this long */
 
+/* Collective numbers are 32 bits and wrap (after 2^32 collectives on a communicator,
+ * about 70 minutes of 1 us calls): a is later than b when it is less than 2^31 ahead. */
+static inline int seq_after(uint32_t a, uint32_t b) { return (int32_t)(a - b) > 0; }
+
 /* hccl_netimpl.idle: the engine owns the connections (IDLE_NO), leaves them to the
  * responder (IDLE_YES), or a responder pass holds them (IDLE_SERVING, under io_lock).
  * end_op publishes IDLE_YES with release after writing what the responder reads;
@@ -430,7 +434,7 @@ static HcclResult mismatch(hccl_netimpl *n, hccl_xfer *x, xstate *s)
                     "point-to-point size mismatch: rank %u posts a receive of %llu bytes from rank %u%s, which sent "
                     "%llu bytes (count or dtype differ)",
                     n->rank, (unsigned long long)s->want.len, x->peer, at(n, x->peer), (unsigned long long)s->hdr.len);
-    if (!n->fp.p2p && !f.p2p && s->hdr.seq > s->want.seq &&
+    if (!n->fp.p2p && !f.p2p && seq_after(s->hdr.seq, s->want.seq) &&
         (n->fp.op == HCCL_OP_BROADCAST || n->fp.op == HCCL_OP_SCATTER) && n->fp.root == x->peer) {
         /* We wait for this broadcast's (scatter's) data from the root we were given,
          * and that rank has moved on: the small one's root sends and returns, so no
@@ -445,7 +449,7 @@ static HcclResult mismatch(hccl_netimpl *n, hccl_xfer *x, xstate *s)
                     s->want.seq, n->rank, mine, x->peer, at(n, x->peer), s->hdr.seq, theirs, x->peer, s->want.seq,
                     evidence);
     }
-    if (!n->fp.p2p && !f.p2p && s->hdr.seq > s->want.seq && (n->fp.op == HCCL_OP_REDUCE || n->fp.op == HCCL_OP_GATHER) &&
+    if (!n->fp.p2p && !f.p2p && seq_after(s->hdr.seq, s->want.seq) && (n->fp.op == HCCL_OP_REDUCE || n->fp.op == HCCL_OP_GATHER) &&
         n->fp.root == n->rank)
         /* The eager Reduce or Gather (algo/oneshot_reduce.c): its input went elsewhere,
          * or the rank took itself for the root. */
@@ -454,7 +458,7 @@ static HcclResult mismatch(hccl_netimpl *n, hccl_xfer *x, xstate *s)
                     "at op #%u %s: it did not send its input of op #%u here (the ranks disagree about the root) or "
                     "skipped a collective",
                     s->want.seq, n->rank, mine, x->peer, x->peer, at(n, x->peer), s->hdr.seq, theirs, s->want.seq);
-    if (!n->fp.p2p && !f.p2p && s->hdr.seq < s->want.seq &&
+    if (!n->fp.p2p && !f.p2p && seq_after(s->want.seq, s->hdr.seq) &&
         (((f.op == HCCL_OP_BROADCAST || f.op == HCCL_OP_SCATTER) && f.root == x->peer) ||
          ((f.op == HCCL_OP_REDUCE || f.op == HCCL_OP_GATHER) && f.root == n->rank))) {
         /* An eager root's data, or an eager Reduce's input meant for us as the root,
@@ -700,9 +704,9 @@ static void status_classify(const hccl_netimpl *n, peer_status *s, const msg_hdr
     }
     if (h->op != OP_STATUS) { /* a data message (its payload follows: read no further) */
         s->stop = 1;
-        if (!(h->flags & FLAG_P2P) && h->seq >= k) {
+        if (!(h->flags & FLAG_P2P) && !seq_after(k, h->seq)) {
             s->reached = 1; /* of this operation or a later one */
-            s->past = h->seq > k;
+            s->past = seq_after(h->seq, k);
             return;
         }
         s->answered = 1;
@@ -730,11 +734,11 @@ static void status_classify(const hccl_netimpl *n, peer_status *s, const msg_hdr
         s->has_last = 1;
         /* In the same collective number but another operation: it skipped ours. */
         s->reached = b.state == STATUS_IN_OP
-                         ? !s->cur_p2p && (b.cur_seq > k || (b.cur_seq == k && b.cur_op == (uint8_t)n->fp.op))
-                         : b.last_seq >= k;
-        s->past = b.state == STATUS_IN_OP ? !s->cur_p2p && b.cur_seq > k : b.last_seq >= k;
+                         ? !s->cur_p2p && (seq_after(b.cur_seq, k) || (b.cur_seq == k && b.cur_op == (uint8_t)n->fp.op))
+                         : !seq_after(k, b.last_seq);
+        s->past = b.state == STATUS_IN_OP ? !s->cur_p2p && seq_after(b.cur_seq, k) : !seq_after(k, b.last_seq);
     } else {
-        s->reached = h->seq >= k; /* no details we can read */
+        s->reached = !seq_after(k, h->seq); /* no details we can read */
     }
 }
 
@@ -1305,7 +1309,7 @@ static int failed_behind(hccl_netimpl *n, uint32_t p, const msg_hdr *first, char
     unsigned char *buf = NULL; /* the messages peeked past, h, and an ABORT frame's text */
     int found = 0;
     for (int k = 0; k < BEHIND_MSGS; k++) {
-        if (k > 0 && ((h.op == OP_ABORT && h.seq && h.seq <= n->fp.seq) ||
+        if (k > 0 && ((h.op == OP_ABORT && h.seq && !seq_after(h.seq, n->fp.seq)) ||
                       (h.op == OP_STATUS && !(h.flags & FLAG_STATUS_REPLY) && h.seq == n->fp.seq))) {
             found = h.op == OP_ABORT ? 2 : 1;
             size_t tl = h.op == OP_ABORT && h.len < whylen ? (size_t)h.len : 0;
@@ -1512,7 +1516,7 @@ static HcclResult net_exchange_run(hccl_netimpl *n, hccl_xfer *x, int cnt)
         if (np) {
             poll(n->pfds, (nfds_t)np, 100);
             live_events(n, first_live, np);
-            if (!n->fp.p2p && n->aborted_peer >= 0 && n->aborted_seq && n->aborted_seq <= n->fp.seq)
+            if (!n->fp.p2p && n->aborted_peer >= 0 && n->aborted_seq && !seq_after(n->aborted_seq, n->fp.seq))
                 return peer_aborted_before(n);
         } else {
             sched_yield(); /* transports without a descriptor: keep polling */
@@ -1600,7 +1604,8 @@ static HcclResult slot_ring_evidence(hccl_netimpl *n, size_t bytes)
     for (uint32_t p = 0; p < n->nranks; p++) {
         msg_hdr h;
         if (p == n->rank || !n->conns[p] || !peek_from(n, p, &h, sizeof h)) continue;
-        if (h.op == OP_ABORT ? h.seq > n->fp.seq : (h.op == OP_STATUS || (h.flags & FLAG_P2P) || h.seq > n->fp.seq))
+        if (h.op == OP_ABORT ? seq_after(h.seq, n->fp.seq)
+                              : (h.op == OP_STATUS || (h.flags & FLAG_P2P) || seq_after(h.seq, n->fp.seq)))
             continue;
         if (h.op != OP_ABORT && of_this_op(n, &h)) continue;
         if (!ensure_st(n, 1)) return fail(n, HCCL_E_MEMORY, "out of memory");
@@ -1626,7 +1631,7 @@ static HcclResult slot_peers_failed(hccl_netimpl *n, int done)
     uint32_t seq;
     uint32_t failed = hccl_slots_aborted(n->slots, &seq);
     if (!failed || failed - 1 == n->rank) return HCCL_SUCCESS;
-    if (done && seq > n->fp.seq) return HCCL_SUCCESS;
+    if (done && seq_after(seq, n->fp.seq)) return HCCL_SUCCESS;
     uint32_t p = failed - 1;
     if ((int64_t)p == n->aborted_peer) return peer_aborted_before(n);
     if (read_abort(n, p, 0) == HCCL_E_REMOTE) return HCCL_E_REMOTE;
