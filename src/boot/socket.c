@@ -28,7 +28,7 @@
 
 const char *hccl_addr_str(const hccl_addr *a)
 {
-    static __thread char bufs[4][INET6_ADDRSTRLEN + 16];
+    static __thread char bufs[4][INET6_ADDRSTRLEN + IF_NAMESIZE + 16];
     static __thread int next;
     char *b = bufs[next++ & 3];
     char ip[INET6_ADDRSTRLEN] = "?";
@@ -36,8 +36,17 @@ const char *hccl_addr_str(const hccl_addr *a)
         inet_ntop(AF_INET, &((const struct sockaddr_in *)a)->sin_addr, ip, sizeof ip);
         snprintf(b, sizeof bufs[0], "%s:%u", ip, hccl_addr_port(a));
     } else if (a->ss_family == AF_INET6) {
-        inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)a)->sin6_addr, ip, sizeof ip);
-        snprintf(b, sizeof bufs[0], "[%s]:%u", ip, hccl_addr_port(a));
+        const struct sockaddr_in6 *v6 = (const struct sockaddr_in6 *)a;
+        char zone[IF_NAMESIZE + 12] = "";
+        inet_ntop(AF_INET6, &v6->sin6_addr, ip, sizeof ip);
+        if (v6->sin6_scope_id != 0) { /* the interface of a link-local address */
+            char name[IF_NAMESIZE];
+            if (if_indextoname(v6->sin6_scope_id, name))
+                snprintf(zone, sizeof zone, "%%%s", name);
+            else
+                snprintf(zone, sizeof zone, "%%%u", (unsigned)v6->sin6_scope_id);
+        }
+        snprintf(b, sizeof bufs[0], "[%s%s]:%u", ip, zone, hccl_addr_port(a));
     } else {
         snprintf(b, sizeof bufs[0], "(no address)");
     }
@@ -195,23 +204,47 @@ HcclResult hccl_socket_nonloopback_addr(int family, hccl_addr *out)
     return addr_from_ifname("^lo,docker,virbr", family, 0, out);
 }
 
+/* HCCL_IF_IP: an IPv4 or IPv6 literal; a link-local IPv6 one needs its zone
+ * ("fe80::1%eth0", as in rank tables and MASTER_ADDR), without which it names no
+ * interface and cannot be bound. */
+static HcclResult if_ip_addr(const char *ip, hccl_addr *out)
+{
+    memset(out, 0, sizeof *out);
+    struct addrinfo hints = {0}, *res = NULL;
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_NUMERICHOST;
+    /* Strict literals: getaddrinfo alone would take inet_aton's forms ("1.2.3"). */
+    const char *zone = strchr(ip, '%');
+    char head[INET6_ADDRSTRLEN];
+    unsigned char bin[sizeof(struct in6_addr)];
+    snprintf(head, sizeof head, "%.*s", zone ? (int)(zone - ip) : (int)strlen(ip), ip);
+    int literal = zone ? inet_pton(AF_INET6, head, bin) == 1
+                       : inet_pton(AF_INET, ip, bin) == 1 || inet_pton(AF_INET6, ip, bin) == 1;
+    if (!literal || getaddrinfo(ip, NULL, &hints, &res) != 0 || !res) {
+        if (literal && zone)
+            HCCL_WARN(BOOT, "HCCL_IF_IP=\"%s\" is not an IPv6 address with a zone that is an interface of this host "
+                      "(\"%s\" is not one)", ip, zone + 1);
+        else
+            HCCL_WARN(BOOT, "HCCL_IF_IP=\"%s\" is not an IPv4 or IPv6 address", ip);
+        return HCCL_E_PARA;
+    }
+    memcpy(out, res->ai_addr, res->ai_addrlen);
+    freeaddrinfo(res);
+    const struct sockaddr_in6 *v6 = (const struct sockaddr_in6 *)out;
+    if (out->ss_family == AF_INET6 && IN6_IS_ADDR_LINKLOCAL(&v6->sin6_addr) && v6->sin6_scope_id == 0) {
+        HCCL_WARN(BOOT, "HCCL_IF_IP=\"%s\" is a link-local IPv6 address without a zone: name its interface, "
+                  "as in \"%s%%eth0\"", ip, ip);
+        return HCCL_E_PARA;
+    }
+    hccl_addr_set_port(out, 0);
+    return HCCL_SUCCESS;
+}
+
 HcclResult hccl_socket_local_addr(const hccl_addr *toward, hccl_addr *out)
 {
     const char *ip = hccl_param_read_str("HCCL_IF_IP", NULL);
-    if (ip) {
-        memset(out, 0, sizeof *out);
-        struct sockaddr_in *v4 = (struct sockaddr_in *)out;
-        struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)out;
-        if (inet_pton(AF_INET, ip, &v4->sin_addr) == 1) {
-            v4->sin_family = AF_INET;
-        } else if (inet_pton(AF_INET6, ip, &v6->sin6_addr) == 1) {
-            v6->sin6_family = AF_INET6;
-        } else {
-            HCCL_WARN(BOOT, "HCCL_IF_IP=\"%s\" is not an IPv4 or IPv6 address", ip);
-            return HCCL_E_PARA;
-        }
-        return HCCL_SUCCESS;
-    }
+    if (ip) return if_ip_addr(ip, out);
     const char *ifname = hccl_param_read_str("HCCL_SOCKET_IFNAME", NULL);
     if (ifname) return addr_from_ifname(ifname, family_param(), 1, out);
     if (toward && (toward->ss_family == AF_INET || toward->ss_family == AF_INET6)) {
@@ -285,8 +318,13 @@ HcclResult hccl_socket_listen(hccl_addr *addr, int use_base_port, int *fd_out)
     }
     if (!bound || listen(fd, 4096) != 0) {
         if (bound) err = errno;
-        HCCL_WARN(BOOT, "cannot listen on %s%s: %s", hccl_addr_str(addr),
-                  base > 0 ? " (HCCL_IF_BASE_PORT range)" : "", strerror(err));
+        const struct sockaddr_in6 *v6 = (const struct sockaddr_in6 *)addr;
+        int no_zone = addr->ss_family == AF_INET6 && IN6_IS_ADDR_LINKLOCAL(&v6->sin6_addr) && v6->sin6_scope_id == 0;
+        HCCL_WARN(BOOT, "cannot listen on %s%s: %s%s", hccl_addr_str(addr),
+                  base > 0 ? " (HCCL_IF_BASE_PORT range)" : "", strerror(err),
+                  no_zone                    ? " (a link-local address needs its interface: write it as fe80::...%eth0)"
+                  : err == EADDRNOTAVAIL ? " (not an address of this host)"
+                                         : "");
         close(fd);
         return err == EADDRINUSE ? HCCL_E_UNAVAIL : HCCL_E_SYSCALL;
     }
