@@ -840,11 +840,24 @@ HcclResult hccl_boot_root_start(hccl_addr *addr, const hccl_boot_ident *ident, i
     ": is the rank that serves it running and creating this communicator? (A root info serves one "             \
     "communicator: its root stops listening once that one is made; call HcclGetRootInfo for each.)"
 
-/* What a connection that failed with err (hccl_socket_connect's errno) says about
- * the peer: no answer from its host at all is a network (or host) matter, not a
- * process that is missing. NULL when nothing answered no: a refusal, say. */
-static const char *unreachable_hint(int err)
+/* What a connection to `to` that failed with err (hccl_socket_connect's errno) says
+ * about the peer: no answer from its host at all is a network (or host) matter, not a
+ * process that is missing. NULL when nothing answered no: a refusal, say. No route
+ * to an address of a family this host has no address of (only of the other) is the
+ * ranks' settings disagreeing on the family, not a network that is down. */
+static const char *unreachable_hint(int err, const hccl_addr *to)
 {
+    hccl_addr mine;
+    int fam = to->ss_family, other = fam == AF_INET6 ? AF_INET : AF_INET6;
+    if (err == ENETUNREACH && !hccl_addr_is_loopback(to) && hccl_socket_nonloopback_addr(fam, &mine) != HCCL_SUCCESS &&
+        hccl_socket_nonloopback_addr(other, &mine) == HCCL_SUCCESS)
+        return fam == AF_INET6
+                   ? "no route to its host: it advertises an IPv6 address but this host has none, only IPv4 ones: "
+                     "HCCL_SOCKET_FAMILY, HCCL_IF_IP, HCCL_SOCKET_IFNAME or the root address pick IPv6 on its host "
+                     "and IPv4 here; every host must use one family"
+                   : "no route to its host: it advertises an IPv4 address but this host has none, only IPv6 ones: "
+                     "HCCL_SOCKET_FAMILY, HCCL_IF_IP, HCCL_SOCKET_IFNAME or the root address pick IPv4 on its host "
+                     "and IPv6 here; every host must use one family";
     if (err == ENETUNREACH || err == EHOSTUNREACH) return "no route to its host: the network is down";
     if (err == ETIMEDOUT) return "its host did not answer: the network or the host is down, or a firewall drops "
                                  "the packets";
@@ -921,7 +934,7 @@ HcclResult hccl_boot_join(const hccl_addr *root, const hccl_boot_ident *ident, u
         return res;
     }
     if (res != HCCL_SUCCESS) {
-        const char *why = unreachable_hint(errno);
+        const char *why = unreachable_hint(errno, root);
         HCCL_WARN(BOOT, "rank %u: cannot reach the bootstrap root at %s within HCCL_CONNECT_TIMEOUT (%llu s)%s%s%s",
                   self->rank, hccl_addr_str(root), (unsigned long long)(timeout_ns / 1000000000ull),
                   why ? " (" : hint, why ? why : "", why ? ")" : "");
@@ -1031,7 +1044,7 @@ HcclResult hccl_boot_mesh(int listen_fd, hccl_boot_stash *stash, const hccl_boot
                 goto fail;
             }
             if (res != HCCL_SUCCESS) {
-                const char *why = unreachable_hint(errno);
+                const char *why = unreachable_hint(errno, &table[p].addr);
                 HCCL_WARN(BOOT, "rank %u: cannot connect to rank %u at %s within HCCL_CONNECT_TIMEOUT (%s)", rank, p,
                           hccl_addr_str(&table[p].addr), why ? why : "it exited, or never opened its listener");
                 goto fail;

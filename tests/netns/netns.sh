@@ -26,7 +26,7 @@
 set -u
 
 SCENARIOS="ranktable_v10_2x2 ranktable_v12_3x1 rootinfo_ifname_2x2 rootinfo_ifip_3x1 hcclrun_2x2 hostname_2x2
-mpirun_2x2 ipv6_2x2 linkdown_2x2 linkflap_2x2 nconn_2x2"
+mpirun_2x2 ipv6_2x2 ipv6_mismatch_2x1 linkdown_2x2 linkflap_2x2 nconn_2x2"
 TOOLS="measure_nconn" # not tests: measurements (see sc_measure_nconn)
 SCENARIO=${1:-}
 if [ "$SCENARIO" = list ]; then
@@ -124,9 +124,10 @@ mkns() {
     ip -n "$1" link set lo up
 }
 
-# setup_hosts N [v6]
+# setup_hosts N [v6|v6:LIST]   (v6: every host also gets its IPv6 address; v6:1,3: hosts 1 and 3 only)
 setup_hosts() {
-    local n=$1 v6=${2:-}
+    local n=$1 v6=${2:-} v6hosts
+    case "$v6" in v6:*) v6hosts=",${v6#v6:}," ;; *) v6hosts="" ;; esac
     mkns "$NS_BR" || skip "cannot create a network namespace: $(cat "$TMP/netns.err")"
     ip -n "$NS_BR" link add br0 type bridge 2>"$TMP/netns.err" || skip "cannot create a bridge: $(cat "$TMP/netns.err")"
     ip -n "$NS_BR" link set br0 up
@@ -137,14 +138,14 @@ setup_hosts() {
             skip "cannot create a veth pair: $(cat "$TMP/netns.err")"
         ip -n "$NS_BR" link set "v$i" master br0 up
         ip -n "$ns" addr add "198.18.0.$i/24" dev eth0
-        if [ -n "$v6" ]; then
+        if [ -n "$v6" ] && { [ -z "$v6hosts" ] || [[ $v6hosts == *,$i,* ]]; }; then
             ip -n "$ns" addr add "fd00:198:18::$i/64" dev eth0 nodad 2>"$TMP/netns.err" ||
                 skip "cannot add an IPv6 address: $(cat "$TMP/netns.err")"
         fi
         ip -n "$ns" link set eth0 up
     done
     NHOSTS=$n
-    echo "netns: $n hosts: $(for ((i = 1; i <= n; i++)); do printf '%s ' "$PFX-h$i=198.18.0.$i${v6:+,fd00:198:18::$i}"; done)"
+    echo "netns: $n hosts: $(for ((i = 1; i <= n; i++)); do printf '%s ' "$PFX-h$i=198.18.0.$i$([ -n "$v6" ] && { [ -z "$v6hosts" ] || [[ $v6hosts == *,$i,* ]]; } && echo ",fd00:198:18::$i")"; done)"
 }
 
 # ---- ranks -------------------------------------------------------------------------------
@@ -454,6 +455,34 @@ sc_ipv6_2x2() {
         ((v4 <= 20)) || fail "host$i sent $v4 IPv4 packets with HCCL_SOCKET_FAMILY=AF_INET6"
         ((v6 >= 1000)) || fail "host$i sent only $v6 IPv6 packets"
     done
+}
+
+# host1 picks IPv6 (HCCL_SOCKET_FAMILY=AF_INET6), host2 has IPv4 only; the root address
+# (MASTER_ADDR) is IPv4, so both join, then rank 1 cannot reach rank 0's IPv6 listener.
+# Both must fail within HCCL_CONNECT_TIMEOUT, rank 1 saying that the families differ
+# rather than that the network is down.
+mismatch_env() {
+    printf 'RANK=%s WORLD_SIZE=2 MASTER_ADDR=198.18.0.1 MASTER_PORT=29600' "$1"
+    [ "$2" = 1 ] && printf ' HCCL_SOCKET_FAMILY=AF_INET6 HCCL_SOCKET_IFNAME==eth0'
+    echo
+}
+
+sc_ipv6_mismatch_2x1() {
+    setup_hosts 2 v6:1
+    reset_procs
+    export HCCL_CONNECT_TIMEOUT=5
+    local t0=$SECONDS
+    RANK_ENV=mismatch_env launch_ranks 2 1 --init env --suite coll
+    RANK_ENV=
+    wait_all 30
+    unset HCCL_CONNECT_TIMEOUT
+    echo "netns: both ranks ended after $((SECONDS - t0)) s"
+    for i in "${!PIDS[@]}"; do
+        [ "${RCS[$i]}" != 0 ] || fail "${NAMES[$i]} succeeded although rank 1 cannot reach rank 0"
+    done
+    grep -q "cannot connect to rank 0 at \[fd00:198:18::1\]:[0-9]* within HCCL_CONNECT_TIMEOUT (no route to its host: it advertises an IPv6 address but this host has none" "$TMP/rank1.out" ||
+        fail "rank 1 did not say that rank 0's IPv6 address is of a family its host lacks"
+    [ $FAILED = 0 ] || show_logs
 }
 
 # ip_counts TAG: IPv4 and IPv6 packets sent by each host (all interfaces, lo included).
