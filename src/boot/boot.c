@@ -840,6 +840,17 @@ HcclResult hccl_boot_root_start(hccl_addr *addr, const hccl_boot_ident *ident, i
     ": is the rank that serves it running and creating this communicator? (A root info serves one "             \
     "communicator: its root stops listening once that one is made; call HcclGetRootInfo for each.)"
 
+/* The same, for a root at a loopback address: a rank of another host that was handed
+ * it (a root info made without HCCL_IF_IP or HCCL_SOCKET_IFNAME, MASTER_ADDR=127.0.0.1)
+ * reaches its own host there, where nothing listens; a missing process is the lesser
+ * suspect. */
+#define LOOPBACK_ROOT_HINT                                                                                        \
+    ": its address is loopback, which only ranks on the root's own host can reach (a root info made without "   \
+    "HCCL_IF_IP or HCCL_SOCKET_IFNAME, or a loopback root address such as MASTER_ADDR=127.0.0.1, serves no rank " \
+    "of another host: set one of those where the root is made); on the root's host, is the rank that serves it " \
+    "running and creating this communicator? (A root info serves one communicator: its root stops listening once " \
+    "that one is made; call HcclGetRootInfo for each.)"
+
 /* What a connection to `to` that failed with err (hccl_socket_connect's errno) says
  * about the peer: no answer from its host at all is a network (or host) matter, not a
  * process that is missing. NULL when nothing answered no: a refusal, say. No route
@@ -923,7 +934,7 @@ HcclResult hccl_boot_join(const hccl_addr *root, const hccl_boot_ident *ident, u
                           hccl_boot_peer *table)
 {
     int fd;
-    if (!hint) hint = ONE_ROOT_HINT;
+    if (!hint) hint = hccl_addr_is_loopback(root) ? LOOPBACK_ROOT_HINT : ONE_ROOT_HINT;
     uint64_t deadline = hccl_now_ns() + timeout_ns;
     HcclResult res = hccl_socket_connect(root, deadline, &fd);
     if (res == HCCL_E_SYSCALL) { /* no socket at all (EMFILE...): errno says why */

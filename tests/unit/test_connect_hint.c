@@ -4,8 +4,10 @@
  * connection (the host answered: no listener) keeps the hint about a missing process
  * (or a root info used twice); a peer whose host cannot be reached at all (no route,
  * no answer) is a network matter, and the WARN says so instead of blaming a process
- * that may be running fine. The unreachable cases run as root in a new network
- * namespace (only lo, down: no route anywhere).
+ * that may be running fine. A refused root at a loopback address adds that only ranks
+ * of the root's own host can reach it (a root info made without HCCL_IF_IP or
+ * HCCL_SOCKET_IFNAME, used on another host). The unreachable cases run as root in a
+ * new network namespace (only lo, down: no route anywhere).
  */
 #include "boot/boot.h"
 #include "util/log.h"
@@ -81,6 +83,10 @@ int main(void)
     const char *w = join(&refused);
     TT_ASSERT_MSG(strstr(w, "cannot reach the bootstrap root") && strstr(w, "is the rank that serves it running"),
                   "refused root: %s", w);
+    /* A loopback root refused: perhaps a rank of another host handed a loopback root. */
+    TT_ASSERT_MSG(strstr(w, "its address is loopback, which only ranks on the root's own host can reach") &&
+                      strstr(w, "HCCL_IF_IP or HCCL_SOCKET_IFNAME"),
+                  "refused loopback root: %s", w);
     w = mesh(&refused);
     TT_ASSERT_MSG(strstr(w, "cannot connect to rank 0") && strstr(w, "(it exited, or never opened its listener)"),
                   "refused rank: %s", w);
