@@ -479,6 +479,14 @@ static int whitelisted(const hccl_addr *a)
                 return 1;
     } else if (a->ss_family == AF_INET6) {
         const struct sockaddr_in6 *v6 = (const struct sockaddr_in6 *)a;
+        if (IN6_IS_ADDR_V4MAPPED(&v6->sin6_addr)) {
+            /* An IPv4 peer of a listener on "::" (::ffff:a.b.c.d): judged as IPv4. */
+            hccl_addr m;
+            memset(&m, 0, sizeof m);
+            ((struct sockaddr_in *)&m)->sin_family = AF_INET;
+            memcpy(&((struct sockaddr_in *)&m)->sin_addr, &v6->sin6_addr.s6_addr[12], 4);
+            return whitelisted(&m);
+        }
         if (IN6_IS_ADDR_LOOPBACK(&v6->sin6_addr)) return 1;
         for (int i = 0; i < wl_n; i++)
             if (wl_addrs[i].ss_family == AF_INET6 &&
