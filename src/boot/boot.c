@@ -28,6 +28,12 @@
 /* A rank whose creation failed before it joined (hccl_boot_report_failure): the
  * opening is followed by its peer record and a boot_failed. */
 #define KIND_FAILED 3u
+/* A rank that failed while its group connected the mesh (after the join), or found that
+ * a peer did (its listener refuses, its connection closed), tells every other rank on
+ * its listener, which the ranks still in the mesh watch: a is nranks, b the rank that
+ * failed, sock_idx its HcclResult; the peer record (that rank's) and a boot_failed follow,
+ * as for KIND_FAILED. */
+#define KIND_MESH_FAILED 4u
 /* A connection must say who it is within 10 s. Not less: on a lossy link a rank's
  * opening may be retransmitted a few times, and after a lost SYN TCP waits 3 s before
  * the first retransmission (2 s dropped ranks' connections at 5% loss). Connections
@@ -73,9 +79,10 @@ _Static_assert(sizeof(boot_failed) == 384, "wire layout");
 /* The bytes an opening of this kind takes: the header, then what the kind carries. */
 static size_t open_len(uint32_t kind)
 {
-    return sizeof(conn_open) + (kind == KIND_HELLO    ? sizeof(hccl_boot_peer)
-                                : kind == KIND_FAILED ? sizeof(hccl_boot_peer) + sizeof(boot_failed)
-                                                      : 0);
+    return sizeof(conn_open) + (kind == KIND_HELLO ? sizeof(hccl_boot_peer)
+                                : kind == KIND_FAILED || kind == KIND_MESH_FAILED
+                                    ? sizeof(hccl_boot_peer) + sizeof(boot_failed)
+                                    : 0);
 }
 
 struct stash_entry {
@@ -246,7 +253,8 @@ static HcclResult accept_open(int lfd, accept_q *q, uint64_t deadline, int *fd, 
             e->have += (size_t)got;
             if (e->have < sizeof(conn_open)) continue;
             conn_open *h = (conn_open *)(void *)e->buf;
-            if (h->magic != OPEN_MAGIC || (h->kind != KIND_HELLO && h->kind != KIND_DATA && h->kind != KIND_FAILED)) {
+            if (h->magic != OPEN_MAGIC || (h->kind != KIND_HELLO && h->kind != KIND_DATA && h->kind != KIND_FAILED &&
+                                           h->kind != KIND_MESH_FAILED)) {
                 q_drop(q, i, "sent something that is not this library's bootstrap protocol");
                 continue;
             }
@@ -257,7 +265,7 @@ static HcclResult accept_open(int lfd, accept_q *q, uint64_t deadline, int *fd, 
                 memcpy(peer, e->buf + sizeof(conn_open), sizeof *peer);
                 peer->host[sizeof peer->host - 1] = 0; /* from the wire: messages print it */
             }
-            if (h->kind == KIND_FAILED && why) memcpy(why, e->buf + sizeof(conn_open) + sizeof *peer, sizeof *why);
+            if ((h->kind == KIND_FAILED || h->kind == KIND_MESH_FAILED) && why) memcpy(why, e->buf + sizeof(conn_open) + sizeof *peer, sizeof *why);
             *fd = e->fd;
             q->p[i] = q->p[--q->n];
             return HCCL_SUCCESS;
@@ -664,6 +672,10 @@ static HcclResult serve_q(int listen_fd, accept_q *q, hccl_boot_stash *stash, co
                 if (self) break;
                 continue;
             }
+            if (o.kind == KIND_MESH_FAILED && o.secret == ident->secret) { /* for a mesh that no longer waits */
+                close(fd);
+                continue;
+            }
             if (o.secret != ident->secret || o.kind != KIND_HELLO) {
                 HCCL_WARN(BOOT, "bootstrap: dropped a connection that did not present this job's secret");
                 close(fd);
@@ -875,6 +887,37 @@ static const char *unreachable_hint(int err, const hccl_addr *to)
     return NULL;
 }
 
+/* Sends an opening (buf, len) on a fresh connection to a listener, by deadline; a
+ * refusal is tried again when retry_refused. Returns the bytes that went out. */
+static size_t send_opening(const hccl_addr *to, const void *buf, size_t len, uint64_t deadline, int retry_refused)
+{
+    size_t off = 0;
+    for (int fd; off < len && hccl_now_ns() < deadline; usleep(20000)) {
+        fd = socket(to->ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        if (fd < 0) break;
+        int ok = connect(fd, (const struct sockaddr *)to, hccl_addr_len(to)) == 0 || errno == EINPROGRESS;
+        int refused = !ok && errno == ECONNREFUSED;
+        while (ok && off < len) {
+            ssize_t n = send(fd, (const char *)buf + off, len - off, MSG_NOSIGNAL);
+            if (n > 0) {
+                off += (size_t)n;
+                continue;
+            }
+            if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != ENOTCONN && errno != EINTR) {
+                refused = errno == ECONNREFUSED && off == 0;
+                break;
+            }
+            uint64_t now = hccl_now_ns();
+            if (now >= deadline) break;
+            struct pollfd pf = {fd, POLLOUT, 0};
+            if (poll(&pf, 1, (int)((deadline - now + 999999) / 1000000)) < 0 && errno != EINTR) break;
+        }
+        close(fd);
+        if (!refused || !retry_refused) break;
+    }
+    return off;
+}
+
 void hccl_boot_report_failure(const hccl_addr *root, const hccl_boot_ident *ident, uint32_t nranks, uint32_t rank,
                               const char *fn, const char *reason)
 {
@@ -895,31 +938,7 @@ void hccl_boot_report_failure(const hccl_addr *root, const hccl_boot_ident *iden
      * error message (HcclGetLastErrorMessage). Bounded: a root that is not there only
      * makes the others wait for their timeout, as before. A refusal is tried again: in
      * a launch (HcclCommInitFromEnv) rank 0 may not have opened the root yet. */
-    uint64_t deadline = hccl_now_ns() + FAILED_SEND_NS;
-    size_t off = 0;
-    for (int fd; off < sizeof buf && hccl_now_ns() < deadline; usleep(20000)) {
-        fd = socket(root->ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-        if (fd < 0) break;
-        int ok = connect(fd, (const struct sockaddr *)root, hccl_addr_len(root)) == 0 || errno == EINPROGRESS;
-        int refused = !ok && errno == ECONNREFUSED;
-        while (ok && off < sizeof buf) {
-            ssize_t n = send(fd, buf + off, sizeof buf - off, MSG_NOSIGNAL);
-            if (n > 0) {
-                off += (size_t)n;
-                continue;
-            }
-            if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != ENOTCONN && errno != EINTR) {
-                refused = errno == ECONNREFUSED && off == 0;
-                break;
-            }
-            uint64_t now = hccl_now_ns();
-            if (now >= deadline) break;
-            struct pollfd pf = {fd, POLLOUT, 0};
-            if (poll(&pf, 1, (int)((deadline - now + 999999) / 1000000)) < 0 && errno != EINTR) break;
-        }
-        close(fd);
-        if (!refused) break;
-    }
+    size_t off = send_opening(root, buf, sizeof buf, hccl_now_ns() + FAILED_SEND_NS, 1);
     if (off != sizeof buf) { /* the root may be a thread of this process (HcclCommInitAll): it looks here */
         char why[400];
         snprintf(why, sizeof why, "%s before joining: %s", f.fn[0] ? f.fn : "communicator creation", f.reason);
@@ -1000,16 +1019,28 @@ HcclResult hccl_boot_join(const hccl_addr *root, const hccl_boot_ident *ident, u
     return res;
 }
 
-/* Whether another rank of the group, in this process, failed (hccl_boot_rank_failed). */
-typedef struct mesh_self {
+/* A rank's connections and its wait in the mesh. */
+typedef struct mesh_st {
+    int listen_fd;
+    accept_q *q;
+    hccl_boot_stash *stash;
     const hccl_boot_ident *ident;
-    uint32_t rank;
-} mesh_self;
-static int mesh_peer_failed(void *p)
-{
-    const mesh_self *m = p;
-    return hccl_boot_peer_failed(m->ident, m->rank, NULL, NULL, NULL, 0);
-}
+    uint32_t rank, nranks;
+    const hccl_boot_peer *table;
+    int *fds;
+    unsigned *nsock, *got;
+    uint32_t need; /* higher ranks whose sockets have not all come */
+    uint64_t refused_since; /* the connection being made: refused since (0: its last try was not) */
+    int heard; /* a report came while connecting (said; its result in heard_res) */
+    HcclResult heard_res;
+} mesh_st;
+
+/* A listener that refuses a rank of a group that has joined is gone: its rank failed
+ * or exited (each rank opened its listener before it joined). Tried this long. */
+#define MESH_REFUSED_NS 1000000000ull
+/* A rank found failed (its listener refuses, its connection closed) may have sent its
+ * own report, which says why: looked for this long on the listener. */
+#define MESH_REPORT_WAIT_NS 300000000ull
 
 /* When another rank of this process failed: say so (its rank and reason) and return
  * its result, to stop waiting for it; else HCCL_SUCCESS. */
@@ -1023,7 +1054,139 @@ static HcclResult mesh_give_up(const hccl_boot_ident *ident, uint32_t rank)
     return res != HCCL_SUCCESS ? res : HCCL_E_INTERNAL;
 }
 
-/* The accept loop's wait, in steps: between them, whether a rank of this process failed. */
+void hccl_boot_mesh_report(const hccl_boot_ident *ident, uint32_t nranks, const hccl_boot_peer *table, uint32_t failed,
+                        uint32_t skip, HcclResult res, const char *reason)
+{
+    unsigned char buf[sizeof(conn_open) + sizeof(hccl_boot_peer) + sizeof(boot_failed)];
+    conn_open o = {OPEN_MAGIC, KIND_MESH_FAILED, ident->secret, ident->id, nranks, failed, (uint16_t)res, 0, 0};
+    boot_failed f;
+    memset(&f, 0, sizeof f);
+    snprintf(f.reason, sizeof f.reason, "%s", reason && *reason ? reason : "see its log");
+    memcpy(buf, &o, sizeof o);
+    memcpy(buf + sizeof o, &table[failed], sizeof table[failed]);
+    memcpy(buf + sizeof o + sizeof table[failed], &f, sizeof f);
+    uint64_t deadline = hccl_now_ns() + FAILED_SEND_NS;
+    for (uint32_t p = 0; p < nranks; p++)
+        if (p != failed && p != skip) send_opening(&table[p].addr, buf, sizeof buf, deadline, 0);
+}
+
+/* A report (KIND_MESH_FAILED) of the group, about another rank: what it says in msg,
+ * and its result. */
+static HcclResult mesh_heard(const conn_open *o, const hccl_boot_peer *p, boot_failed *f, char *msg, size_t len)
+{
+    f->reason[sizeof f->reason - 1] = 0;
+    for (char *c = f->reason; *c; c++)
+        if ((unsigned char)*c < 0x20 || *c == 0x7f) *c = '?'; /* from the wire: keep the log one line */
+    snprintf(msg, len, "rank %u (pid %u on %.64s) failed while the ranks connected: %s", o->b, p->pid, p->host,
+             f->reason);
+    HcclResult res = (HcclResult)o->sock_idx;
+    return res != HCCL_SUCCESS && res < HCCL_E_RESERVED ? res : HCCL_E_INTERNAL;
+}
+
+enum { MESH_NONE, MESH_TOOK, MESH_REPORT };
+
+/* Takes the next connection from the listener, until `until`: a higher rank's socket
+ * (kept), a sub-communicator's early hello (stashed), a report that another rank of
+ * the group failed (MESH_REPORT, said, its result in *res), or one dropped. MESH_NONE:
+ * nothing came (*res: accept_open's result). */
+static int mesh_accept(mesh_st *m, uint64_t until, HcclResult *res)
+{
+    int fd;
+    conn_open o;
+    hccl_boot_peer peer;
+    boot_failed why;
+    HcclResult a = accept_open(m->listen_fd, m->q, until, &fd, &o, &peer, &why);
+    if (a != HCCL_SUCCESS) {
+        *res = a;
+        return MESH_NONE;
+    }
+    if (o.secret != m->ident->secret) {
+        HCCL_WARN(BOOT, "rank %u: dropped a connection that did not present this job's secret", m->rank);
+        close(fd);
+        return MESH_TOOK;
+    }
+    if (o.kind == KIND_MESH_FAILED) {
+        close(fd);
+        if (o.id != m->ident->id || o.a != m->nranks || o.b >= m->nranks || o.b == m->rank) return MESH_TOOK;
+        char msg[600];
+        *res = mesh_heard(&o, &peer, &why, msg, sizeof msg);
+        HCCL_WARN(BOOT, "rank %u: %s", m->rank, msg);
+        return MESH_REPORT;
+    }
+    if (o.kind == KIND_HELLO && m->stash) { /* an early sub-communicator hello */
+        if (!stash_put(m->stash, fd, &o, &peer)) close(fd);
+        return MESH_TOOK;
+    }
+    if (o.kind != KIND_DATA || o.id != m->ident->id || o.b != m->rank || o.a <= m->rank || o.a >= m->nranks ||
+        o.sock_cnt < 1 || o.sock_cnt > HCCL_BOOT_MAX_SOCKS || o.sock_idx >= o.sock_cnt ||
+        (m->nsock[o.a] && m->nsock[o.a] != o.sock_cnt) || m->fds[o.a * HCCL_BOOT_MAX_SOCKS + o.sock_idx] >= 0) {
+        HCCL_WARN(BOOT, "rank %u: dropped an unexpected connection (from rank %u)", m->rank, o.a);
+        close(fd);
+        return MESH_TOOK;
+    }
+    m->nsock[o.a] = o.sock_cnt;
+    m->fds[o.a * HCCL_BOOT_MAX_SOCKS + o.sock_idx] = fd;
+    if (++m->got[o.a] == o.sock_cnt) m->need--;
+    return MESH_TOOK;
+}
+
+/* Whether to stop connecting: another rank of the group, in this process, failed
+ * (hccl_boot_rank_failed), or the peer's listener refuses (its rank failed: the
+ * report of the rank that failed first may be on our listener already) and has done so
+ * for MESH_REFUSED_NS. */
+static int mesh_stop(void *p)
+{
+    mesh_st *m = p;
+    int err = errno;
+    if (hccl_boot_peer_failed(m->ident, m->rank, NULL, NULL, NULL, 0)) return 1;
+    if (err != ECONNREFUSED) {
+        m->refused_since = 0;
+        return 0;
+    }
+    HcclResult a;
+    int k;
+    while ((k = mesh_accept(m, hccl_now_ns(), &a)) == MESH_TOOK) {}
+    if (k == MESH_REPORT) {
+        m->heard = 1;
+        m->heard_res = a;
+        return 1;
+    }
+    uint64_t now = hccl_now_ns();
+    if (!m->refused_since) m->refused_since = now;
+    return now - m->refused_since >= MESH_REFUSED_NS;
+}
+
+/* Rank p was found failed (what: how). Its own report, if it comes, says why; else
+ * this rank says what it found and tells the others. Returns the result to fail with. */
+static HcclResult mesh_blame(mesh_st *m, uint32_t p, const char *what, HcclResult res)
+{
+    uint64_t until = hccl_now_ns() + MESH_REPORT_WAIT_NS;
+    HcclResult heard;
+    int k;
+    while ((k = mesh_accept(m, until, &heard)) == MESH_TOOK) {}
+    if (k == MESH_REPORT) return heard;
+    char why[352];
+    snprintf(why, sizeof why, "%s (found by rank %u)", what, m->rank);
+    HCCL_WARN(BOOT, "rank %u: rank %u failed or exited while the ranks connected: %s", m->rank, p, why);
+    hccl_boot_mesh_report(m->ident, m->nranks, m->table, p, m->rank, res, why);
+    return res;
+}
+
+/* A connection of the mesh that its peer closed (or reset) before the mesh was done:
+ * that rank failed or exited. Its index in fds, or -1. Data may come before the close
+ * (a higher rank that was done began the setup's first operation). */
+static int mesh_closed(const mesh_st *m)
+{
+    for (uint32_t i = 0; i < m->nranks * HCCL_BOOT_MAX_SOCKS; i++) {
+        if (m->fds[i] < 0) continue;
+        struct pollfd pf = {m->fds[i], POLLRDHUP, 0};
+        if (poll(&pf, 1, 0) > 0 && (pf.revents & (POLLRDHUP | POLLHUP | POLLERR))) return (int)i;
+    }
+    return -1;
+}
+
+/* The accept loop's wait, in steps: between them, whether a rank of this process failed,
+ * and whether a connection already made was closed. */
 #define MESH_STEP_NS 100000000ull
 
 HcclResult hccl_boot_mesh(int listen_fd, hccl_boot_stash *stash, const hccl_boot_ident *ident, uint32_t rank,
@@ -1032,19 +1195,39 @@ HcclResult hccl_boot_mesh(int listen_fd, hccl_boot_stash *stash, const hccl_boot
 {
     uint64_t deadline = hccl_now_ns() + timeout_ns, warn_seq = hccl_log_warn_seq();
     HcclResult res = HCCL_SUCCESS;
-    mesh_self me = {ident, rank};
     accept_q *q = hccl_calloc(1, sizeof *q);
+    unsigned *got = hccl_calloc(nranks, sizeof *got);
     for (uint32_t i = 0; i < nranks * HCCL_BOOT_MAX_SOCKS; i++) fds[i] = -1;
     for (uint32_t p = 0; p < nranks; p++) nsock[p] = 0;
-    if (!q) return HCCL_E_MEMORY;
+    if (!q || !got) {
+        hccl_free(q);
+        hccl_free(got);
+        return HCCL_E_MEMORY;
+    }
+    mesh_st ms = {listen_fd, q, stash, ident, rank, nranks, table, fds, nsock, got, nranks - 1 - rank, 0, 0, 0};
+    mesh_st *m = &ms;
     for (uint32_t p = 0; p < rank; p++) {
-        unsigned m = want[p] < 1 ? 1 : want[p] > HCCL_BOOT_MAX_SOCKS ? HCCL_BOOT_MAX_SOCKS : want[p];
-        nsock[p] = m;
-        for (unsigned k = 0; k < m; k++) {
+        unsigned k_max = want[p] < 1 ? 1 : want[p] > HCCL_BOOT_MAX_SOCKS ? HCCL_BOOT_MAX_SOCKS : want[p];
+        nsock[p] = k_max;
+        for (unsigned k = 0; k < k_max; k++) {
             int *fd = &fds[p * HCCL_BOOT_MAX_SOCKS + k];
-            res = hccl_socket_connect_unless(&table[p].addr, deadline, mesh_peer_failed, &me, fd);
-            if (res != HCCL_SUCCESS && res != HCCL_E_SYSCALL && mesh_peer_failed(&me)) {
+            m->refused_since = 0;
+            res = hccl_socket_connect_unless(&table[p].addr, deadline, mesh_stop, m, fd);
+            if (res != HCCL_SUCCESS && res != HCCL_E_SYSCALL &&
+                hccl_boot_peer_failed(ident, rank, NULL, NULL, NULL, 0)) {
                 res = mesh_give_up(ident, rank);
+                goto fail_peer;
+            }
+            if (res != HCCL_SUCCESS && m->heard) {
+                res = m->heard_res;
+                goto fail_peer;
+            }
+            if (res != HCCL_SUCCESS && res != HCCL_E_SYSCALL && m->refused_since &&
+                hccl_now_ns() < deadline) { /* its listener is gone */
+                char what[200];
+                snprintf(what, sizeof what, "its listener at %s refuses connections",
+                         hccl_addr_str(&table[p].addr));
+                res = mesh_blame(m, p, what, HCCL_E_TCP_CONNECT);
                 goto fail_peer;
             }
             if (res == HCCL_E_SYSCALL) {
@@ -1060,77 +1243,69 @@ HcclResult hccl_boot_mesh(int listen_fd, hccl_boot_stash *stash, const hccl_boot
                           hccl_addr_str(&table[p].addr), why ? why : "it exited, or never opened its listener");
                 goto fail;
             }
-            conn_open o = {OPEN_MAGIC, KIND_DATA, ident->secret, ident->id, rank, p, (uint16_t)k, (uint16_t)m, 0};
-            CHECK_GOTO(hccl_socket_send_all(*fd, &o, sizeof o, deadline), res, fail);
+            conn_open o = {OPEN_MAGIC, KIND_DATA, ident->secret, ident->id, rank, p, (uint16_t)k, (uint16_t)k_max, 0};
+            if ((res = hccl_socket_send_all(*fd, &o, sizeof o, deadline)) != HCCL_SUCCESS) { /* it closed */
+                res = mesh_blame(m, p, "its listener closed the connection made to it", res);
+                goto fail_peer;
+            }
         }
     }
     /* Each higher rank announces how many sockets it opens to us in every one. */
-    uint32_t need = 0;
-    for (uint32_t a = rank + 1; a < nranks; a++) need++;
-    unsigned *got = hccl_calloc(nranks, sizeof *got);
-    if (!got) {
-        res = HCCL_E_MEMORY;
-        goto fail;
-    }
-    while (need > 0) {
-        int fd;
-        conn_open o;
-        hccl_boot_peer peer;
+    while (m->need > 0) {
+        HcclResult a;
         uint64_t step = hccl_now_ns() + MESH_STEP_NS;
-        HcclResult a = accept_open(listen_fd, q, step < deadline ? step : deadline, &fd, &o, &peer, NULL);
-        if (a == HCCL_E_TIMEOUT && hccl_now_ns() < deadline) {
-            if ((res = mesh_give_up(ident, rank)) == HCCL_SUCCESS) continue;
-            hccl_free(got);
+        int k = mesh_accept(m, step < deadline ? step : deadline, &a);
+        if (k == MESH_TOOK) continue;
+        if (k == MESH_REPORT) {
+            res = a;
             goto fail_peer;
         }
-        if (a != HCCL_SUCCESS) {
-            char missing[400];
-            size_t off = 0;
-            missing[0] = 0;
-            for (uint32_t p = rank + 1; p < nranks && off + 16 < sizeof missing; p++)
-                if (!nsock[p] || got[p] < nsock[p])
-                    off += (size_t)snprintf(missing + off, sizeof missing - off, "%s%u", off ? ", " : "", p);
-            if (q->err)
-                HCCL_WARN(BOOT, "rank %u: cannot accept the connections of ranks %s: %s%s", rank, missing,
-                          strerror(q->err), emfile_hint(q->err));
-            else
-                HCCL_WARN(BOOT, "rank %u: ranks %s did not connect within HCCL_CONNECT_TIMEOUT (each rank connects "
-                          "to the lower ranks in order: one of them may be waiting for a lower rank that failed)",
-                          rank, missing);
-            hccl_free(got);
-            res = a;
-            goto fail;
+        if (a == HCCL_E_TIMEOUT && hccl_now_ns() < deadline) {
+            if ((res = mesh_give_up(ident, rank)) != HCCL_SUCCESS) goto fail_peer;
+            int i = mesh_closed(m);
+            if (i < 0) continue;
+            res = mesh_blame(m, (uint32_t)i / HCCL_BOOT_MAX_SOCKS, "its connection closed before the ranks were "
+                             "connected", HCCL_E_TCP_TRANSFER);
+            goto fail_peer;
         }
-        if (o.secret != ident->secret) {
-            HCCL_WARN(BOOT, "rank %u: dropped a connection that did not present this job's secret", rank);
-            close(fd);
-            continue;
-        }
-        if (o.kind == KIND_HELLO && stash) { /* an early sub-communicator hello */
-            if (!stash_put(stash, fd, &o, &peer)) close(fd);
-            continue;
-        }
-        if (o.kind != KIND_DATA || o.id != ident->id || o.b != rank || o.a <= rank || o.a >= nranks ||
-            o.sock_cnt < 1 || o.sock_cnt > HCCL_BOOT_MAX_SOCKS || o.sock_idx >= o.sock_cnt ||
-            (nsock[o.a] && nsock[o.a] != o.sock_cnt) || fds[o.a * HCCL_BOOT_MAX_SOCKS + o.sock_idx] >= 0) {
-            HCCL_WARN(BOOT, "rank %u: dropped an unexpected connection (from rank %u)", rank, o.a);
-            close(fd);
-            continue;
-        }
-        nsock[o.a] = o.sock_cnt;
-        fds[o.a * HCCL_BOOT_MAX_SOCKS + o.sock_idx] = fd;
-        if (++got[o.a] == o.sock_cnt) need--;
+        char missing[400];
+        size_t off = 0;
+        missing[0] = 0;
+        for (uint32_t p = rank + 1; p < nranks && off + 16 < sizeof missing; p++)
+            if (!nsock[p] || got[p] < nsock[p])
+                off += (size_t)snprintf(missing + off, sizeof missing - off, "%s%u", off ? ", " : "", p);
+        if (q->err)
+            HCCL_WARN(BOOT, "rank %u: cannot accept the connections of ranks %s: %s%s", rank, missing,
+                      strerror(q->err), emfile_hint(q->err));
+        else
+            HCCL_WARN(BOOT, "rank %u: ranks %s did not connect within HCCL_CONNECT_TIMEOUT (each rank connects "
+                      "to the lower ranks in order: one of them may be waiting for a lower rank that failed)",
+                      rank, missing);
+        res = a;
+        goto fail;
     }
     hccl_free(got);
     q_settle(q, stash, ident->secret);
     hccl_free(q);
     return HCCL_SUCCESS;
 fail:
-    /* For the ranks of this process still waiting for this one (a rank in another
-     * process waits for its connection until HCCL_CONNECT_TIMEOUT). */
-    hccl_boot_rank_failed(ident, rank, res,
-                          hccl_log_warn_seq() != warn_seq ? hccl_log_last_warn() : hccl_result_str(res));
+    /* For the ranks still waiting for this one: those of this process look at the list,
+     * those of other processes get the report on their listener. */
+    {
+        const char *why = hccl_log_warn_seq() != warn_seq ? hccl_log_last_warn() : hccl_result_str(res);
+        char reason[400];
+        snprintf(reason, sizeof reason, "%s", why);
+        hccl_boot_rank_failed(ident, rank, res, reason);
+        q_free(q); /* the descriptors first: the report needs one (EMFILE) */
+        for (uint32_t i = 0; i < nranks * HCCL_BOOT_MAX_SOCKS; i++)
+            if (fds[i] >= 0) {
+                close(fds[i]);
+                fds[i] = -1;
+            }
+        if (res != HCCL_E_TIMEOUT) hccl_boot_mesh_report(ident, nranks, table, rank, rank, res, reason); /* else it waited */
+    }
 fail_peer:
+    hccl_free(got);
     q_free(q);
     hccl_free(q);
     for (uint32_t i = 0; i < nranks * HCCL_BOOT_MAX_SOCKS; i++)
@@ -1139,4 +1314,30 @@ fail_peer:
             fds[i] = -1;
         }
     return res;
+}
+
+int hccl_boot_mesh_heard(int listen_fd, hccl_boot_stash *stash, const hccl_boot_ident *ident, uint32_t rank,
+                                uint32_t nranks, uint64_t wait_ns, HcclResult *res, char *why, size_t len)
+{
+    accept_q *q = hccl_calloc(1, sizeof *q);
+    if (!q) return 0;
+    uint64_t until = hccl_now_ns() + wait_ns;
+    int found = 0, fd;
+    conn_open o;
+    hccl_boot_peer p;
+    boot_failed f;
+    while (!found && accept_open(listen_fd, q, until, &fd, &o, &p, &f) == HCCL_SUCCESS) {
+        if (o.kind == KIND_MESH_FAILED && o.secret == ident->secret && o.id == ident->id && o.a == nranks &&
+            o.b < nranks && o.b != rank) {
+            HcclResult r = mesh_heard(&o, &p, &f, why, len);
+            if (res) *res = r;
+            found = 1;
+        } else if (o.kind == KIND_HELLO && o.secret == ident->secret && stash_put(stash, fd, &o, &p)) {
+            continue;
+        }
+        close(fd);
+    }
+    q_settle(q, stash, ident->secret);
+    hccl_free(q);
+    return found;
 }

@@ -129,6 +129,24 @@ HcclResult hccl_boot_mesh(int listen_fd, hccl_boot_stash *stash, const hccl_boot
                           uint32_t nranks, const hccl_boot_peer *table, uint64_t timeout_ns, const unsigned *want,
                           int *fds, unsigned *nsock);
 
+/* A rank that fails in hccl_boot_mesh (not for waiting: a timeout) tells the group's
+ * other ranks on their listeners, and a rank that finds a peer gone (its listener
+ * refuses, its connection closed) tells them for it: ranks still in the mesh fail at
+ * once, naming it and its reason. A rank that was done with the mesh and then failed
+ * (a connection lost) looks here for such a report, up to wait_ns: 1 when one came
+ * (its result in *res; in why, "rank N (pid P on H) failed while the ranks connected:
+ * <its reason>"), else 0. Hellos of
+ * sub-communicators that come meanwhile go to the stash. */
+/* Tells every rank of the table but `failed` and `skip`, on its listener, that rank
+ * `failed` failed while the ranks connected (KIND_MESH_FAILED; reason: its WARN),
+ * within 1 s in all: the ranks in other processes still in the mesh fail now, with the
+ * reason, rather than wait for it until HCCL_CONNECT_TIMEOUT. hccl_boot_mesh sends it
+ * itself; the creation calls it for a failure of its setup after the mesh. */
+void hccl_boot_mesh_report(const hccl_boot_ident *ident, uint32_t nranks, const hccl_boot_peer *table,
+                           uint32_t failed, uint32_t skip, HcclResult res, const char *reason);
+int hccl_boot_mesh_heard(int listen_fd, hccl_boot_stash *stash, const hccl_boot_ident *ident, uint32_t rank,
+                         uint32_t nranks, uint64_t wait_ns, HcclResult *res, char *why, size_t len);
+
 /* Record that rank of ident's group failed in this process after joining (reason: its
  * WARN): the group's other ranks in this process (threads as ranks: HcclCommInitAll)
  * stop waiting for it in hccl_boot_mesh at once and fail with its result and reason.

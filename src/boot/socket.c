@@ -394,6 +394,7 @@ HcclResult hccl_socket_connect_unless(const hccl_addr *addr, uint64_t deadline_n
         if (last_err != ECONNREFUSED && last_err != ETIMEDOUT && last_err != EAGAIN && last_err != ENETUNREACH &&
             last_err != EHOSTUNREACH && last_err != ECONNRESET)
             break;
+        errno = last_err;
         if (stop && stop(arg)) { /* the caller says why */
             errno = last_err;
             return HCCL_E_TIMEOUT;

@@ -44,7 +44,8 @@ HcclResult hccl_socket_listen(hccl_addr *addr, int use_base_port, int *fd_out);
  * errno is the last attempt's error (ECONNREFUSED, ETIMEDOUT, ENETUNREACH...). */
 HcclResult hccl_socket_connect(const hccl_addr *addr, uint64_t deadline_ns, int *fd_out);
 /* The same, but stop(arg) is asked before each retry: when it says so, the connect
- * gives up quietly (no WARN) with HCCL_E_TIMEOUT, and the caller says why. */
+ * gives up quietly (no WARN) with HCCL_E_TIMEOUT, and the caller says why. errno is
+ * the failed attempt's error while stop runs. */
 HcclResult hccl_socket_connect_unless(const hccl_addr *addr, uint64_t deadline_ns, int (*stop)(void *), void *arg,
                                       int *fd_out);
 

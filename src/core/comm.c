@@ -491,6 +491,10 @@ static void abort_setup(hccl_comm *c)
     hccl_net_abort(c->net, why);
 }
 
+/* How long a setup operation that failed looks for a report that a rank failed in the
+ * mesh (hccl_boot_mesh_heard): one sent before that rank closed its connections. */
+#define MESH_HEARD_NS 200000000ull
+
 /* Run one reference operation of the setup (sequence number 0, not recorded). */
 static HcclResult setup_op(hccl_comm *c, const hccl_op_args *a)
 {
@@ -503,13 +507,23 @@ static HcclResult setup_op(hccl_comm *c, const hccl_op_args *a)
     HcclResult res = hccl_algo_run_reference(&ctx, a);
     uint32_t who;
     HcclResult who_res;
-    char why[400];
+    char why[800];
     if (res != HCCL_SUCCESS && hccl_boot_peer_failed(&c->ident, c->rank, &who, &who_res, why, sizeof why)) {
         /* A rank of this process (threads as ranks) failed in the mesh: its reason, not
          * the connection it closed. */
         HCCL_WARN(INIT, "comm setup on rank %u failed: rank %u of this process failed while the ranks connected: %s",
                   c->rank, who, why);
         return who_res != HCCL_SUCCESS ? who_res : res;
+    }
+    const char *e = hccl_net_error(c->net);
+    if (res != HCCL_SUCCESS && !(e && strstr(e, " aborted: communicator setup failed")) &&
+        hccl_boot_mesh_heard(c->listen_fd, &c->stash, &c->ident, c->rank, c->nranks, MESH_HEARD_NS, &who_res, why,
+                             sizeof why)) {
+        /* A rank failed in the mesh after this one was done with it: the connection
+         * that broke is a consequence; its report (on our listener) says who and why. */
+        HCCL_WARN(INIT, "comm setup on rank %u failed: %s", c->rank, why);
+        c->mesh_heard = 1;
+        return who_res;
     }
     if (res != HCCL_SUCCESS)
         HCCL_WARN(INIT, "comm setup on rank %u failed: %s", c->rank, hccl_net_error(c->net));
@@ -757,7 +771,13 @@ static HcclResult setup(hccl_comm *c)
     if (res_setup == HCCL_SUCCESS) res_setup = setup_slots(c);
     if (res_setup != HCCL_SUCCESS) {
         /* Tell the peers, with the reason (which names the rank that failed first), so
-         * they fail now rather than at their own timeout. */
+         * they fail now rather than at their own timeout; and, unless a peer's abort or
+         * report told us, the ranks that may still wait in the mesh (for a rank that
+         * died: its connection to us was lost), on their listeners. */
+        const char *e = hccl_net_error(c->net);
+        if (!(e && strstr(e, " aborted: communicator setup failed")) && hccl_log_last_warn()[0] &&
+            !hccl_boot_peer_failed(&c->ident, c->rank, NULL, NULL, NULL, 0) && !c->mesh_heard)
+            hccl_boot_mesh_report(&c->ident, c->nranks, c->peers, c->rank, c->rank, res_setup, hccl_log_last_warn());
         abort_setup(c);
         return res_setup;
     }

@@ -44,6 +44,7 @@ typedef struct hccl_comm {
 
     int listen_fd;
     int share_dir; /* holds a reference on the runtime's shared-memory directory */
+    int mesh_heard; /* its setup failed on another rank's report of a failure in the mesh */
     hccl_boot_stash stash;
     pthread_mutex_t split_lock; /* one sub-communicator rendezvous served on listen_fd at a time */
     hccl_boot_peer *peers; /* nranks */

@@ -142,6 +142,7 @@ int scen_nranks(int argc, char **argv);
 int scen_reuse(int argc, char **argv);
 int scen_rank_fails(int argc, char **argv);
 int scen_setup_death(int argc, char **argv);
+int scen_mesh_fail(int argc, char **argv);
 int scen_algo(int argc, char **argv);
 int scen_whitelist(int argc, char **argv);
 int scen_frdump(int argc, char **argv);

@@ -60,6 +60,11 @@
  *           line naming rank 2 (its neighbours directly, the others through the
  *           reason the aborting peers pass on). Rank 2 runs on another simulated host
  *           (HCCL_HOST_ID): the line names it as "rank 2 (host fault-b IP)".
+ * mesh_fail 4 ranks; rank 2's first mesh connection gets no descriptor (EMFILE, this
+ *           program interposes socket): ranks 0, 1 and 3, in other processes, fail
+ *           within 5 s (HCCL_CONNECT_TIMEOUT=60), each with a WARN line naming rank 2
+ *           and its reason. --case kill: rank 1 dies there instead: ranks 0, 2 and 3
+ *           fail within 5 s naming rank 1 (rank 0 told by the others).
  * algo      4 ranks, rank 3 alone sets HCCL_REFERENCE_ALGOS=1 (before its init), so it
  *           chooses other algorithms: an AllReduce (2 and 300000 elements) fails on
  *           every rank within 5 s, each naming a configuration mismatch.
@@ -1310,6 +1315,63 @@ int scen_setup_death(int argc, char **argv)
                                     NULL),
                    "rank %d printed no WARN line naming rank 2, and its host fault-b, as the rank whose connection "
                    "was lost", r);
+    return 0;
+}
+
+/* ---- a rank that fails while the ranks connect their mesh ------------------------------------ */
+
+/* The chosen rank's third stream socket fails with EMFILE (g_fail_mesh_socket 1), or the
+ * rank dies there (2): its first is its listener, its second the connection to the root,
+ * its third the first of its mesh (to rank 0). This program's socket comes first, as
+ * sched_getaffinity above. */
+static volatile int g_fail_mesh_socket;
+
+__attribute__((visibility("default"))) int socket(int domain, int type, int protocol)
+{
+    static int (*real)(int, int, int);
+    static int nstream;
+    if (!real) real = (int (*)(int, int, int))dlsym(RTLD_NEXT, "socket");
+    if (g_fail_mesh_socket && (type & 0xf) == SOCK_STREAM && ++nstream == 3) {
+        if (g_fail_mesh_socket == 2) raise(SIGKILL);
+        errno = EMFILE;
+        return -1;
+    }
+    return real ? real(domain, type, protocol) : -1;
+}
+
+static void mesh_fail_body(fault_ctx *c)
+{
+    int kill = *(const int *)c->arg, bad = kill ? 1 : 2;
+    if (c->rank == bad) g_fail_mesh_socket = kill ? 2 : 1;
+    fault_step(c, "HcclCommInitRootInfo(4, root, %d)%s", c->rank,
+               c->rank != bad ? "" : kill ? " (dies at its first mesh connection)"
+                                          : " (its first mesh connection gets no descriptor)");
+    double dt;
+    HcclResult rc = init_expecting_failure(c, 4, &dt);
+    FCHECK(c, rc != HCCL_SUCCESS, "HcclCommInitRootInfo succeeded although rank %d failed inside it", bad);
+    FCHECK(c, dt < 5.0, "HcclCommInitRootInfo took %.2f s to fail after rank %d failed in the mesh "
+           "(HCCL_CONNECT_TIMEOUT=60)", dt, bad);
+}
+
+/* --case kill: rank 1 dies instead (no chance to tell anyone): the ranks that connect to
+ * it find its listener gone or their connection closed, and tell rank 0, which waits
+ * for rank 1's connection. */
+int scen_mesh_fail(int argc, char **argv)
+{
+    const char *only = case_arg(argc, argv);
+    static int kill;
+    kill = only && !strcmp(only, "kill");
+    setenv("HCCL_CONNECT_TIMEOUT", "60", 1);
+    if (parent_root_info() != 0) return 0;
+    fault_job job = {.name = "mesh_fail", .nranks = 4, .init = INIT_NONE, .body = mesh_fail_body, .arg = &kill,
+                     .killed_mask = kill ? 1u << 1 : 0, .watchdog_s = 80};
+    fault_run(&job);
+    for (int r = 0; r < 4; r++)
+        if (r != (kill ? 1 : 2))
+            FCHECK(NULL, kill ? fault_output_has(r, "WARN", "rank 1", NULL)
+                              : fault_output_has(r, "WARN", "rank 2", "Too many open files", NULL),
+                   "rank %d printed no WARN line naming rank %d%s", r, kill ? 1 : 2,
+                   kill ? "" : " and its reason (out of descriptors)");
     return 0;
 }
 

@@ -554,7 +554,7 @@ static const struct {
     {"mismatch", scen_mismatch}, {"subcomm", scen_subcomm}, {"stray", scen_stray}, {"slow_hello", scen_slow_hello},
     {"port", scen_port},       {"ranktable", scen_ranktable}, {"whitelist", scen_whitelist},
     {"frdump", scen_frdump},   {"late", scen_late},   {"logfile", scen_logfile},
-    {"eager_exit", scen_eager_exit}, {"leave", scen_leave}, {"split_destroy", scen_split_destroy}, {"nranks", scen_nranks}, {"reuse", scen_reuse}, {"rank_fails", scen_rank_fails}, {"nofile", scen_nofile}, {"nothread", scen_nothread}, {"setup_death", scen_setup_death}, {"algo", scen_algo},
+    {"eager_exit", scen_eager_exit}, {"leave", scen_leave}, {"split_destroy", scen_split_destroy}, {"nranks", scen_nranks}, {"reuse", scen_reuse}, {"rank_fails", scen_rank_fails}, {"nofile", scen_nofile}, {"nothread", scen_nothread}, {"setup_death", scen_setup_death}, {"mesh_fail", scen_mesh_fail}, {"algo", scen_algo},
 };
 
 static void usage(void)
