@@ -13,6 +13,7 @@
 #include "util/util.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sys/socket.h>
@@ -326,6 +327,49 @@ static void send_reply(int fd, uint32_t status, uint32_t nranks, const char *msg
     uint64_t dl = hccl_now_ns() + 5000000000ull;
     if (hccl_socket_send_all(fd, &r, sizeof r, dl) != HCCL_SUCCESS) return;
     if (status == REPLY_OK) hccl_socket_send_all(fd, table, sizeof *table * nranks, dl);
+}
+
+/* A descriptor the root threads of this process keep in reserve while any runs: a root
+ * out of descriptors frees it to answer the connections it could not accept, which
+ * would otherwise only see "connection lost" when it closes its listener. */
+static int reserve_fd = -1;
+static unsigned reserve_users;
+static pthread_mutex_t reserve_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void reserve_hold(int on)
+{
+    pthread_mutex_lock(&reserve_lock);
+    reserve_users = on ? reserve_users + 1 : reserve_users - 1;
+    if (reserve_users && reserve_fd < 0) reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (!reserve_users && reserve_fd >= 0) {
+        close(reserve_fd);
+        reserve_fd = -1;
+    }
+    pthread_mutex_unlock(&reserve_lock);
+}
+
+/* The root could not accept (out of descriptors): the connections waiting on its
+ * listener, and those accepted but not yet identified (q), get msg as the reply, one
+ * at a time on the reserve descriptor, instead of a reset. */
+static void refuse_backlog(int lfd, accept_q *q, uint32_t nranks, uint32_t status, const char *msg)
+{
+    unsigned char junk[sizeof q->p[0].buf];
+    while (q->n > 0) {
+        (void)!recv(q->p[0].fd, junk, sizeof junk, MSG_DONTWAIT); /* unread data would turn the close into a reset */
+        send_reply(q->p[0].fd, status, nranks, msg, NULL);
+        q_drop(q, 0, NULL);
+    }
+    pthread_mutex_lock(&reserve_lock);
+    if (reserve_fd >= 0) close(reserve_fd);
+    reserve_fd = -1;
+    for (int k = 0, fd; lfd >= 0 && k < 4096 && hccl_socket_accept(lfd, hccl_now_ns(), &fd, NULL) == HCCL_SUCCESS;
+         k++) {
+        (void)!recv(fd, junk, sizeof junk, MSG_DONTWAIT);
+        send_reply(fd, status, nranks, msg, NULL);
+        close(fd);
+    }
+    if (reserve_users) reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    pthread_mutex_unlock(&reserve_lock);
 }
 
 /* Format "2, 5, 7" (at most ~40 ranks, then "..."). */
@@ -651,6 +695,7 @@ static HcclResult serve_q(int listen_fd, accept_q *q, hccl_boot_stash *stash, co
                          q->err == EMFILE ? " (raise the root process's RLIMIT_NOFILE, ulimit -n)" : "");
                 status = REPLY_SYSCALL;
                 res = a;
+                refuse_backlog(listen_fd, q, nranks, status, msg);
                 break;
             }
             if (local || (o.kind == KIND_FAILED && o.secret == ident->secret && o.id == ident->id)) {
@@ -765,9 +810,15 @@ static void *root_thread(void *p)
     if (!q) goto out;
     for (;;) {
         if (accept_open(a->fd, q, deadline, &fd, &o, &peer, &why) != HCCL_SUCCESS) {
-            if (q->err)
+            if (q->err) {
+                char msg[300];
+                snprintf(msg, sizeof msg, "cannot accept a rank's connection at the bootstrap root: %s%s",
+                         strerror(q->err), q->err == EMFILE ? " (raise the root process's RLIMIT_NOFILE, ulimit -n)"
+                                                            : "");
                 HCCL_WARN(BOOT, "bootstrap root: cannot accept a rank's connection: %s%s; root thread exits",
                           strerror(q->err), emfile_hint(q->err));
+                refuse_backlog(a->fd, q, 0, REPLY_SYSCALL, msg);
+            }
             else
                 HCCL_INFO(BOOT, "bootstrap root: no rank arrived; root thread exits");
             goto out;
@@ -815,6 +866,7 @@ out:
         hccl_free(q);
     }
     close(a->fd);
+    reserve_hold(0);
     if (!served) root_finished(a->ident.id); /* gave up before any rank came */
     root_running(a->ident.id, 0);
     hccl_free(a);
@@ -833,11 +885,13 @@ HcclResult hccl_boot_root_start(hccl_addr *addr, const hccl_boot_ident *ident, i
     a->fd = fd;
     a->ident = *ident;
     root_running(ident->id, 1);
+    reserve_hold(1);
     int err = hccl_thread_start(NULL, root_thread, a);
     if (err != 0) {
         HCCL_WARN(BOOT, "cannot start the bootstrap root's thread: %s", strerror(err));
         close(fd);
         hccl_free(a);
+        reserve_hold(0);
         root_running(ident->id, 0);
         return HCCL_E_SYSCALL;
     }

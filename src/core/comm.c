@@ -870,7 +870,8 @@ static HcclResult init_with_root(uint32_t nranks, const hccl_addr *root_addr, co
      * when this rank could not even open its connection (EMFILE): the root waits for it. */
     res = hccl_boot_join(root_addr, ident, nranks, &self, hccl_boot_connect_timeout_ns(), hint, NULL, c->peers);
     if (res == HCCL_E_SYSCALL && errno != 0) goto fail_unjoined;
-    if (res == HCCL_E_PARA) hccl_boot_root_linger(ident->id, ROOT_LINGER_NS); /* refused */
+    if (res == HCCL_E_PARA || res == HCCL_E_SYSCALL) /* refused, or the root is out of descriptors */
+        hccl_boot_root_linger(ident->id, ROOT_LINGER_NS);
     if (res != HCCL_SUCCESS) goto fail;
     CHECK_GOTO(setup(c), res, fail);
     *out = c;

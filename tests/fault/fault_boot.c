@@ -1064,8 +1064,8 @@ static int hold_all_fds(int held[64])
 
 /* Rank 0's process hosts the root (HcclGetRootInfo), then uses up every descriptor
  * RLIMIT_NOFILE allows, so the root cannot accept rank 1's connection (EMFILE). The
- * root must say so and give up at once (rank 1, whose connection it closes, fails at
- * once too), not spin on the readable listener until HCCL_CONNECT_TIMEOUT and then
+ * root must say so and give up at once (rank 1, whose connection it answers on the
+ * descriptor it keeps in reserve, fails at once too, with the root's reason), not spin on the readable listener until HCCL_CONNECT_TIMEOUT and then
  * report the rank that did come as "never arrived". */
 static void nofile_body(fault_ctx *c)
 {
@@ -1174,6 +1174,11 @@ int scen_nofile(int argc, char **argv)
     fault_run(&job);
     FCHECK(NULL, fault_output_has(0, "WARN", "bootstrap root", "cannot accept", "Too many open files", NULL),
            "rank 0 (hosting the root) printed no WARN line saying that the root cannot accept connections");
+    /* Rank 1's connection waits unaccepted: the root answers it on its reserve descriptor
+     * rather than reset it ("connection lost"). */
+    FCHECK(NULL, fault_output_has(1, "WARN", "cannot accept a rank's connection at the bootstrap root",
+                                  "Too many open files", NULL),
+           "rank 1 printed no WARN line saying that the root cannot accept connections (out of descriptors)");
     return 0;
 }
 
