@@ -7,7 +7,11 @@ the tools (tools/), the benchmarks (bench/), the examples and the scripts that
 docs/env.md covers, and the variables documented in docs/env.md (the backquoted names
 in the first column of its tables). Fails naming each variable the code reads that the
 document does not list, and each documented variable that no code reads (or, for the
-launcher interface, that hcclrun does not set). Standard library only; well under a
+launcher interface, that hcclrun does not set), and each variable whose default the
+document gives as a number or a backquoted word while the code reads it with a
+different literal default (HCCL_PARAM_*(name, "X", default, ...),
+hccl_param_read_*("X", default, ...), a script's ${X:-default}; a negative default means "unset" and a default
+the script cannot evaluate is not compared). Standard library only; well under a
 second.
 
 What counts as a read:
@@ -73,6 +77,15 @@ PY_READ = [
 PY_TABLE = re.compile(r"^\w*_VARS\s*=\s*\(([^)]*)\)", re.M)
 PY_STRING = re.compile(r"[\"'](" + NAME + r")[\"']")
 
+# Literal defaults of the parameter readers (src/util/param.h).
+C_DEFAULT = [
+    re.compile(r"\bHCCL_PARAM_\w+\s*\(\s*\w+\s*,\s*\"(" + NAME + r")\"\s*,\s*([^,()]+?)\s*[,)]"),
+    re.compile(r"\bhccl_param_read_\w+\s*\(\s*\"(" + NAME + r")\"\s*,\s*([^,()]+?)\s*[,)]"),
+]
+C_DEFINE = re.compile(r"^\s*#\s*define\s+(\w+)\s+([^\n/]+?)\s*(?:/[*/].*)?$", re.M)
+INT_EXPR = re.compile(r"^(0[xX][0-9a-fA-F]+|\d+)[uUlL]*(?:\s*<<\s*(\d+)[uUlL]*)?$")
+
+SH_DEFAULT = re.compile(r"\$\{(" + NAME + r"):?-([A-Za-z0-9_.]+)\}")
 SH_READ = re.compile(r"\$\{(" + NAME + r"):?[-=?]")
 
 C_TOKENS = re.compile(r"\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*'|/\*.*?\*/|//[^\n]*", re.S)
@@ -147,6 +160,75 @@ def code_names(problems):
     return reads, sets
 
 
+def c_value(expr, defines, depth=0):
+    """A C default as an int or a str; None when it is not a literal this script reads."""
+    expr = expr.strip()
+    if expr.startswith("(") and expr.endswith(")"):
+        expr = expr[1:-1].strip()
+    m = re.match(r'^"((?:[^"\\]|\\.)*)"$', expr)
+    if m:
+        return m.group(1)
+    neg = expr.startswith("-")
+    m = INT_EXPR.match(expr.lstrip("-").strip())
+    if m:
+        v = int(m.group(1), 0) << int(m.group(2) or 0)
+        return -v if neg else v
+    if expr in defines and depth < 4:
+        return c_value(defines[expr], defines, depth + 1)
+    return None
+
+
+def code_defaults():
+    """name -> {default values the code reads it with} (literals only)."""
+    defines, texts = {}, []
+    for rel in walk(C_DIRS + ["include"], (".c", ".h")):
+        text = strip_comments(read(rel), C_TOKENS, ("/*", "//"))
+        texts.append(text)
+        for m in C_DEFINE.finditer(text):
+            defines.setdefault(m.group(1), m.group(2))
+    out = {}
+    for text in texts:
+        for rx in C_DEFAULT:
+            for m in rx.finditer(text):
+                v = c_value(m.group(2), defines)
+                if v is not None:
+                    out.setdefault(m.group(1), set()).add(v)
+    sh = [f for f in SH_FILES if os.path.exists(os.path.join(ROOT, f))] + list(walk(SH_DIRS, (".sh",)))
+    for rel in sh:
+        for m in SH_DEFAULT.finditer(strip_comments(read(rel), SH_TOKENS, ("#",))):
+            v = m.group(2)
+            out.setdefault(m.group(1), set()).add(int(v) if v.isdigit() else v)
+    return out
+
+
+def documented_defaults():
+    """name -> (default as int or str, line) from the tables with a "default" column,
+    where that cell is a number or one backquoted word (else not compared)."""
+    out, col = {}, None
+    for lineno, line in enumerate(read(DOC).splitlines(), 1):
+        if not line.startswith("|"):
+            col = None
+            continue
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if cells and cells[0] == "variable":
+            col = cells.index("default") if "default" in cells else None
+            continue
+        if col is None or col >= len(cells):
+            continue
+        cell = cells[col]
+        m = re.match(r"^`([^`]*)`$", cell)
+        if re.match(r"^-?(?:0[xX][0-9a-fA-F]+|\d+)$", cell):
+            value = int(cell, 0)
+        elif m:
+            value = m.group(1)
+        else:
+            continue
+        for n in re.finditer(r"`([^`]*)`", cells[0]):
+            if NAME_RE.match(n.group(1)):
+                out.setdefault(n.group(1), (value, lineno))
+    return out
+
+
 def documented_names():
     names = {}
     for lineno, line in enumerate(read(DOC).splitlines(), 1):
@@ -175,6 +257,12 @@ def main():
         if name in reads or name in sets or name in DOCUMENTED_NOT_READ:
             continue
         problems.append("stale: %s (%s:%d) is read by no code" % (name, DOC, docs[name]))
+    defaults = code_defaults()
+    for name, (doc_value, lineno) in sorted(documented_defaults().items()):
+        code = {v for v in defaults.get(name, ()) if not (isinstance(v, int) and v < 0)}
+        if code and doc_value not in code:
+            problems.append("default: %s is %s in %s:%d, but the code's default is %s"
+                            % (name, doc_value, DOC, lineno, " or ".join(sorted(map(str, code)))))
     for name in sorted(READ_NOT_DOCUMENTED):
         if name not in reads:
             problems.append("allow-list: %s in READ_NOT_DOCUMENTED is no longer read; remove it" % name)
