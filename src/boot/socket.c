@@ -408,8 +408,9 @@ HcclResult hccl_socket_connect_unless(const hccl_addr *addr, uint64_t deadline_n
     return last_err == ETIMEDOUT || hccl_now_ns() >= deadline_ns ? HCCL_E_TIMEOUT : HCCL_E_TCP_CONNECT;
 }
 
-/* HCCL_WHITELIST_DISABLE=0 with HCCL_WHITELIST_FILE={"host_ip": ["198.18.0.1", ...]}:
- * only listed peers may connect (loopback always may). Read once. */
+/* HCCL_WHITELIST_DISABLE=0 with HCCL_WHITELIST_FILE naming a JSON file
+ * {"host_ip": ["198.18.0.1", ...]}: only listed peers may connect (loopback always
+ * may). Read once. */
 #define WHITELIST_MAX 4096
 static pthread_once_t wl_once = PTHREAD_ONCE_INIT;
 static int wl_enabled;
