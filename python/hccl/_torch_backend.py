@@ -374,12 +374,53 @@ class ProcessGroupHCCL(_BasePG):
         loc = _caller_locals()
         t = tensors[0] if type(tensors) is list and len(tensors) == 1 else _one(tensors, "allreduce")
         code = _op_from(loc, opts if op is None else op)
+        if t.is_sparse:
+            return self._sparse_allreduce(t, code)
         if _caller_waits(loc):
             self.comm.all_reduce(t, t, code, False)  # AVG (4) included: the extension divides
             if self._posts:
                 self._fill_lists()
             return self._done
         return self._work(_api.all_reduce(t, code, self.comm, True), [t])
+
+    def _sparse_allreduce(self, t, code):
+        """A sparse COO tensor (DDP's gradient of nn.Embedding(sparse=True)), as gloo
+        does it: every rank's indices and values are gathered and summed, in rank order
+        (the same sum everywhere), into t. Runs at once; the Work is complete."""
+        if code != 0:
+            raise ValueError("hccl: allreduce of sparse tensors only works with ReduceOp.SUM")
+        x = t.coalesce()
+        idx, val = x._indices(), x._values()
+        n = self._size
+        meta = torch.tensor([idx.shape[1], x.sparse_dim()] + list(x.shape), dtype=torch.int64)
+        metas = torch.empty(n * meta.numel(), dtype=torch.int64)
+        self.comm.all_gather(meta, metas, False)
+        metas = metas.view(n, -1)
+        for q in range(n):
+            if not torch.equal(metas[q, 1:], meta[1:]):
+                raise ValueError("hccl: allreduce of a sparse tensor of size %s (sparse dims %d) on rank %d, but "
+                                 "of size %s (sparse dims %d) on rank %d" % (list(x.shape), x.sparse_dim(), self._rank,
+                                 metas[q, 2:].tolist(), int(metas[q, 1]), q))
+        counts = metas[:, 0].tolist()
+        most = max(counts)
+        pidx = idx.new_zeros((idx.shape[0], most))
+        pidx[:, :idx.shape[1]] = idx
+        pval = val.new_zeros((most,) + tuple(val.shape[1:]))
+        pval[:val.shape[0]] = val
+        aidx = pidx.new_empty((n,) + tuple(pidx.shape))
+        aval = pval.new_empty((n,) + tuple(pval.shape))
+        self.comm.all_gather(pidx.contiguous(), aidx, False)
+        self.comm.all_gather(pval.contiguous(), aval, False)
+        out = None
+        for q in range(n):
+            s = torch.sparse_coo_tensor(aidx[q, :, :counts[q]], aval[q, :counts[q]], x.shape)
+            out = s if out is None else out + s
+        t.copy_(out.coalesce())
+        # a Work of its own: DDP's reducer reads the result from its future
+        w = WorkHCCL(self, None, [t])
+        w._pinned = True
+        self._live.append(w)
+        return w
 
     def allreduce_coalesced(self, tensors, opts=None):
         a = True

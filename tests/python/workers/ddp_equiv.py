@@ -5,7 +5,8 @@ per-rank batches; after every step their parameters must agree (tolerance for th
 order of summation), and after training they must match across ranks exactly.
 Then the same with static_graph=True and a parameter the forward never uses: the
 reducer keeps that step's Works and waits on them later (a Work dropped before that
-wait hung it, or crashed).
+wait hung it, or crashed). Then a sparse embedding (its gradient is a sparse tensor,
+which the reducer all-reduces as it is: hccl refused it, gloo sums it).
 """
 import common as C
 import hccl  # noqa: F401 - registers the backend
@@ -58,6 +59,48 @@ def train(hg, r, n, cls, steps, **ddp_args):
         assert torch.equal(everyone[q], flat), q
 
 
+class SparseEmb(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.e = torch.nn.Embedding(50, 8, sparse=True)
+        self.c = torch.nn.Linear(8, 3)
+
+    def forward(self, x):
+        return self.c(self.e(x).mean(1))
+
+
+def train_sparse(hg, r, n, steps):
+    torch.manual_seed(0)
+    ref, mine = SparseEmb(), SparseEmb()
+    mine.load_state_dict(ref.state_dict())
+    dg = torch.nn.parallel.DistributedDataParallel(ref)
+    dh = torch.nn.parallel.DistributedDataParallel(mine, process_group=hg)
+    og = torch.optim.SGD(dg.parameters(), lr=0.1)
+    oh = torch.optim.SGD(dh.parameters(), lr=0.1)
+    gen = torch.Generator().manual_seed(200 + r)
+    for step in range(steps):
+        x = torch.randint(0, 50, (6, 4), generator=gen)
+        y = torch.randint(0, 3, (6,), generator=gen)
+        for model, opt in ((dg, og), (dh, oh)):
+            opt.zero_grad()
+            torch.nn.functional.cross_entropy(model(x), y).backward()
+            opt.step()
+        for pg_, ph in zip(ref.parameters(), mine.parameters()):
+            assert torch.allclose(pg_, ph, rtol=1e-5, atol=1e-6), (step, (pg_ - ph).abs().max())
+    # dist.all_reduce of a sparse tensor: the same sum as gloo's, SUM only
+    i = torch.tensor([[r, 2, r + 1], [0, 1, 2]])
+    sg = torch.sparse_coo_tensor(i, torch.tensor([1.0, 2.0, 3.0]) * (r + 1), (n + 2, 3))
+    sh = sg.clone()
+    dist.all_reduce(sg)
+    dist.all_reduce(sh, group=hg)
+    assert sh.is_sparse and torch.equal(sg.to_dense(), sh.to_dense()), (sg, sh)
+    try:
+        dist.all_reduce(sh, op=dist.ReduceOp.MAX, group=hg)
+        raise AssertionError("sparse MAX accepted")
+    except ValueError as e:
+        assert "ReduceOp.SUM" in str(e), e
+
+
 def main():
     dist.init_process_group("gloo")
     r, n = dist.get_rank(), dist.get_world_size()
@@ -67,6 +110,8 @@ def main():
     C.ok("ddp equals gloo")
     train(hg, r, n, Unused, 40, static_graph=True)
     C.ok("ddp with a static graph and an unused parameter equals gloo")
+    train_sparse(hg, r, n, 5)
+    C.ok("ddp with sparse gradients equals gloo")
     dist.destroy_process_group()
     C.report(r)
 
