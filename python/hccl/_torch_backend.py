@@ -119,17 +119,25 @@ class WorkHCCL(_BaseWork):
     def get_future(self):
         self._consumed = True
         if self._fut is None:
-            fut = torch.futures.Future()
-            self._fut = fut
+            # The future handed out follows the one completed here through then(), so
+            # that a failure reaches it as an error: set_exception stores the
+            # exception as the future's value, which C++ readers (DDP's reducer) take
+            # for the result and crash on (they look for its tensors).
+            src = torch.futures.Future()
+            self._fut = src.then(_value)
             pg = self._pg()
             if self.is_completed() or pg is None or getattr(_in_completion, "active", False):
                 # A future's callback, run by a completion thread, that asks for a
                 # future (PowerSGD's hook waits on it there) gets it completed here:
                 # queued, it would wait for the thread that is running the callback.
-                _complete(self, fut)
+                _complete(self, src)
             else:
-                pg._completion_queue().put((self, fut))
+                pg._completion_queue().put((self, src))
         return self._fut
+
+
+def _value(fut):
+    return fut.value()  # raises the operation's failure: then() makes it the error
 
 
 def _complete(work, fut):

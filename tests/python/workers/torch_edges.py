@@ -34,6 +34,11 @@ mode "refused" (2 ranks, group timeout 3 s): rank 0 isends 4 MiB to rank 1, then
   communicator failed, names that first failure (the Send: rank 1 aborted, or its own
   timeout when that came first), and the isend's own wait reports the Send's failure,
   not the later refusal.
+mode "ddpfail" (2 ranks): DDP's gradient all-reduce fails (rank 1 calls a broadcast
+  instead, so the operations mismatch): rank 0's backward raises a RuntimeError that
+  carries the library's reason (the reducer read the failed future's exception as its
+  result and crashed the process with SIGSEGV), and a failed Work's future reports an
+  error to a callback chained on it.
 mode "interrupt" (2 ranks, group timeout 60 s): rank 0 gets SIGINT 1 s into a
   blocking dist.all_reduce that rank 1 has not joined: KeyboardInterrupt within 2.5 s
   (the library's interrupt check, HcclSetInterruptCheck), the communicator has failed
@@ -304,6 +309,34 @@ def mismatch(r):
     C.report(r)
 
 
+def ddpfail(r):
+    dist.init_process_group("hccl", timeout=timedelta(seconds=10))
+    torch.manual_seed(0)
+    model = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(4, 2))
+    model(torch.ones(2, 4)).sum().backward()  # one good step
+    if r == 1:
+        try:
+            dist.broadcast(torch.ones(10), 0)
+            raise AssertionError("a broadcast against an all_reduce returned")
+        except hccl.HcclError as e:
+            assert "mismatch" in (e.library_message or ""), e
+    else:
+        try:
+            model(torch.ones(2, 4)).sum().backward()
+            raise AssertionError("backward over a failed all_reduce returned")
+        except RuntimeError as e:
+            assert "mismatch" in str(e), e
+        w = dist.all_reduce(torch.ones(1), async_op=True)
+        fut = w.get_future().then(lambda f: f.value())
+        try:
+            fut.wait()
+            raise AssertionError("a callback on a failed Work's future got a value")
+        except RuntimeError as e:
+            assert "hccl all_reduce failed" in str(e), e
+    C.ok("a failed DDP all-reduce raises")
+    C.report(r)
+
+
 def interrupt(r):
     dist.init_process_group("hccl", timeout=timedelta(seconds=60))
     if r == 0:
@@ -323,6 +356,8 @@ def interrupt(r):
 def main():
     if sys.argv[1] == "interrupt":
         return interrupt(int(os.environ["RANK"]))
+    if sys.argv[1] == "ddpfail":
+        return ddpfail(int(os.environ["RANK"]))
     if sys.argv[1] == "mismatch":
         return mismatch(int(os.environ["RANK"]))
     if sys.argv[1] == "noarrive":
