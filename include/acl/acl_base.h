@@ -17,6 +17,7 @@ typedef void *aclrtContext;
 typedef void *aclrtEvent;
 
 #define ACL_SUCCESS 0
+#define ACL_ERROR_NONE 0 /* the older name of ACL_SUCCESS */
 
 /* Common errors. */
 #define ACL_ERROR_INVALID_PARAM 100000

@@ -35,6 +35,14 @@ typedef enum aclrtMemcpyKind {
 
 typedef enum aclrtRunMode { ACL_DEVICE = 0, ACL_HOST = 1 } aclrtRunMode;
 
+/* aclrtSetDeviceSatMode: recorded per device and reported back; no effect on results
+ * here (the host's arithmetic is IEEE 754, i.e. INFNAN, whatever the mode). */
+typedef enum aclrtFloatOverflowMode {
+    ACL_RT_OVERFLOW_MODE_SATURATION = 0,
+    ACL_RT_OVERFLOW_MODE_INFNAN = 1,
+    ACL_RT_OVERFLOW_MODE_UNDEF = 2
+} aclrtFloatOverflowMode;
+
 typedef enum aclrtEventRecordedStatus {
     ACL_EVENT_RECORDED_STATUS_NOT_READY = 0,
     ACL_EVENT_RECORDED_STATUS_COMPLETE = 1
@@ -89,6 +97,10 @@ typedef enum aclrtMemAttr {
 #define ACL_STREAM_CPU_SCHEDULE 0x00000010u    /* not supported */
 #define ACL_STREAM_DEVICE_USE_ONLY 0x00000020u /* not supported */
 
+/* aclrtSetStreamFailureMode modes (docs/acl.md). */
+#define ACL_CONTINUE_ON_FAILURE 0x00000000u
+#define ACL_STOP_ON_FAILURE 0x00000001u
+
 typedef enum aclrtCallbackBlockType {
     ACL_CALLBACK_NO_BLOCK = 0, /* the stream goes on once the callback is handed to its thread */
     ACL_CALLBACK_BLOCK = 1     /* the stream waits until the callback has returned */
@@ -106,6 +118,11 @@ extern aclError aclrtGetDevice(int32_t *deviceId);
 extern aclError aclrtResetDevice(int32_t deviceId);
 extern aclError aclrtGetRunMode(aclrtRunMode *runMode);
 extern aclError aclrtSynchronizeDevice(void);
+/* The SoC name: always "HostCPU" here (no Ascend SoC), never NULL. */
+extern const char *aclrtGetSocName(void);
+/* The current device's overflow mode (default ACL_RT_OVERFLOW_MODE_INFNAN); see above. */
+extern aclError aclrtSetDeviceSatMode(aclrtFloatOverflowMode mode);
+extern aclError aclrtGetDeviceSatMode(aclrtFloatOverflowMode *mode);
 
 extern aclError aclrtCreateContext(aclrtContext *context, int32_t deviceId);
 extern aclError aclrtDestroyContext(aclrtContext context);
@@ -121,6 +138,10 @@ extern aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream, int32_t ti
 extern aclError aclrtCreateStreamWithConfig(aclrtStream *stream, uint32_t priority, uint32_t flag);
 /* COMPLETE when every task enqueued before the call has finished (never blocks). */
 extern aclError aclrtStreamQuery(aclrtStream stream, aclrtStreamStatus *status);
+/* mode: ACL_CONTINUE_ON_FAILURE or ACL_STOP_ON_FAILURE, accepted for a live stream
+ * (not the NULL one); either way a failed task is reported by the next synchronize
+ * and a failed HCCL operation fails its communicator's later ones (docs/acl.md). */
+extern aclError aclrtSetStreamFailureMode(aclrtStream stream, uint64_t mode);
 
 extern aclError aclrtMalloc(void **devPtr, size_t size, aclrtMemMallocPolicy policy);
 extern aclError aclrtFree(void *devPtr);

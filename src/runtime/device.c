@@ -61,6 +61,7 @@ static pthread_mutex_t ctx_mu = PTHREAD_MUTEX_INITIALIZER;
 static hccl_rt_map ctx_reg;      /* context -> 1 */
 static hccl_rt_map default_ctxs; /* device id + 1 -> context */
 static hccl_rt_map dev_refs;     /* device id + 1 -> aclrtSetDevice calls not yet reset */
+static hccl_rt_map dev_sat;      /* device id + 1 -> aclrtFloatOverflowMode set (absent: INFNAN) */
 
 static __thread int32_t tls_device = -1;
 static __thread rt_context *tls_ctx; /* NULL: the default context of tls_device */
@@ -193,6 +194,41 @@ aclError aclrtGetRunMode(aclrtRunMode *runMode)
 {
     if (!runMode) return hccl_rt_error(ACL_ERROR_INVALID_PARAM, "aclrtGetRunMode: runMode is NULL");
     *runMode = ACL_HOST;
+    return ACL_SUCCESS;
+}
+
+/* No Ascend SoC here: a name no SoC-specific branch of a CANN program matches. */
+const char *aclrtGetSocName(void) { return "HostCPU"; }
+
+/* The mode is recorded per device and reported back; results do not depend on it (the
+ * host's arithmetic always follows IEEE 754, as ACL_RT_OVERFLOW_MODE_INFNAN does). */
+aclError aclrtSetDeviceSatMode(aclrtFloatOverflowMode mode)
+{
+    if (mode != ACL_RT_OVERFLOW_MODE_SATURATION && mode != ACL_RT_OVERFLOW_MODE_INFNAN)
+        return hccl_rt_error(ACL_ERROR_INVALID_PARAM,
+                             "aclrtSetDeviceSatMode: mode %d is invalid (ACL_RT_OVERFLOW_MODE_SATURATION = 0 or "
+                             "ACL_RT_OVERFLOW_MODE_INFNAN = 1)",
+                             (int)mode);
+    if (tls_device < 0)
+        return hccl_rt_error(ACL_ERROR_RT_CONTEXT_NULL,
+                             "aclrtSetDeviceSatMode: no device is set on this thread (call aclrtSetDevice first)");
+    pthread_mutex_lock(&ctx_mu);
+    aclError rc = hccl_rt_map_put(&dev_sat, (uintptr_t)tls_device + 1, (uint64_t)mode);
+    pthread_mutex_unlock(&ctx_mu);
+    return rc == ACL_SUCCESS ? ACL_SUCCESS : hccl_rt_error(rc, "aclrtSetDeviceSatMode: out of memory");
+}
+
+aclError aclrtGetDeviceSatMode(aclrtFloatOverflowMode *mode)
+{
+    if (!mode) return hccl_rt_error(ACL_ERROR_INVALID_PARAM, "aclrtGetDeviceSatMode: mode is NULL");
+    if (tls_device < 0)
+        return hccl_rt_error(ACL_ERROR_RT_CONTEXT_NULL,
+                             "aclrtGetDeviceSatMode: no device is set on this thread (call aclrtSetDevice first)");
+    uint64_t v = ACL_RT_OVERFLOW_MODE_INFNAN;
+    pthread_mutex_lock(&ctx_mu);
+    hccl_rt_map_get(&dev_sat, (uintptr_t)tls_device + 1, &v);
+    pthread_mutex_unlock(&ctx_mu);
+    *mode = (aclrtFloatOverflowMode)v;
     return ACL_SUCCESS;
 }
 

@@ -10,7 +10,8 @@
  *   stream.c  streams: in-order work queues, each run by one worker thread or by
  *             the thread that synchronizes it;
  *   event.c   events (CUDA semantics) built on stream tasks;
- *   callback.c  aclrtSubscribeReport / aclrtLaunchCallback / aclrtProcessReport.
+ *   callback.c  aclrtSubscribeReport / aclrtLaunchCallback / aclrtProcessReport;
+ *   prof.c    aclprof*: accepted and checked, nothing collected.
  *
  * Nothing here is exported: the version script exports only acl*.
  */

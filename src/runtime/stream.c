@@ -803,6 +803,27 @@ aclError aclrtStreamQuery(aclrtStream stream, aclrtStreamStatus *status)
     return ACL_SUCCESS;
 }
 
+/* Both modes are accepted and behave alike: the tasks behind a failed one still run
+ * (a failed HCCL operation fails its communicator, so its later operations fail at once)
+ * and the next synchronize reports the first failure. */
+aclError aclrtSetStreamFailureMode(aclrtStream stream, uint64_t mode)
+{
+    if (mode != ACL_CONTINUE_ON_FAILURE && mode != ACL_STOP_ON_FAILURE)
+        return hccl_rt_error(ACL_ERROR_INVALID_PARAM,
+                             "aclrtSetStreamFailureMode: mode %llu is invalid (ACL_CONTINUE_ON_FAILURE = 0 or "
+                             "ACL_STOP_ON_FAILURE = 1)",
+                             (unsigned long long)mode);
+    if (!stream)
+        return hccl_rt_error(ACL_ERROR_INVALID_PARAM,
+                             "aclrtSetStreamFailureMode: the NULL (default) stream cannot be configured");
+    rt_stream *s = stream_get(stream);
+    if (!s)
+        return hccl_rt_error(ACL_ERROR_RT_INVALID_HANDLE, "aclrtSetStreamFailureMode: %p is not a live stream",
+                             stream);
+    stream_put(s);
+    return ACL_SUCCESS;
+}
+
 /* timeout in ms: -1 waits forever; 0 only checks (timeout error when work is pending). */
 aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream, int32_t timeout)
 {

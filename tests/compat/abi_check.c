@@ -5,6 +5,7 @@
  * bring in hccl_types.h, hccl_comm.h and acl/acl.h as CANN's does.
  */
 #include <hccl/hccl.h>
+#include <acl/acl_prof.h>
 #include <stddef.h>
 
 #ifdef __cplusplus
@@ -101,6 +102,27 @@ SA(offsetof(HcclCommConfig, hcclSymWinMaxMemSizePerRank) == 2232);
 SA(sizeof(HcclCommConfig) == 2240);
 
 SA(ACL_SUCCESS == 0);
+SA(ACL_ERROR_NONE == 0);
+SA(ACL_RT_OVERFLOW_MODE_SATURATION == 0);
+SA(ACL_RT_OVERFLOW_MODE_INFNAN == 1);
+SA(ACL_RT_OVERFLOW_MODE_UNDEF == 2);
+SA(ACL_CONTINUE_ON_FAILURE == 0);
+SA(ACL_STOP_ON_FAILURE == 1);
+SA(ACL_PROF_ACL_API == 0x0001);
+SA(ACL_PROF_TASK_TIME == 0x0002);
+SA(ACL_PROF_AICORE_METRICS == 0x0004);
+SA(ACL_PROF_AICPU == 0x0008);
+SA(ACL_PROF_L2CACHE == 0x0010);
+SA(ACL_PROF_HCCL_TRACE == 0x0020);
+SA(ACL_PROF_TRAINING_TRACE == 0x0040);
+SA(ACL_PROF_MSPROFTX == 0x0080);
+SA(ACL_PROF_RUNTIME_API == 0x0100);
+SA(ACL_PROF_TASK_TIME_L0 == 0x0800);
+SA(ACL_PROF_TASK_MEMORY == 0x1000);
+SA(ACL_AICORE_ARITHMETIC_UTILIZATION == 0);
+SA(ACL_AICORE_PIPE_UTILIZATION == 1);
+SA(ACL_AICORE_L2_CACHE == 6);
+SA(ACL_AICORE_NONE == 0xFF);
 SA(ACL_MEM_MALLOC_HUGE_FIRST == 0);
 SA(ACL_MEM_MALLOC_HUGE_ONLY == 1);
 SA(ACL_MEM_MALLOC_NORMAL_ONLY == 2);
@@ -234,6 +256,16 @@ typedef struct {
     aclError (*get_mem_info)(aclrtMemAttr, size_t *, size_t *);
     aclError (*memcpy_2d)(void *, size_t, const void *, size_t, size_t, size_t, aclrtMemcpyKind);
     aclError (*memcpy_2d_async)(void *, size_t, const void *, size_t, size_t, size_t, aclrtMemcpyKind, aclrtStream);
+    const char *(*get_soc_name)(void);
+    aclError (*set_sat_mode)(aclrtFloatOverflowMode);
+    aclError (*get_sat_mode)(aclrtFloatOverflowMode *);
+    aclError (*set_failure_mode)(aclrtStream, uint64_t);
+    aclError (*prof_init)(const char *, size_t);
+    aclError (*prof_finalize)(void);
+    aclprofConfig *(*prof_create_config)(uint32_t *, uint32_t, aclprofAicoreMetrics, aclprofAicoreEvents *, uint64_t);
+    aclError (*prof_destroy_config)(const aclprofConfig *);
+    aclError (*prof_start)(const aclprofConfig *);
+    aclError (*prof_stop)(const aclprofConfig *);
 } api_table;
 
 const api_table abi_check_table = {
@@ -249,7 +281,9 @@ const api_table abi_check_table = {
     aclrtMemcpyAsync, aclrtMemset, aclrtCreateEvent, aclrtDestroyEvent, aclrtRecordEvent, aclrtStreamWaitEvent,
     aclrtSynchronizeEvent, aclrtCreateEventWithFlag, aclrtResetEvent, aclrtEventElapsedTime, aclrtSubscribeReport,
     aclrtLaunchCallback, aclrtProcessReport, aclrtUnSubscribeReport, aclrtCreateStreamWithConfig, aclrtStreamQuery,
-    aclrtQueryEventWaitStatus, aclrtGetMemInfo, aclrtMemcpy2d, aclrtMemcpy2dAsync,
+    aclrtQueryEventWaitStatus, aclrtGetMemInfo, aclrtMemcpy2d, aclrtMemcpy2dAsync, aclrtGetSocName,
+    aclrtSetDeviceSatMode, aclrtGetDeviceSatMode, aclrtSetStreamFailureMode, aclprofInit, aclprofFinalize,
+    aclprofCreateConfig, aclprofDestroyConfig, aclprofStart, aclprofStop,
 };
 #ifdef __cplusplus
 }

@@ -5,9 +5,13 @@
 // Each rank: aclrtSetDevice, aclrtMalloc, aclrtMemcpy host->device, aclrtCreateStream,
 // HcclCommInitRootInfo (root info from HcclGetRootInfo), HcclAllReduce + HcclAllGather +
 // HcclBroadcast, aclrtSynchronizeStream, aclrtMemcpy back, check, then tear down.
+// Also the set-up calls CANN's hccl_test makes on every run (aclrtGetSocName,
+// aclrtSetDeviceSatMode, aclrtSetStreamFailureMode, aclrtGetMemInfo compared with
+// ACL_ERROR_NONE, timing events, aclprof* with profiling on).
 #include <hccl/hccl.h>
 #include <hccl/hccl_types.h>
 #include <acl/acl.h>
+#include <acl/acl_prof.h>
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -43,8 +47,23 @@ static int RunRank(int rank, int nranks, const HcclRootInfo &root)
     const uint64_t count = 4099;  // not a multiple of the rank count
     const size_t bytes = count * sizeof(float);
     ACL_CHECK(aclrtSetDevice(rank));
+    const char *soc = aclrtGetSocName();
+    if (soc == nullptr) {
+        std::fprintf(stderr, "rank %d: aclrtGetSocName returned NULL\n", rank);
+        return 1;
+    }
+    ACL_CHECK(aclrtSetDeviceSatMode(ACL_RT_OVERFLOW_MODE_INFNAN));
     aclrtStream stream = nullptr;
     ACL_CHECK(aclrtCreateStream(&stream));
+    ACL_CHECK(aclrtSetStreamFailureMode(stream, ACL_STOP_ON_FAILURE));
+    aclrtEvent start = nullptr, end = nullptr;
+    ACL_CHECK(aclrtCreateEvent(&start));
+    ACL_CHECK(aclrtCreateEvent(&end));
+    size_t freeMem = 0, totalMem = 0;
+    if (aclrtGetMemInfo(aclrtMemAttr::ACL_HBM_MEM_HUGE, &freeMem, &totalMem) != ACL_ERROR_NONE || totalMem == 0) {
+        std::fprintf(stderr, "rank %d: aclrtGetMemInfo failed\n", rank);
+        return 1;
+    }
 
     std::vector<float> host(count);
     for (uint64_t i = 0; i < count; ++i) host[i] = static_cast<float>(rank + 1) * static_cast<float>(i % 100);
@@ -65,10 +84,14 @@ static int RunRank(int rank, int nranks, const HcclRootInfo &root)
         std::fprintf(stderr, "rank %d: rank size/id %u/%u\n", rank, size, id);
         return 1;
     }
+    ACL_CHECK(aclrtRecordEvent(start, stream));
     HCCL_CHECK(HcclAllReduce(send, recv, count, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, comm, stream));
+    ACL_CHECK(aclrtRecordEvent(end, stream));
     HCCL_CHECK(HcclAllGather(send, gathered, count, HCCL_DATA_TYPE_FP32, comm, stream));
     HCCL_CHECK(HcclBroadcast(bcast, count, HCCL_DATA_TYPE_FP32, 0, comm, stream));
     ACL_CHECK(aclrtSynchronizeStream(stream));
+    float ms = -1;
+    ACL_CHECK(aclrtEventElapsedTime(&ms, start, end));
 
     std::vector<float> out(count), all(count * nranks), bc(count);
     ACL_CHECK(aclrtMemcpy(out.data(), bytes, recv, bytes, ACL_MEMCPY_DEVICE_TO_HOST));
@@ -87,6 +110,8 @@ static int RunRank(int rank, int nranks, const HcclRootInfo &root)
 
     HCCL_CHECK(HcclCommDestroy(comm));
     ACL_CHECK(aclrtDestroyStream(stream));
+    ACL_CHECK(aclrtDestroyEvent(start));
+    ACL_CHECK(aclrtDestroyEvent(end));
     ACL_CHECK(aclrtFree(send));
     ACL_CHECK(aclrtFree(recv));
     ACL_CHECK(aclrtFree(gathered));
@@ -109,6 +134,14 @@ int main(int argc, char **argv)
     int failed = 0;
     if (mode == "threads") {
         ACL_CHECK(aclInit(nullptr));
+        // hccl_test with HCCL_TEST_PROFILING=1: profile the run (nothing is collected here)
+        const std::string prof_path = "/tmp/cann_user_prof";
+        ACL_CHECK(aclprofInit(prof_path.c_str(), prof_path.size()));
+        uint32_t prof_dev = 0;
+        aclprofConfig *prof = aclprofCreateConfig(&prof_dev, 1, ACL_AICORE_PIPE_UTILIZATION, nullptr,
+                                                  ACL_PROF_ACL_API | ACL_PROF_TASK_TIME | ACL_PROF_HCCL_TRACE);
+        if (prof == nullptr) return 1;
+        ACL_CHECK(aclprofStart(prof));
         HCCL_CHECK(HcclGetRootInfo(&root));
         std::atomic<int> bad(0);
         std::vector<std::thread> ranks;
@@ -118,6 +151,9 @@ int main(int argc, char **argv)
             });
         for (auto &t : ranks) t.join();
         failed = bad.load();
+        ACL_CHECK(aclprofStop(prof));
+        ACL_CHECK(aclprofDestroyConfig(prof));
+        ACL_CHECK(aclprofFinalize());
         ACL_CHECK(aclFinalize());
     } else if (mode == "procs") {
         HCCL_CHECK(HcclGetRootInfo(&root));  // the root listener lives in this process

@@ -14,7 +14,7 @@ fail=0
 die() { echo "FAIL: $*"; exit 1; }
 
 "$CMAKE" --install "$BUILD" --prefix "$P" >"$tmp/install.log" 2>&1 || { cat "$tmp/install.log"; die "cmake --install failed"; }
-for f in include/hccl/hccl.h include/hccl/hccl_types.h include/hccl/hccl_comm.h include/acl/acl.h \
+for f in include/hccl/hccl.h include/hccl/hccl_types.h include/hccl/hccl_comm.h include/acl/acl.h include/acl/acl_prof.h \
     lib64/libhccl.so lib64/libascendcl.so set_env.sh; do
     [ -f "$P/$f" ] || { echo "FAIL: the install lacks $f"; fail=1; }
 done
@@ -41,8 +41,10 @@ done
     cp "$DIR/cann_user.cc" main.cc
     g++ main.cc -I"$ASCEND_HOME_PATH/include" -L"$ASCEND_HOME_PATH/lib64" -lhccl -lascendcl -lpthread ||
         die "the CANN-style build failed"
-    g++ -std=c++14 -Wall -Wextra -Werror -fsyntax-only main.cc -I"$ASCEND_HOME_PATH/include" ||
-        die "main.cc has warnings against the installed headers"
+    for std in c++11 c++14; do
+        g++ -std=$std -Wall -Wextra -Werror -fsyntax-only main.cc -I"$ASCEND_HOME_PATH/include" ||
+            die "main.cc has warnings against the installed headers (-std=$std)"
+    done
     ldd ./a.out | grep -q "$P/lib64/libhccl.so" || { ldd ./a.out; die "a.out does not load the installed libhccl.so"; }
     ldd ./a.out | grep -q "$P/lib64/libascendcl.so" || { ldd ./a.out; die "a.out does not load the installed libascendcl.so"; }
     export HCCL_CONNECT_TIMEOUT=30
