@@ -83,6 +83,31 @@ typedef enum aclrtMemAttr {
     ACL_MEM_P2P_HUGE1G = 17
 } aclrtMemAttr;
 
+/* Virtual memory management (aclrtReserveMemAddress ... aclrtMapMem; docs/acl.md). */
+typedef void *aclrtDrvMemHandle;
+typedef enum aclrtMemHandleType { ACL_MEM_HANDLE_TYPE_NONE = 0 } aclrtMemHandleType;
+typedef enum aclrtMemAllocationType { ACL_MEM_ALLOCATION_TYPE_PINNED = 0 } aclrtMemAllocationType;
+typedef enum aclrtMemLocationType {
+    ACL_MEM_LOCATION_TYPE_HOST = 0,
+    ACL_MEM_LOCATION_TYPE_DEVICE = 1
+} aclrtMemLocationType;
+typedef struct aclrtMemLocation {
+    uint32_t id;
+    aclrtMemLocationType type;
+} aclrtMemLocation;
+typedef struct aclrtPhysicalMemProp {
+    aclrtMemHandleType handleType;
+    aclrtMemAllocationType allocationType;
+    aclrtMemAttr memAttr;
+    aclrtMemLocation location;
+    uint64_t reserve;
+} aclrtPhysicalMemProp;
+typedef enum aclrtMemGranularityOptions {
+    ACL_RT_MEM_ALLOC_GRANULARITY_MINIMUM = 0,
+    ACL_RT_MEM_ALLOC_GRANULARITY_RECOMMENDED = 1,
+    ACL_RT_MEM_ALLOC_GRANULARITY_UNDEF = 0xFFFF
+} aclrtMemGranularityOptions;
+
 /* aclrtCreateEventWithFlag flags (bits, or-ed). An event of aclrtCreateEvent has
  * ACL_EVENT_SYNC | ACL_EVENT_TIME_LINE. */
 #define ACL_EVENT_SYNC 0x00000001u                    /* may be waited for (aclrtStreamWaitEvent) and reset */
@@ -158,6 +183,22 @@ extern aclError aclrtMemcpy2d(void *dst, size_t dpitch, const void *src, size_t 
                               aclrtMemcpyKind kind);
 extern aclError aclrtMemcpy2dAsync(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
                                    size_t height, aclrtMemcpyKind kind, aclrtStream stream);
+/*
+ * Virtual memory: reserve an address range, create physical memory, map it (or parts
+ * of it) into the range, use the range like aclrtMalloc memory, unmap, free, release.
+ * Sizes and offsets are multiples of the granularity (2 MiB here); see docs/acl.md.
+ */
+extern aclError aclrtMemGetAllocationGranularity(aclrtPhysicalMemProp *prop, aclrtMemGranularityOptions option,
+                                                 size_t *granularity);
+/* alignment: 0 or a power of two; expectPtr: NULL or a hint; flags: 0 or 1. */
+extern aclError aclrtReserveMemAddress(void **virPtr, size_t size, size_t alignment, void *expectPtr,
+                                       uint64_t flags);
+extern aclError aclrtReleaseMemAddress(void *virPtr);
+extern aclError aclrtMallocPhysical(aclrtDrvMemHandle *handle, size_t size, const aclrtPhysicalMemProp *prop,
+                                    uint64_t flags);
+extern aclError aclrtFreePhysical(aclrtDrvMemHandle handle);
+extern aclError aclrtMapMem(void *virPtr, size_t size, size_t offset, aclrtDrvMemHandle handle, uint64_t flags);
+extern aclError aclrtUnmapMem(void *virPtr);
 /* Bytes free and in total of the memory attr names (here: the host's memory). */
 extern aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t *freeMem, size_t *totalMem);
 

@@ -49,6 +49,16 @@ extern HcclResult HcclReduce(void *sendBuf, void *recvBuf, uint64_t count, HcclD
                              uint32_t root, HcclComm comm, aclrtStream stream);
 extern HcclResult HcclBarrier(HcclComm comm, aclrtStream stream);
 
+/* Zero-copy memory (virtual memory of aclrtReserveMemAddress / aclrtMapMem). Nothing
+ * needs registering here: the calls check their arguments and succeed (docs/acl.md).
+ * offset and flags must be 0, as upstream. */
+extern HcclResult HcclCommSetMemoryRange(HcclComm comm, void *baseVirPtr, size_t size, size_t alignment,
+                                         uint64_t flags);
+extern HcclResult HcclCommUnsetMemoryRange(HcclComm comm, void *baseVirPtr);
+extern HcclResult HcclCommActivateCommMemory(HcclComm comm, void *virPtr, size_t size, size_t offset,
+                                             aclrtDrvMemHandle handle, uint64_t flags);
+extern HcclResult HcclCommDeactivateCommMemory(HcclComm comm, void *virPtr);
+
 #ifdef __cplusplus
 }
 #endif

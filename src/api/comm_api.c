@@ -347,6 +347,53 @@ HcclResult HcclCommResume(HcclComm comm)
     return HCCL_SUCCESS;
 }
 
+/*
+ * Zero-copy memory (CANN's HcclCommSetMemoryRange ... HcclCommDeactivateCommMemory):
+ * operations here read and write any memory of the process in place or through the
+ * kernel, so nothing needs registering. The calls check the communicator and their
+ * arguments as upstream does and succeed.
+ */
+static HcclResult mem_call(const char *fn, HcclComm comm, const void *ptr, int size_zero, uint64_t offset,
+                           uint64_t flags, int null_handle)
+{
+    if (!ptr) return null_out(fn, "the address");
+    if (null_handle) return null_out(fn, "handle");
+    if (size_zero || offset != 0 || flags != 0) {
+        HCCL_WARN(INIT, "%s: %s", fn,
+                  size_zero ? "size is 0" : offset ? "offset must be 0" : "flags must be 0");
+        return HCCL_E_PARA;
+    }
+    hccl_comm *c;
+    CHECK(hccl_comm_acquire(fn, comm, &c));
+    hccl_comm_release(c);
+    return HCCL_SUCCESS;
+}
+
+HcclResult HcclCommSetMemoryRange(HcclComm comm, void *baseVirPtr, size_t size, size_t alignment, uint64_t flags)
+{
+    if (alignment & (alignment - 1)) {
+        HCCL_WARN(INIT, "HcclCommSetMemoryRange: alignment %zu is not 0 or a power of two", alignment);
+        return HCCL_E_PARA;
+    }
+    return mem_call("HcclCommSetMemoryRange", comm, baseVirPtr, size == 0, 0, flags, 0);
+}
+
+HcclResult HcclCommUnsetMemoryRange(HcclComm comm, void *baseVirPtr)
+{
+    return mem_call("HcclCommUnsetMemoryRange", comm, baseVirPtr, 0, 0, 0, 0);
+}
+
+HcclResult HcclCommActivateCommMemory(HcclComm comm, void *virPtr, size_t size, size_t offset,
+                                      aclrtDrvMemHandle handle, uint64_t flags)
+{
+    return mem_call("HcclCommActivateCommMemory", comm, virPtr, size == 0, offset, flags, handle == NULL);
+}
+
+HcclResult HcclCommDeactivateCommMemory(HcclComm comm, void *virPtr)
+{
+    return mem_call("HcclCommDeactivateCommMemory", comm, virPtr, 0, 0, 0, 0);
+}
+
 /* This thread's last WARN, unless a synchronize on it reported a failed stream task
  * since: then the reason that task gave, logged on the thread that ran it (the
  * stream's worker, as often as not). */

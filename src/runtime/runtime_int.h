@@ -11,7 +11,8 @@
  *             the thread that synchronizes it;
  *   event.c   events (CUDA semantics) built on stream tasks;
  *   callback.c  aclrtSubscribeReport / aclrtLaunchCallback / aclrtProcessReport;
- *   prof.c    aclprof*: accepted and checked, nothing collected.
+ *   prof.c    aclprof*: accepted and checked, nothing collected;
+ *   vmm.c     virtual memory: reservations, physical memory (memfds), mappings.
  *
  * Nothing here is exported: the version script exports only acl*.
  */

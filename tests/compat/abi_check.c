@@ -123,6 +123,18 @@ SA(ACL_AICORE_ARITHMETIC_UTILIZATION == 0);
 SA(ACL_AICORE_PIPE_UTILIZATION == 1);
 SA(ACL_AICORE_L2_CACHE == 6);
 SA(ACL_AICORE_NONE == 0xFF);
+SA(ACL_MEM_HANDLE_TYPE_NONE == 0);
+SA(ACL_MEM_ALLOCATION_TYPE_PINNED == 0);
+SA(ACL_MEM_LOCATION_TYPE_HOST == 0);
+SA(ACL_MEM_LOCATION_TYPE_DEVICE == 1);
+SA(ACL_RT_MEM_ALLOC_GRANULARITY_MINIMUM == 0);
+SA(ACL_RT_MEM_ALLOC_GRANULARITY_RECOMMENDED == 1);
+SA(ACL_RT_MEM_ALLOC_GRANULARITY_UNDEF == 0xFFFF);
+SA(sizeof(aclrtMemLocation) == 8);
+SA(offsetof(aclrtPhysicalMemProp, memAttr) == 8);
+SA(offsetof(aclrtPhysicalMemProp, location) == 12);
+SA(offsetof(aclrtPhysicalMemProp, reserve) == 24);
+SA(sizeof(aclrtPhysicalMemProp) == 32);
 SA(ACL_MEM_MALLOC_HUGE_FIRST == 0);
 SA(ACL_MEM_MALLOC_HUGE_ONLY == 1);
 SA(ACL_MEM_MALLOC_NORMAL_ONLY == 2);
@@ -266,6 +278,17 @@ typedef struct {
     aclError (*prof_destroy_config)(const aclprofConfig *);
     aclError (*prof_start)(const aclprofConfig *);
     aclError (*prof_stop)(const aclprofConfig *);
+    aclError (*mem_granularity)(aclrtPhysicalMemProp *, aclrtMemGranularityOptions, size_t *);
+    aclError (*reserve_mem)(void **, size_t, size_t, void *, uint64_t);
+    aclError (*release_mem)(void *);
+    aclError (*malloc_physical)(aclrtDrvMemHandle *, size_t, const aclrtPhysicalMemProp *, uint64_t);
+    aclError (*free_physical)(aclrtDrvMemHandle);
+    aclError (*map_mem)(void *, size_t, size_t, aclrtDrvMemHandle, uint64_t);
+    aclError (*unmap_mem)(void *);
+    HcclResult (*set_memory_range)(HcclComm, void *, size_t, size_t, uint64_t);
+    HcclResult (*unset_memory_range)(HcclComm, void *);
+    HcclResult (*activate_comm_memory)(HcclComm, void *, size_t, size_t, aclrtDrvMemHandle, uint64_t);
+    HcclResult (*deactivate_comm_memory)(HcclComm, void *);
 } api_table;
 
 const api_table abi_check_table = {
@@ -283,7 +306,10 @@ const api_table abi_check_table = {
     aclrtLaunchCallback, aclrtProcessReport, aclrtUnSubscribeReport, aclrtCreateStreamWithConfig, aclrtStreamQuery,
     aclrtQueryEventWaitStatus, aclrtGetMemInfo, aclrtMemcpy2d, aclrtMemcpy2dAsync, aclrtGetSocName,
     aclrtSetDeviceSatMode, aclrtGetDeviceSatMode, aclrtSetStreamFailureMode, aclprofInit, aclprofFinalize,
-    aclprofCreateConfig, aclprofDestroyConfig, aclprofStart, aclprofStop,
+    aclprofCreateConfig, aclprofDestroyConfig, aclprofStart, aclprofStop, aclrtMemGetAllocationGranularity,
+    aclrtReserveMemAddress, aclrtReleaseMemAddress, aclrtMallocPhysical, aclrtFreePhysical, aclrtMapMem,
+    aclrtUnmapMem, HcclCommSetMemoryRange, HcclCommUnsetMemoryRange, HcclCommActivateCommMemory,
+    HcclCommDeactivateCommMemory,
 };
 #ifdef __cplusplus
 }

@@ -1,8 +1,8 @@
 /*
  * test_acl_cann_calls.c - runtime calls CANN programs make unconditionally (CANN's
  * hccl_test: aclrtGetSocName, aclrtSetDeviceSatMode, aclrtSetStreamFailureMode, the
- * aclprof* calls): they exist, accept what upstream accepts and reject bad input with
- * a message naming the call.
+ * aclprof* calls; with -z 1 the virtual memory calls): they exist,
+ * accept what upstream accepts and reject bad input with a message naming the call.
  */
 #include "tinytest.h"
 
@@ -111,10 +111,68 @@ static void test_prof(void)
     TT_ASSERT_EQ(aclprofFinalize(), ACL_ERROR_UNINITIALIZE);
 }
 
+static void test_vmm(void)
+{
+    const size_t G = (size_t)2 << 20;
+    aclrtPhysicalMemProp prop = {ACL_MEM_HANDLE_TYPE_NONE, ACL_MEM_ALLOCATION_TYPE_PINNED, ACL_HBM_MEM_HUGE,
+                                 {0, ACL_MEM_LOCATION_TYPE_DEVICE}, 0};
+    size_t g = 0;
+    TT_ASSERT_EQ(aclrtMemGetAllocationGranularity(&prop, ACL_RT_MEM_ALLOC_GRANULARITY_MINIMUM, &g), ACL_SUCCESS);
+    TT_ASSERT_EQ(g, G);
+    TT_ASSERT_EQ(aclrtMemGetAllocationGranularity(&prop, ACL_RT_MEM_ALLOC_GRANULARITY_UNDEF, &g),
+                 ACL_ERROR_INVALID_PARAM);
+    TT_ASSERT_EQ(aclrtMemGetAllocationGranularity(NULL, ACL_RT_MEM_ALLOC_GRANULARITY_MINIMUM, &g),
+                 ACL_ERROR_INVALID_PARAM);
+
+    void *va = NULL;
+    TT_ASSERT_EQ(aclrtReserveMemAddress(&va, 3 * G, 0, NULL, 1), ACL_SUCCESS);
+    TT_ASSERT(va != NULL && (uintptr_t)va % G == 0);
+    TT_ASSERT_EQ(aclrtReserveMemAddress(&va, G + 1, 0, NULL, 0), ACL_ERROR_INVALID_PARAM);
+    TT_ASSERT(msg_has("aclrtReserveMemAddress: size"));
+    TT_ASSERT_EQ(aclrtReserveMemAddress(&va, G, 3, NULL, 0), ACL_ERROR_INVALID_PARAM);
+    TT_ASSERT_EQ(aclrtReserveMemAddress(NULL, G, 0, NULL, 0), ACL_ERROR_INVALID_PARAM);
+
+    aclrtDrvMemHandle h = NULL;
+    TT_ASSERT_EQ(aclrtMallocPhysical(&h, G, &prop, 1), ACL_ERROR_INVALID_PARAM);
+    prop.location.id = 100000;
+    TT_ASSERT_EQ(aclrtMallocPhysical(&h, G, &prop, 0), ACL_ERROR_INVALID_PARAM);
+    TT_ASSERT(msg_has("location id 100000"));
+    prop.location.id = 0;
+    TT_ASSERT_EQ(aclrtMallocPhysical(&h, 2 * G, &prop, 0), ACL_SUCCESS);
+
+    char *p = va;
+    volatile char *vp = p; /* one memory seen at two addresses: no cached loads */
+    TT_ASSERT_EQ(aclrtMapMem(p + G, 2 * G, 0, h, 0), ACL_SUCCESS);
+    TT_ASSERT_EQ(aclrtMapMem(p, 2 * G, 0, h, 0), ACL_ERROR_INVALID_PARAM); /* overlaps */
+    TT_ASSERT(msg_has("overlaps"));
+    TT_ASSERT_EQ(aclrtMapMem(p, G, 2 * G, h, 0), ACL_ERROR_INVALID_PARAM); /* beyond the handle */
+    TT_ASSERT_EQ(aclrtMapMem(p + 3 * G, G, 0, h, 0), ACL_ERROR_INVALID_PARAM); /* outside the reservation */
+    TT_ASSERT_EQ(aclrtMapMem(p, G, 0, (aclrtDrvMemHandle)p, 0), ACL_ERROR_INVALID_PARAM); /* not a handle */
+    TT_ASSERT_EQ(aclrtMapMem(p, G, G, h, 0), ACL_SUCCESS); /* the handle's second half */
+    /* usable as device memory: copies and memset through the mapping */
+    TT_ASSERT_EQ(aclrtMemset(p + G, 2 * G, 7, 2 * G), ACL_SUCCESS);
+    TT_ASSERT_EQ(aclrtMemcpy(p, G, p + G, 16, ACL_MEMCPY_DEVICE_TO_DEVICE), ACL_SUCCESS);
+    TT_ASSERT_EQ(vp[0], 7);
+    vp[2 * G] = 9; /* the handle's second half, mapped at p + 2G and at p */
+    TT_ASSERT_EQ(vp[0], 9);
+    TT_ASSERT_EQ(aclrtReleaseMemAddress(va), ACL_ERROR_INVALID_PARAM); /* still mapped */
+    TT_ASSERT(msg_has("aclrtUnmapMem first"));
+    TT_ASSERT_EQ(aclrtUnmapMem(p + 8), ACL_ERROR_INVALID_PARAM);
+    TT_ASSERT_EQ(aclrtUnmapMem(p + G), ACL_SUCCESS);
+    TT_ASSERT_EQ(aclrtUnmapMem(p + G), ACL_ERROR_INVALID_PARAM);
+    TT_ASSERT_EQ(aclrtFreePhysical(h), ACL_SUCCESS); /* p's mapping keeps its memory */
+    TT_ASSERT_EQ(vp[0], 9);
+    TT_ASSERT_EQ(aclrtFreePhysical(h), ACL_ERROR_INVALID_PARAM);
+    TT_ASSERT_EQ(aclrtUnmapMem(p), ACL_SUCCESS);
+    TT_ASSERT_EQ(aclrtReleaseMemAddress(va), ACL_SUCCESS);
+    TT_ASSERT_EQ(aclrtReleaseMemAddress(va), ACL_ERROR_INVALID_PARAM);
+}
+
 int main(void)
 {
     test_soc_and_sat_mode();
     test_stream_failure_mode();
     test_prof();
+    test_vmm();
     return tt_report("test_acl_cann_calls");
 }
