@@ -38,6 +38,11 @@ extern HcclResult HcclGroupEnd(void);
 extern HcclResult HcclCommSuspend(HcclComm comm);
 extern HcclResult HcclCommResume(HcclComm comm);
 extern const char *HcclGetErrorString(HcclResult code);
+/* HCCL_COMM_CONFIG_RESERVED: every HcclCommConfig field up to HCCL_COMM_CONFIG_VERSION
+ * is accepted. Honoured: hcclBufferSize, hcclDeterministic, hcclCommName,
+ * hcclExecTimeOut, hcclAlgo (and the environment gives the defaults); the others have
+ * no effect on host ranks. */
+extern uint32_t HcclGetCommConfigCapability(void);
 
 #ifdef __cplusplus
 }

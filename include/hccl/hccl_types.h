@@ -152,6 +152,23 @@ typedef struct HcclCommConfigDef {
     uint64_t hcclSymWinMaxMemSizePerRank;
 } HcclCommConfig;
 
+/** HcclGetCommConfigCapability() > value: that HcclCommConfig field is accepted. */
+typedef enum {
+    HCCL_COMM_CONFIG_BUFFER_SIZE = 0,
+    HCCL_COMM_CONFIG_DETERMINISTIC = 1,
+    HCCL_COMM_CONFIG_COMM_NAME = 2,
+    HCCL_COMM_CONFIG_OP_EXPANSION_MODE = 3,
+    HCCL_COMM_CONFIG_SUPPORT_INIT_BY_ENV = 4,
+    HCCL_COMM_CONFIG_WORLD_RANKID = 5,
+    HCCL_COMM_CONFIG_JOBID = 6,
+    HCCL_COMM_CONFIG_ACLGRAPH_ZEROCOPY_ENABLE = 7,
+    HCCL_COMM_CONFIG_EXEC_TIMEOUT = 8,
+    HCCL_COMM_CONFIG_ALGO = 9,
+    HCCL_COMM_CONFIG_RETRY = 10,
+    HCCL_COMM_CONFIG_BUFFER_NAME = 11,
+    HCCL_COMM_CONFIG_RESERVED
+} HcclCommConfigCapability;
+
 /** Layout of HcclCommConfig.reserved. */
 typedef struct HcclCommConfigInfoDef {
     size_t size;

@@ -17,6 +17,10 @@
 
 const char *HcclGetErrorString(HcclResult code) { return hccl_result_str(code); }
 
+/* Every field of HcclCommConfig (version HCCL_COMM_CONFIG_VERSION) is accepted by the
+ * *Config initialisers (hccl_comm_cfg_resolve), so all capabilities are reported. */
+uint32_t HcclGetCommConfigCapability(void) { return HCCL_COMM_CONFIG_RESERVED; }
+
 /* A NULL out-pointer: HCCL_E_PTR, with the WARN every rejected call logs. */
 static HcclResult null_out(const char *fn, const char *what)
 {

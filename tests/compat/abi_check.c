@@ -101,6 +101,13 @@ SA(offsetof(HcclCommConfig, hcclQos) == 2228);
 SA(offsetof(HcclCommConfig, hcclSymWinMaxMemSizePerRank) == 2232);
 SA(sizeof(HcclCommConfig) == 2240);
 
+SA(HCCL_COMM_CONFIG_BUFFER_SIZE == 0);
+SA(HCCL_COMM_CONFIG_COMM_NAME == 2);
+SA(HCCL_COMM_CONFIG_OP_EXPANSION_MODE == 3);
+SA(HCCL_COMM_CONFIG_EXEC_TIMEOUT == 8);
+SA(HCCL_COMM_CONFIG_ALGO == 9);
+SA(HCCL_COMM_CONFIG_BUFFER_NAME == 11);
+SA(HCCL_COMM_CONFIG_RESERVED == 12);
 SA(ACL_SUCCESS == 0);
 SA(ACL_ERROR_NONE == 0);
 SA(ACL_RT_OVERFLOW_MODE_SATURATION == 0);
@@ -289,6 +296,7 @@ typedef struct {
     HcclResult (*unset_memory_range)(HcclComm, void *);
     HcclResult (*activate_comm_memory)(HcclComm, void *, size_t, size_t, aclrtDrvMemHandle, uint64_t);
     HcclResult (*deactivate_comm_memory)(HcclComm, void *);
+    uint32_t (*config_capability)(void);
 } api_table;
 
 const api_table abi_check_table = {
@@ -309,7 +317,7 @@ const api_table abi_check_table = {
     aclprofCreateConfig, aclprofDestroyConfig, aclprofStart, aclprofStop, aclrtMemGetAllocationGranularity,
     aclrtReserveMemAddress, aclrtReleaseMemAddress, aclrtMallocPhysical, aclrtFreePhysical, aclrtMapMem,
     aclrtUnmapMem, HcclCommSetMemoryRange, HcclCommUnsetMemoryRange, HcclCommActivateCommMemory,
-    HcclCommDeactivateCommMemory,
+    HcclCommDeactivateCommMemory, HcclGetCommConfigCapability,
 };
 #ifdef __cplusplus
 }

@@ -118,8 +118,16 @@ static int RunRank(int rank, int nranks, const HcclRootInfo &root)
     ACL_CHECK(aclrtMemcpy(send, bytes, host.data(), bytes, ACL_MEMCPY_HOST_TO_DEVICE));
     if (rank == 0) ACL_CHECK(aclrtMemcpy(bcast, bytes, host.data(), bytes, ACL_MEMCPY_HOST_TO_DEVICE));
 
+    // as CANN's documentation shows: set a config field only where it is supported
+    HcclCommConfig config;
+    HcclCommConfigInit(&config);
+    if (HcclGetCommConfigCapability() <= HCCL_COMM_CONFIG_EXEC_TIMEOUT) {
+        std::fprintf(stderr, "rank %d: HcclGetCommConfigCapability says hcclExecTimeOut is unsupported\n", rank);
+        return 1;
+    }
+    config.hcclExecTimeOut = 60;
     HcclComm comm = nullptr;
-    HCCL_CHECK(HcclCommInitRootInfo(nranks, &root, rank, &comm));
+    HCCL_CHECK(HcclCommInitRootInfoConfig(nranks, &root, rank, &config, &comm));
     uint32_t size = 0, id = 0;
     HCCL_CHECK(HcclGetRankSize(comm, &size));
     HCCL_CHECK(HcclGetRankId(comm, &id));
