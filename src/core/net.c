@@ -878,6 +878,39 @@ static void status_report(const hccl_netimpl *n, peer_status *ps, char *out, siz
 
 static int peek_from(hccl_netimpl *n, uint32_t p, void *buf, size_t len);
 
+/* The transfers still waiting, each direction and peer once, in the order first met,
+ * with how many when several ("receive from rank 1 (200 messages), send to rank 2"):
+ * a batch of many items to few peers names every peer, not the first one's items
+ * over and over until the text is full. Pairs beyond the first WAITS_MAX are counted
+ * ("and 5 more messages"). */
+#define WAITS_MAX 32
+typedef struct wait_pair {
+    hccl_xfer_dir dir;
+    uint32_t peer, count;
+} wait_pair;
+
+static void waits_str(const hccl_netimpl *n, const hccl_xfer *x, int cnt, tbuf *t)
+{
+    wait_pair w[WAITS_MAX];
+    int nw = 0;
+    uint32_t more = 0;
+    for (int i = 0; i < cnt; i++) {
+        if (n->st[i].finished) continue;
+        int k = 0;
+        while (k < nw && (w[k].dir != x[i].dir || w[k].peer != x[i].peer)) k++;
+        if (k < nw) w[k].count++;
+        else if (nw < WAITS_MAX) w[nw++] = (wait_pair){x[i].dir, x[i].peer, 1};
+        else more++;
+    }
+    for (int k = 0; k < nw; k++) {
+        char many[40] = "";
+        if (w[k].count > 1) snprintf(many, sizeof many, " (%u messages)", w[k].count);
+        tb_add(t, "%s%s rank %u%s%s", t->o ? ", " : "", w[k].dir == HCCL_XFER_SEND ? "send to" : "receive from",
+               w[k].peer, at(n, w[k].peer), many);
+    }
+    if (more) tb_add(t, ", and %u more message%s with other peers", more, more > 1 ? "s" : "");
+}
+
 /* by: the peer whose STATUS question arrived where this rank expected its data (it
  * timed out first), UINT32_MAX when this rank's own deadline passed. Said as the
  * peer's timeout when this rank's own had not expired (HCCL_EXEC_TIMEOUT 0 here, or
@@ -891,26 +924,22 @@ static HcclResult timed_out(hccl_netimpl *n, hccl_xfer *x, int cnt, uint32_t by)
                  "expired) on rank %u", by, n->rank);
     else
         snprintf(tmo, sizeof tmo, "timed out (HCCL_EXEC_TIMEOUT) on rank %u", n->rank);
-    size_t o = 0;
+    tbuf pt = {peers, sizeof peers, 0, 0};
     peers[0] = 0;
     /* This rank fails the operation, but asks its peers first (up to a second): a slot
      * round of it that a late peer completes meanwhile must fail there too
      * (slot_peer_left). */
     if (n->slots) hccl_slots_leave(n->slots);
-    for (int i = 0; i < cnt && o + 32 < sizeof peers; i++)
-        if (!n->st[i].finished)
-            o += (size_t)snprintf(peers + o, sizeof peers - o, "%s%s rank %u%s", o ? ", " : "",
-                                  x[i].dir == HCCL_XFER_SEND ? "send to" : "receive from", x[i].peer,
-                                  at(n, x[i].peer));
+    waits_str(n, x, cnt, &pt);
     hccl_fingerprint_str(&n->fp, fps, sizeof fps);
     /* A link that swallows data names the real culprit, even when we wait on a
      * healthy peer that waits on it. */
     char why[160];
     int unreachable = 0;
-    for (uint32_t p = 0; p < n->nranks && o + 64 < sizeof peers; p++) {
+    for (uint32_t p = 0; p < n->nranks && !pt.full; p++) {
         hccl_conn *c = n->conns[p];
         if (c && c->ops->stalled && c->ops->stalled(c, why, sizeof why)) {
-            o += (size_t)snprintf(peers + o, sizeof peers - o, "; rank %u%s looks unreachable (%s)", p, at(n, p), why);
+            tb_add(&pt, "; rank %u%s looks unreachable (%s)", p, at(n, p), why);
             unreachable = 1;
         }
     }

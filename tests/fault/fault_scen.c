@@ -23,7 +23,9 @@
  *           call" (rank 0 answers its question before it fails), not as a rank that
  *           reached op #2. --case stalled: rank 2 times out first (1 s, rank 1 after
  *           4 s), and rank 0, which does not receive from it, answers its question from
- *           the waiting Recv.
+ *           the waiting Recv. --case batch: rank 0 (timeout 1 s) posts a BatchSendRecv
+ *           of 64 receives from each of ranks 1 and 2, which send nothing: it fails
+ *           naming each once with its count ("receive from rank 1 (64 messages)").
  * stop      3 ranks, HCCL_EXEC_TIMEOUT=3: after op #1 rank 2 stops itself (SIGSTOP).
  *           Ranks 0, 1 fail op #2 after about 3 s naming rank 2 as silent ("rank 2: no
  *           answer"). Then the parent sends SIGCONT: rank 2's op #2 must fail within
@@ -351,9 +353,36 @@ int scen_peer_timeout(int argc, char **argv)
  * behind the data rank 2 had already sent it (TCP: one connection). */
 static int g_p2p_stalled;
 
+#define P2P_BATCH_ITEMS 64 /* per peer */
+
+/* --case batch: rank 0 (timeout 1 s) posts one BatchSendRecv of 4-byte receives,
+ * alternately from ranks 1 and 2, which never send: its failure names each peer once
+ * with the count of messages it waits for, not the first items over and over. */
+static void p2p_timeout_batch(fault_ctx *c, fault_bufs *b)
+{
+    if (c->rank != 0) {
+        fault_step(c, "idle: waiting for rank 0's BatchSendRecv to fail");
+        FCHECK(c, fault_wait_flag(1, 1, 20), "rank 0 did not report its BatchSendRecv failure within 20 s");
+        return;
+    }
+    HcclSendRecvItem it[2 * P2P_BATCH_ITEMS];
+    for (int i = 0; i < 2 * P2P_BATCH_ITEMS; i++)
+        it[i] = (HcclSendRecvItem){HCCL_RECV, (char *)b->dev_recv + 4 * i, 1, HCCL_DATA_TYPE_FP32, 1 + (uint32_t)i % 2};
+    fault_step(c, "BatchSendRecv of %d receives from ranks 1 and 2 (which send nothing)", 2 * P2P_BATCH_ITEMS);
+    HcclResult rc = HcclBatchSendRecv(it, 2 * P2P_BATCH_ITEMS, c->comm, NULL);
+    FCHECK(c, rc == HCCL_E_TIMEOUT, "the BatchSendRecv returned %d, not a timeout", (int)rc);
+    atomic_fetch_add(&g_sh->flag[1], 1);
+}
+
 static void p2p_timeout_body(fault_ctx *c)
 {
     fault_bufs b;
+    if (g_p2p_stalled == 3) {
+        if (join_with_timeout(c, c->rank == 0 ? 1 : 0, &b) != 0) return;
+        p2p_timeout_batch(c, &b);
+        fault_bufs_free(&b);
+        return;
+    }
     if (join_with_timeout(c, c->rank == 0 ? 0 : g_p2p_stalled ? (c->rank == 2 ? 1 : g_p2p_stalled == 2 ? 0 : 4) : 2,
                           &b) != 0)
         return;
@@ -373,7 +402,11 @@ static void p2p_timeout_body(fault_ctx *c)
 int scen_p2p_timeout(int argc, char **argv)
 {
     for (int i = 1; i + 1 < argc; i++)
-        if (!strcmp(argv[i], "--case")) g_p2p_stalled = !strcmp(argv[i + 1], "stalled") ? 1 : !strcmp(argv[i + 1], "stalled_none") ? 2 : 0;
+        if (!strcmp(argv[i], "--case"))
+            g_p2p_stalled = !strcmp(argv[i + 1], "stalled")        ? 1
+                            : !strcmp(argv[i + 1], "stalled_none") ? 2
+                            : !strcmp(argv[i + 1], "batch")        ? 3
+                                                                   : 0;
     if (HcclGetRootInfo(&g_sh->root) != HCCL_SUCCESS) {
         fault_fail(NULL, "HcclGetRootInfo failed");
         return 0;
@@ -381,6 +414,15 @@ int scen_p2p_timeout(int argc, char **argv)
     fault_job job = {.name = "p2p_timeout", .nranks = 3, .init = INIT_NONE, .body = p2p_timeout_body,
                      .watchdog_s = 40};
     fault_run(&job);
+    if (g_p2p_stalled == 3) {
+        FCHECK(NULL,
+               fault_output_has(0, "WARN", "point-to-point transfer timed out (HCCL_EXEC_TIMEOUT) on rank 0",
+                                "waiting for: receive from rank 1 (64 messages), receive from rank 2 (64 messages) "
+                                "(the peer did not post",
+                                NULL),
+               "rank 0 printed no WARN line naming ranks 1 and 2 once each with their 64 messages");
+        return 0;
+    }
     const int asker = g_p2p_stalled ? 2 : 1;
     if (!g_p2p_stalled)
         FCHECK(NULL, fault_output_has(0, "WARN", "point-to-point transfer", "rank 1's HCCL_EXEC_TIMEOUT", NULL),
