@@ -6,7 +6,11 @@
  * several streams join them, as NCCL's do: the batch runs on the first stream named
  * after the work queued before it on the others (their events), and the others'
  * later work waits for the batch; with the NULL stream among them, the others are
- * synchronized and the batch runs before HcclGroupEnd returns. (Two batches, one per
+ * synchronized and the batch runs before HcclGroupEnd returns: alone in the calling
+ * thread, or, when the group has batches of several communicators, on a stream of its
+ * own that HcclGroupEnd synchronizes after issuing them all (one thread driving the
+ * ranks of several communicators, as with HcclCommInitAll, would otherwise wait in
+ * the first rank's batch for the next rank's, never issued). (Two batches, one per
  * stream, would each wait for the other's half under the communicator's one
  * operation at a time.) The batches of
  * several communicators go out in the order of the communicators' identities (the
@@ -114,6 +118,15 @@ HcclResult HcclGroupEnd(void)
         if (group_ops[i].comm) group_ops[live++] = group_ops[i];
     group_n = live;
     if (group_n > 1) qsort(group_ops, group_n, sizeof *group_ops, by_comm);
+    uint32_t ncomms = 0;
+    for (uint32_t i = 0; i < group_n; i++) ncomms += !i || group_ops[i].comm != group_ops[i - 1].comm;
+    /* NULL-stream batches of a group of several communicators: their streams. */
+    typedef struct held_batch {
+        hccl_comm *comm; /* a reference */
+        aclrtStream stream;
+    } held_batch;
+    held_batch *held = ncomms > 1 ? hccl_malloc(sizeof *held * ncomms) : NULL;
+    uint32_t nheld = 0;
     for (uint32_t i = 0; i < group_n; i++) {
         if (!group_ops[i].comm) continue;
         hccl_comm *c = group_ops[i].comm;
@@ -162,7 +175,13 @@ HcclResult HcclGroupEnd(void)
             a->dtype = HCCL_DATA_TYPE_INT8;
             a->items = items;
             a->nitems = n;
-            HcclResult r = hccl_comm_enqueue(c, a, streams[0]); /* takes our reference to c */
+            aclrtStream on = streams[0], own = NULL;
+            if (!on && held && aclrtCreateStream(&own) == ACL_SUCCESS) {
+                hccl_comm_retain(c);
+                held[nheld++] = (held_batch){c, own};
+                on = own;
+            }
+            HcclResult r = hccl_comm_enqueue(c, a, on); /* takes our reference to c */
             if (r == HCCL_SUCCESS) r = join(streams, ns, 1);
             if (r != HCCL_SUCCESS && res == HCCL_SUCCESS) res = r;
         } else {
@@ -170,6 +189,15 @@ HcclResult HcclGroupEnd(void)
         }
         hccl_free(streams);
     }
+    for (uint32_t k = 0; k < nheld; k++) {
+        if (aclrtSynchronizeStream(held[k].stream) != ACL_SUCCESS && res == HCCL_SUCCESS) {
+            res = (HcclResult)__atomic_load_n(&held[k].comm->async_error, __ATOMIC_ACQUIRE);
+            if (res == HCCL_SUCCESS) res = HCCL_E_RUNTIME;
+        }
+        aclrtDestroyStream(held[k].stream);
+        hccl_comm_release(held[k].comm);
+    }
+    hccl_free(held);
     group_n = 0;
     hccl_free(group_ops);
     group_ops = NULL;
