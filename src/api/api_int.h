@@ -34,5 +34,10 @@ HcclResult hccl_api_batch_overlap(const char *fn, const HcclSendRecvItem *items,
 /* Pending point-to-point operations inside HcclGroupStart/End (thread-local). */
 int hccl_api_group_active(void);
 HcclResult hccl_api_group_add(hccl_comm *c, aclrtStream stream, const HcclSendRecvItem *item);
+/* The stream on which an operation of c called on the NULL stream inside a group is
+ * queued (one per communicator and group, made on first use; HcclGroupEnd waits for
+ * it and reports its failure); NULL when none can be made (the operation then runs
+ * at once, as outside a group). */
+aclrtStream hccl_api_group_stream(hccl_comm *c);
 
 #endif

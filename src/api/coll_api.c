@@ -47,6 +47,7 @@ typedef struct api_comm {
     HcclResult failed;
     HcclComm handle;
     hccl_comm *comm;
+    aclrtStream stream; /* where the operation goes: the caller's, or its group's (begin) */
 } api_comm;
 
 /* Look the communicator up and get a zeroed descriptor: for an operation on the NULL
@@ -67,6 +68,12 @@ static HcclResult begin(const char *fn, HcclComm comm, hccl_op_type type, uint64
         c->rank = c->comm->rank;
         c->failed = (HcclResult)__atomic_load_n(&c->comm->async_error, __ATOMIC_ACQUIRE);
     }
+    /* Inside a group, an operation on the NULL stream (not a Send or Recv: the group
+     * collects those) is queued on a stream of the group's, which HcclGroupEnd waits
+     * for: one thread may drive several communicators' ranks (group.c). */
+    if (!stream && c->comm && type != HCCL_OP_SEND && type != HCCL_OP_RECV && hccl_api_group_active())
+        stream = hccl_api_group_stream(c->comm);
+    c->stream = stream;
     if (!stream || !c->comm) {
         hccl_zero_small(local, sizeof *local);
         local->borrowed = 1;
@@ -88,8 +95,9 @@ static void drop(hccl_op_args *a)
 /* Run or enqueue (which takes the descriptor and our reference to c), or drop the
  * descriptor after a failed check or when there is nothing to do (c->comm is NULL
  * only then: begin had the same type and count). */
-static HcclResult finish(HcclResult res, api_comm *c, hccl_op_args *a, aclrtStream stream)
+static HcclResult finish(HcclResult res, api_comm *c, hccl_op_args *a)
 {
+    aclrtStream stream = c->stream;
     if (res == HCCL_SUCCESS && moves_nothing(a->type, a->count) && c->failed != HCCL_SUCCESS) {
         /* The failure path: a reference for the name (the communicator may be gone by now). */
         hccl_comm *named = c->comm;
@@ -205,7 +213,7 @@ static HcclResult reducing(const char *fn, hccl_op_type type, void *sendBuf, voi
     a->dtype = dt;
     a->redop = op;
     a->root = root;
-    return finish(res, c, a, stream);
+    return finish(res, c, a);
 }
 
 HcclResult HcclAllReduce(void *sendBuf, void *recvBuf, uint64_t count, HcclDataType dataType, HcclReduceOp op,
@@ -260,7 +268,7 @@ HcclResult HcclReduceScatterV(void *sendBuf, const void *sendCounts, const void 
     a->count = recvCount;
     a->dtype = dataType;
     a->redop = op;
-    return finish(res, c, a, stream);
+    return finish(res, c, a);
 }
 
 HcclResult HcclBroadcast(void *buf, uint64_t count, HcclDataType dataType, uint32_t root, HcclComm comm,
@@ -280,7 +288,7 @@ HcclResult HcclBroadcast(void *buf, uint64_t count, HcclDataType dataType, uint3
     a->count = count;
     a->dtype = dataType;
     a->root = root;
-    return finish(res, c, a, stream);
+    return finish(res, c, a);
 }
 
 /* Scatter, Gather, AllGather: one block per rank of `count` elements. */
@@ -310,7 +318,7 @@ static HcclResult blocks(const char *fn, hccl_op_type type, void *sendBuf, void 
     a->count = count;
     a->dtype = dt;
     a->root = root;
-    return finish(res, c, a, stream);
+    return finish(res, c, a);
 }
 
 HcclResult HcclScatter(void *sendBuf, void *recvBuf, uint64_t recvCount, HcclDataType dataType, uint32_t root,
@@ -361,7 +369,7 @@ HcclResult HcclAllGatherV(void *sendBuf, uint64_t sendCount, void *recvBuf, cons
     a->recvbuf = recvBuf;
     a->count = sendCount;
     a->dtype = dataType;
-    return finish(res, c, a, stream);
+    return finish(res, c, a);
 }
 
 HcclResult HcclAlltoAll(const void *sendBuf, uint64_t sendCount, HcclDataType sendType, const void *recvBuf,
@@ -387,7 +395,7 @@ HcclResult HcclAlltoAll(const void *sendBuf, uint64_t sendCount, HcclDataType se
     a->recvbuf = (void *)recvBuf;
     a->count = sendCount;
     a->dtype = sendType;
-    return finish(res, c, a, stream);
+    return finish(res, c, a);
 }
 
 HcclResult HcclAlltoAllV(const void *sendBuf, const void *sendCounts, const void *sdispls, HcclDataType sendType,
@@ -422,7 +430,7 @@ HcclResult HcclAlltoAllV(const void *sendBuf, const void *sendCounts, const void
     a->sendbuf = sendBuf;
     a->recvbuf = (void *)recvBuf;
     a->dtype = sendType;
-    return finish(res, c, a, stream);
+    return finish(res, c, a);
 }
 
 HcclResult HcclAlltoAllVC(const void *sendBuf, const void *sendCountMatrix, HcclDataType sendType,
@@ -478,7 +486,7 @@ HcclResult HcclAlltoAllVC(const void *sendBuf, const void *sendCountMatrix, Hccl
     a->sendbuf = sendBuf;
     a->recvbuf = (void *)recvBuf;
     a->dtype = sendType;
-    return finish(res, c, a, stream);
+    return finish(res, c, a);
 }
 
 HcclResult HcclBarrier(HcclComm comm, aclrtStream stream)
@@ -487,7 +495,7 @@ HcclResult HcclBarrier(HcclComm comm, aclrtStream stream)
     hccl_op_args *a, local;
     CHECK(begin("HcclBarrier", comm, HCCL_OP_BARRIER, 0, stream, &local, c, &a));
     a->dtype = HCCL_DATA_TYPE_INT8;
-    return finish(HCCL_SUCCESS, c, a, stream);
+    return finish(HCCL_SUCCESS, c, a);
 }
 
 static HcclResult check_item(const char *fn, const HcclSendRecvItem *it, uint32_t i, const api_comm *c)
@@ -528,7 +536,7 @@ static HcclResult p2p(const char *fn, HcclSendRecvType dir, void *buf, uint64_t 
     a->count = count;
     a->dtype = dt;
     a->root = peer;
-    return finish(res, c, a, stream);
+    return finish(res, c, a);
 }
 
 HcclResult HcclSend(void *sendBuf, uint64_t count, HcclDataType dataType, uint32_t destRank, HcclComm comm,
@@ -564,5 +572,5 @@ HcclResult HcclBatchSendRecv(HcclSendRecvItem *sendRecvInfo, uint32_t itemNum, H
         a->nitems = itemNum;
     }
     a->dtype = HCCL_DATA_TYPE_INT8;
-    return finish(res, c, a, stream);
+    return finish(res, c, a);
 }

@@ -16,7 +16,13 @@
  * several communicators go out in the order of the communicators' identities (the
  * same on every rank), not in the order of the calls: on one in-order stream, rank
  * 0's A-then-B against rank 1's B-then-A would wait for each other. Collectives
- * inside a group are issued at once.
+ * inside a group are issued at once on the streams they name; those on the NULL
+ * stream are queued, in call order, on a stream of their communicator's own
+ * (hccl_api_group_stream), where that communicator's NULL-stream batch follows them,
+ * and HcclGroupEnd waits for these streams after issuing every batch: as in NCCL,
+ * a group's operations are complete when HcclGroupEnd returns, and one thread can
+ * issue a collective on each of several ranks' communicators without waiting in the
+ * first for the others.
  */
 #include "api_int.h"
 
@@ -40,6 +46,53 @@ static __thread pending *group_ops;
 static __thread uint32_t group_n, group_cap;
 
 int hccl_api_group_active(void) { return group_depth > 0; }
+
+/* The group's streams for NULL-stream operations, one per communicator (a reference). */
+typedef struct group_stream {
+    hccl_comm *comm;
+    aclrtStream stream;
+} group_stream;
+static __thread group_stream *group_streams;
+static __thread uint32_t group_nstreams, group_streams_cap;
+
+static aclrtStream group_stream_of(const hccl_comm *c)
+{
+    for (uint32_t i = 0; i < group_nstreams; i++)
+        if (group_streams[i].comm == c) return group_streams[i].stream;
+    return NULL;
+}
+
+aclrtStream hccl_api_group_stream(hccl_comm *c)
+{
+    aclrtStream s = group_stream_of(c);
+    if (s) return s;
+    if (group_nstreams == group_streams_cap) {
+        uint32_t cap = group_streams_cap ? group_streams_cap * 2 : 8;
+        group_stream *g = hccl_malloc(sizeof *g * cap);
+        if (!g) return NULL;
+        if (group_nstreams) memcpy(g, group_streams, sizeof *g * group_nstreams);
+        hccl_free(group_streams);
+        group_streams = g;
+        group_streams_cap = cap;
+    }
+    if (aclrtCreateStream(&s) != ACL_SUCCESS) return NULL;
+    hccl_comm_retain(c);
+    group_streams[group_nstreams++] = (group_stream){c, s};
+    return s;
+}
+
+/* Wait for stream s of communicator c at HcclGroupEnd: the group's result, unless an
+ * earlier failure is already it (res). */
+static HcclResult group_wait(hccl_comm *c, aclrtStream s, HcclResult res)
+{
+    if (aclrtSynchronizeStream(s) != ACL_SUCCESS && res == HCCL_SUCCESS) {
+        res = (HcclResult)__atomic_load_n(&c->async_error, __ATOMIC_ACQUIRE);
+        if (res == HCCL_SUCCESS) res = HCCL_E_RUNTIME;
+    }
+    aclrtDestroyStream(s);
+    hccl_comm_release(c);
+    return res;
+}
 
 HcclResult hccl_api_group_add(hccl_comm *c, aclrtStream stream, const HcclSendRecvItem *item)
 {
@@ -176,6 +229,7 @@ HcclResult HcclGroupEnd(void)
             a->items = items;
             a->nitems = n;
             aclrtStream on = streams[0], own = NULL;
+            if (!on) on = group_stream_of(c); /* after the group's NULL-stream collectives */
             if (!on && held && aclrtCreateStream(&own) == ACL_SUCCESS) {
                 hccl_comm_retain(c);
                 held[nheld++] = (held_batch){c, own};
@@ -189,15 +243,12 @@ HcclResult HcclGroupEnd(void)
         }
         hccl_free(streams);
     }
-    for (uint32_t k = 0; k < nheld; k++) {
-        if (aclrtSynchronizeStream(held[k].stream) != ACL_SUCCESS && res == HCCL_SUCCESS) {
-            res = (HcclResult)__atomic_load_n(&held[k].comm->async_error, __ATOMIC_ACQUIRE);
-            if (res == HCCL_SUCCESS) res = HCCL_E_RUNTIME;
-        }
-        aclrtDestroyStream(held[k].stream);
-        hccl_comm_release(held[k].comm);
-    }
+    for (uint32_t k = 0; k < nheld; k++) res = group_wait(held[k].comm, held[k].stream, res);
     hccl_free(held);
+    for (uint32_t k = 0; k < group_nstreams; k++) res = group_wait(group_streams[k].comm, group_streams[k].stream, res);
+    hccl_free(group_streams);
+    group_streams = NULL;
+    group_nstreams = group_streams_cap = 0;
     group_n = 0;
     hccl_free(group_ops);
     group_ops = NULL;
