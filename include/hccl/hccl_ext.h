@@ -68,7 +68,16 @@ extern const char *HcclGetLastErrorMessage(void);
  * that waits in an operation once that operation has waited 100 ms without progress,
  * then at most every 100 ms, never while operations move. When it returns nonzero the
  * operation fails with HCCL_E_INTERNAL ("interrupted by the application") and so does
- * the communicator, as after a timeout: its peers fail naming this rank. Process-wide;
+ * the communicator, as after a timeout: its peers fail naming this rank. Communicator
+ * creation (HcclCommInitRootInfo(Config), HcclCommInitClusterInfo(Config),
+ * HcclCommInitFromEnv, HcclCreateSubCommConfig) calls it the same way while it waits
+ * for its root, the root's answer, the other ranks' connections or the setup's
+ * exchanges: when it returns nonzero the call fails with HCCL_E_INTERNAL
+ * ("communicator creation interrupted by the application"), having freed what it
+ * made, and the other ranks fail at once naming this rank where they can be told (a
+ * rank that joined its root's group or is connecting the mesh). HcclCommInitAll is not
+ * interrupted by the check of its calling thread (its ranks run on library threads,
+ * where the check is called too). Process-wide;
  * NULL removes it. check runs on library threads too (a stream's worker): it must be
  * thread-safe and decide for itself which threads it interrupts.
  */

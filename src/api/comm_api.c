@@ -420,6 +420,6 @@ HcclResult HcclCommDumpFlightRecorder(HcclComm comm, const char *path)
 
 HcclResult HcclSetInterruptCheck(int (*check)(void))
 {
-    hccl_net_set_interrupt_check(check);
+    hccl_interrupt_set(check);
     return HCCL_SUCCESS;
 }

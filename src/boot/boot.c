@@ -74,8 +74,10 @@ typedef struct boot_failed {
 } boot_failed;
 _Static_assert(sizeof(boot_failed) == 384, "wire layout");
 
-/* How long a failing rank tries to tell the root (hccl_boot_report_failure). */
+/* How long a failing rank tries to tell the root (hccl_boot_report_failure); an
+ * interrupted one (quick) tries once, this long at most. */
 #define FAILED_SEND_NS 1000000000ull
+#define QUICK_SEND_NS 50000000ull
 
 /* The bytes an opening of this kind takes: the header, then what the kind carries. */
 static size_t open_len(uint32_t kind)
@@ -608,6 +610,7 @@ static HcclResult serve_q(int listen_fd, accept_q *q, hccl_boot_stash *stash, co
     }
     for (uint32_t r = 0; r < nranks; r++) fds[r] = -1;
     uint32_t arrived = 0;
+    hccl_iwait iw = {0, 0}; /* a rank's own serve (self) may be interrupted; the root thread's not */
     if (self) {
         peers[self->rank] = *self;
         arrived = 1;
@@ -628,6 +631,7 @@ static HcclResult serve_q(int listen_fd, accept_q *q, hccl_boot_stash *stash, co
         refused = nfailed;
     }
 
+again:
     while (arrived + refused < nranks) {
         int fd = -1;
         conn_open o;
@@ -671,6 +675,17 @@ static HcclResult serve_q(int listen_fd, accept_q *q, hccl_boot_stash *stash, co
                 refused++;
                 break;
             }
+            if (a == HCCL_E_TIMEOUT && status == REPLY_OK && self && hccl_interrupt_due(&iw)) {
+                /* The application interrupts this rank: refuse the group now, naming it. */
+                snprintf(msg, sizeof msg, "rank %u, which serves this sub-communicator's rendezvous: %s", self->rank,
+                         HCCL_INTERRUPTED_INIT);
+                status = REPLY_MISMATCH;
+                res = HCCL_E_INTERNAL;
+                HCCL_WARN(BOOT, "bootstrap root: %s", msg);
+                refuse_waiting(fds, nranks, status, msg);
+                refused++;
+                break;
+            }
             if (a == HCCL_E_TIMEOUT && hccl_now_ns() < deadline) {
                 if (status != REPLY_OK ||
                     !hccl_boot_peer_failed(ident, self ? self->rank : UINT32_MAX, &who, NULL, here, sizeof here))
@@ -705,6 +720,14 @@ static HcclResult serve_q(int listen_fd, accept_q *q, hccl_boot_stash *stash, co
                     snprintf(msg, sizeof msg, "rank %u (a thread of this process) failed %s", who, here);
                 else
                     close(fd);
+                /* A rank that reports after its hello (interrupted while it waited for the
+                 * answer) is counted once, as refused: the group still waits for the others. */
+                if (!local && o.a == nranks && o.b < nranks && fds[o.b] >= 0 && peers[o.b].pid == p.pid &&
+                    peers[o.b].host_hash == p.host_hash) {
+                    close(fds[o.b]);
+                    fds[o.b] = -1;
+                    arrived--;
+                }
                 if (status == REPLY_OK) {
                     if (!local) failed_msg(msg, sizeof msg, &o, &p, &why, nranks);
                     status = REPLY_MISMATCH;
@@ -772,6 +795,18 @@ static HcclResult serve_q(int listen_fd, accept_q *q, hccl_boot_stash *stash, co
         if (arrived == (self ? 1u : 0u) && !self) deadline = hccl_now_ns() + timeout_ns;
         arrived++;
     }
+    /* A rank that gave up after its hello (interrupted while it waited for the answer)
+     * closed its connection: the group waits for it again, and its report, which
+     * follows, refuses the group with its reason. */
+    int gone = 0;
+    for (uint32_t r = 0; status == REPLY_OK && r < nranks; r++) {
+        if (fds[r] < 0 || !stash_gone(fds[r])) continue;
+        close(fds[r]);
+        fds[r] = -1;
+        arrived--;
+        gone = 1;
+    }
+    if (gone) goto again;
     if (!self) root_finished(ident->id); /* the root thread's group: before any rank hears back */
     for (uint32_t r = 0; r < nranks; r++) {
         if (fds[r] < 0) continue;
@@ -973,7 +1008,7 @@ static size_t send_opening(const hccl_addr *to, const void *buf, size_t len, uin
 }
 
 void hccl_boot_report_failure(const hccl_addr *root, const hccl_boot_ident *ident, uint32_t nranks, uint32_t rank,
-                              const char *fn, const char *reason)
+                              const char *fn, const char *reason, int quick)
 {
     unsigned char buf[sizeof(conn_open) + sizeof(hccl_boot_peer) + sizeof(boot_failed)];
     conn_open o = {OPEN_MAGIC, KIND_FAILED, ident->secret, ident->id, nranks, rank, 0, 0, ident->group};
@@ -992,7 +1027,7 @@ void hccl_boot_report_failure(const hccl_addr *root, const hccl_boot_ident *iden
      * error message (HcclGetLastErrorMessage). Bounded: a root that is not there only
      * makes the others wait for their timeout, as before. A refusal is tried again: in
      * a launch (HcclCommInitFromEnv) rank 0 may not have opened the root yet. */
-    size_t off = send_opening(root, buf, sizeof buf, hccl_now_ns() + FAILED_SEND_NS, 1);
+    size_t off = send_opening(root, buf, sizeof buf, hccl_now_ns() + (quick ? QUICK_SEND_NS : FAILED_SEND_NS), !quick);
     if (off != sizeof buf) { /* the root may be a thread of this process (HcclCommInitAll): it looks here */
         char why[400];
         snprintf(why, sizeof why, "%s before joining: %s", f.fn[0] ? f.fn : "communicator creation", f.reason);
@@ -1010,6 +1045,11 @@ HcclResult hccl_boot_join(const hccl_addr *root, const hccl_boot_ident *ident, u
     if (!hint) hint = hccl_addr_is_loopback(root) ? LOOPBACK_ROOT_HINT : ONE_ROOT_HINT;
     uint64_t deadline = hccl_now_ns() + timeout_ns;
     HcclResult res = hccl_socket_connect(root, deadline, &fd);
+    if (res == HCCL_E_INTERNAL) { /* the interrupt check (errno EINTR) */
+        HCCL_WARN(BOOT, "rank %u: %s while it connected to the bootstrap root at %s", self->rank,
+                  HCCL_INTERRUPTED_INIT, hccl_addr_str(root));
+        return res;
+    }
     if (res == HCCL_E_SYSCALL) { /* no socket at all (EMFILE...): errno says why */
         int err = errno;
         HCCL_WARN(BOOT, "rank %u: cannot open a connection to the bootstrap root at %s: %s%s", self->rank,
@@ -1030,15 +1070,23 @@ HcclResult hccl_boot_join(const hccl_addr *root, const hccl_boot_ident *ident, u
     uint64_t reply_deadline = hccl_now_ns() + timeout_ns + 2000000000ull;
     if ((res = hccl_socket_send_all(fd, &o, sizeof o, deadline)) == HCCL_SUCCESS)
         res = hccl_socket_send_all(fd, self, sizeof *self, deadline);
-    /* In 100 ms steps while the parent communicator may be destroyed (abort). */
-    while (res == HCCL_SUCCESS && abort && hccl_now_ns() < reply_deadline) {
-        if (__atomic_load_n(abort, __ATOMIC_ACQUIRE)) {
+    /* In 100 ms steps while the parent communicator may be destroyed (abort), or the
+     * application may interrupt the wait (HcclSetInterruptCheck). */
+    hccl_iwait iw = {0, 0};
+    while (res == HCCL_SUCCESS && (abort || hccl_interrupt_get()) && hccl_now_ns() < reply_deadline) {
+        if (abort && __atomic_load_n(abort, __ATOMIC_ACQUIRE)) {
             close(fd);
             HCCL_WARN(BOOT, "rank %u: gave up waiting for the bootstrap root at %s: this rank's parent "
                       "communicator was destroyed during HcclCreateSubCommConfig", self->rank, hccl_addr_str(root));
             return HCCL_E_PARA;
         }
         struct pollfd pf = {fd, POLLIN, 0};
+        if (hccl_interrupt_due(&iw) && poll(&pf, 1, 0) == 0) { /* not once the answer is here */
+            close(fd);
+            HCCL_WARN(BOOT, "rank %u: %s while it waited for the bootstrap root at %s to answer", self->rank,
+                      HCCL_INTERRUPTED_INIT, hccl_addr_str(root));
+            return HCCL_E_INTERNAL;
+        }
         if (poll(&pf, 1, 100) > 0) break;
     }
     if (res != HCCL_SUCCESS || (res = hccl_socket_recv_all(fd, &r, sizeof r, reply_deadline)) != HCCL_SUCCESS) {
@@ -1267,6 +1315,10 @@ HcclResult hccl_boot_mesh(int listen_fd, hccl_boot_stash *stash, const hccl_boot
             int *fd = &fds[p * HCCL_BOOT_MAX_SOCKS + k];
             m->refused_since = 0;
             res = hccl_socket_connect_unless(&table[p].addr, deadline, mesh_stop, m, fd);
+            if (res == HCCL_E_INTERNAL) { /* the interrupt check: the others learn it (fail) */
+                HCCL_WARN(BOOT, "rank %u: %s while it connected to rank %u", rank, HCCL_INTERRUPTED_INIT, p);
+                goto fail;
+            }
             if (res != HCCL_SUCCESS && res != HCCL_E_SYSCALL &&
                 hccl_boot_peer_failed(ident, rank, NULL, NULL, NULL, 0)) {
                 res = mesh_give_up(ident, rank);
@@ -1305,6 +1357,7 @@ HcclResult hccl_boot_mesh(int listen_fd, hccl_boot_stash *stash, const hccl_boot
         }
     }
     /* Each higher rank announces how many sockets it opens to us in every one. */
+    hccl_iwait iw = {0, 0};
     while (m->need > 0) {
         HcclResult a;
         uint64_t step = hccl_now_ns() + MESH_STEP_NS;
@@ -1316,6 +1369,12 @@ HcclResult hccl_boot_mesh(int listen_fd, hccl_boot_stash *stash, const hccl_boot
         }
         if (a == HCCL_E_TIMEOUT && hccl_now_ns() < deadline) {
             if ((res = mesh_give_up(ident, rank)) != HCCL_SUCCESS) goto fail_peer;
+            if (hccl_interrupt_due(&iw)) {
+                HCCL_WARN(BOOT, "rank %u: %s while it waited for the higher ranks to connect", rank,
+                          HCCL_INTERRUPTED_INIT);
+                res = HCCL_E_INTERNAL;
+                goto fail;
+            }
             int i = mesh_closed(m);
             if (i < 0) continue;
             res = mesh_blame(m, (uint32_t)i / HCCL_BOOT_MAX_SOCKS, "its connection closed before the ranks were "

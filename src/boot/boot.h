@@ -93,7 +93,9 @@ void hccl_boot_root_linger(uint64_t id, uint64_t max_ns);
  * is this rank's own record (rank self->rank). On success, table (nranks entries)
  * holds every rank's record, when table is not NULL. abort (may be NULL): once it
  * reads non-zero (the parent communicator is being destroyed), the group is refused
- * within 100 ms with HCCL_E_PARA instead of waiting for the missing ranks. */
+ * within 100 ms with HCCL_E_PARA instead of waiting for the missing ranks. The
+ * application's interrupt check (HcclSetInterruptCheck) refuses it the same way, naming
+ * this rank, with HCCL_E_INTERNAL. */
 HcclResult hccl_boot_serve(int listen_fd, hccl_boot_stash *stash, const hccl_boot_ident *ident, uint32_t nranks,
                            const hccl_boot_peer *self, uint64_t timeout_ns, const int *abort,
                            hccl_boot_peer *table);
@@ -103,7 +105,9 @@ HcclResult hccl_boot_serve(int listen_fd, hccl_boot_stash *stash, const hccl_boo
  * the root cannot be reached. HCCL_E_SYSCALL with errno set: this rank could not open
  * its connection (EMFILE...) and has not joined; with errno 0: the root's failure.
  * abort (may be NULL): as for hccl_boot_serve, the wait for the root's answer ends
- * within 100 ms of it reading non-zero (HCCL_E_PARA). */
+ * within 100 ms of it reading non-zero (HCCL_E_PARA). The application's interrupt check
+ * (HcclSetInterruptCheck) stops the connect and the wait: HCCL_E_INTERNAL, said; the
+ * caller tells the root (hccl_boot_report_failure). */
 HcclResult hccl_boot_join(const hccl_addr *root, const hccl_boot_ident *ident, uint32_t nranks,
                           const hccl_boot_peer *self, uint64_t timeout_ns, const char *hint, const int *abort,
                           hccl_boot_peer *table);
@@ -112,9 +116,10 @@ HcclResult hccl_boot_join(const hccl_addr *root, const hccl_boot_ident *ident, u
  * them) failed fn before joining, for reason: best effort, quietly (no WARN) and within
  * about a second. The root refuses the whole group at once with that reason (naming
  * the rank, or its pid and host where rank does not fit), as for ranks that disagree:
- * the others fail now instead of at HCCL_CONNECT_TIMEOUT. */
+ * the others fail now instead of at HCCL_CONNECT_TIMEOUT. quick (an interrupted rank,
+ * which must return at once): one try, no retry of a refused connection. */
 void hccl_boot_report_failure(const hccl_addr *root, const hccl_boot_ident *ident, uint32_t nranks, uint32_t rank,
-                              const char *fn, const char *reason);
+                              const char *fn, const char *reason, int quick);
 
 /* Most sockets one pair of ranks opens between them. */
 #define HCCL_BOOT_MAX_SOCKS 8u
@@ -124,7 +129,9 @@ void hccl_boot_report_failure(const hccl_addr *root, const hccl_boot_ident *iden
  * the count in each, so the pair agrees whatever the lower rank would have chosen.
  * On success nsock[peer] is the pair's socket count and fds[peer *
  * HCCL_BOOT_MAX_SOCKS + k] (k < nsock[peer]) its sockets in order; the rest is -1
- * (nsock[rank] = 0). fds holds nranks * HCCL_BOOT_MAX_SOCKS entries. */
+ * (nsock[rank] = 0). fds holds nranks * HCCL_BOOT_MAX_SOCKS entries. The application's
+ * interrupt check (HcclSetInterruptCheck) stops it with HCCL_E_INTERNAL, and the other
+ * ranks are told, as for any failure here. */
 HcclResult hccl_boot_mesh(int listen_fd, hccl_boot_stash *stash, const hccl_boot_ident *ident, uint32_t rank,
                           uint32_t nranks, const hccl_boot_peer *table, uint64_t timeout_ns, const unsigned *want,
                           int *fds, unsigned *nsock);

@@ -351,6 +351,7 @@ HcclResult hccl_socket_connect_unless(const hccl_addr *addr, uint64_t deadline_n
                                       int *fd_out)
 {
     int last_err = 0, refused = 0;
+    hccl_iwait iw = {0, 0};
     for (;;) {
         int fd = socket(addr->ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
         if (fd < 0) {
@@ -364,6 +365,7 @@ HcclResult hccl_socket_connect_unless(const hccl_addr *addr, uint64_t deadline_n
             for (;;) {
                 struct pollfd p = {fd, POLLOUT, 0};
                 int ms = remaining_ms(deadline_ns);
+                if (ms > 100 && hccl_interrupt_get()) ms = 100; /* slices for the interrupt check */
                 int n = poll(&p, 1, ms);
                 if (n > 0) {
                     int soerr = 0;
@@ -374,6 +376,11 @@ HcclResult hccl_socket_connect_unless(const hccl_addr *addr, uint64_t deadline_n
                     break;
                 }
                 if (n < 0 && errno == EINTR) continue;
+                if (hccl_interrupt_due(&iw)) {
+                    close(fd);
+                    errno = EINTR;
+                    return HCCL_E_INTERNAL;
+                }
                 if (ms == 0 || n < 0) {
                     rc = -1;
                     errno = ETIMEDOUT;
@@ -398,6 +405,10 @@ HcclResult hccl_socket_connect_unless(const hccl_addr *addr, uint64_t deadline_n
         if (stop && stop(arg)) { /* the caller says why */
             errno = last_err;
             return HCCL_E_TIMEOUT;
+        }
+        if (hccl_interrupt_due(&iw)) {
+            errno = EINTR;
+            return HCCL_E_INTERNAL;
         }
         usleep(20000);
     }

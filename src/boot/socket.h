@@ -41,7 +41,9 @@ HcclResult hccl_socket_nonloopback_addr(int family, hccl_addr *out);
 HcclResult hccl_socket_listen(hccl_addr *addr, int use_base_port, int *fd_out);
 
 /* Connect, retrying refused connections until deadline_ns (monotonic). On failure
- * errno is the last attempt's error (ECONNREFUSED, ETIMEDOUT, ENETUNREACH...). */
+ * errno is the last attempt's error (ECONNREFUSED, ETIMEDOUT, ENETUNREACH...). The
+ * application's interrupt check (HcclSetInterruptCheck) stops it quietly: HCCL_E_INTERNAL
+ * with errno EINTR, and the caller says why. */
 HcclResult hccl_socket_connect(const hccl_addr *addr, uint64_t deadline_ns, int *fd_out);
 /* The same, but stop(arg) is asked before each retry: when it says so, the connect
  * gives up quietly (no WARN) with HCCL_E_TIMEOUT, and the caller says why. errno is

@@ -846,8 +846,17 @@ static void tell_root(const hccl_addr *root, const hccl_boot_ident *ident, uint3
                       const char *fn, HcclResult res, uint64_t warn_seq)
 {
     const char *why = hccl_log_warn_seq() != warn_seq ? hccl_log_last_warn() : hccl_result_str(res);
-    hccl_boot_report_failure(root, ident, nranks, rank, fn, why);
+    hccl_boot_report_failure(root, ident, nranks, rank, fn, why, 0);
     hccl_boot_root_linger(ident->id, ROOT_LINGER_NS);
+}
+
+/* The same for a rank that the application interrupted (HcclSetInterruptCheck): it
+ * returns at once, so one quick try and no lingering (a root thread of this process
+ * goes on refusing the others with this reason until they came or its timeout). */
+static void tell_root_interrupted(const hccl_addr *root, const hccl_boot_ident *ident, uint32_t nranks, uint32_t rank,
+                                  const char *fn)
+{
+    hccl_boot_report_failure(root, ident, nranks, rank, fn, HCCL_INTERRUPTED_INIT, 1);
 }
 
 static HcclResult init_with_root(uint32_t nranks, const hccl_addr *root_addr, const hccl_boot_ident *ident,
@@ -868,7 +877,13 @@ static HcclResult init_with_root(uint32_t nranks, const hccl_addr *root_addr, co
     hccl_boot_peer self = c->peers[rank];
     /* A failed join needs no report (the root refused us, or cannot be reached), except
      * when this rank could not even open its connection (EMFILE): the root waits for it. */
+    unsigned iseq = hccl_interrupt_seq();
     res = hccl_boot_join(root_addr, ident, nranks, &self, hccl_boot_connect_timeout_ns(), hint, NULL, c->peers);
+    if (res != HCCL_SUCCESS && hccl_interrupt_seq() != iseq) {
+        comm_free(c);
+        tell_root_interrupted(root_addr, ident, nranks, rank, fn);
+        return res;
+    }
     if (res == HCCL_E_SYSCALL && errno != 0) goto fail_unjoined;
     if (res == HCCL_E_PARA || res == HCCL_E_SYSCALL) /* refused, or the root is out of descriptors */
         hccl_boot_root_linger(ident->id, ROOT_LINGER_NS);
@@ -1151,8 +1166,14 @@ HcclResult hccl_comm_split(hccl_comm *parent, uint32_t nranks, const uint32_t *r
         pthread_mutex_unlock(&parent->split_lock);
         if (res != HCCL_SUCCESS) goto fail;
     } else {
+        unsigned iseq = hccl_interrupt_seq();
         res = hccl_boot_join(&parent->peers[rank_ids[0]].addr, &c->ident, nranks, &self, timeout, NULL,
                              &parent->aborting, c->peers);
+        if (res != HCCL_SUCCESS && hccl_interrupt_seq() != iseq) { /* the others fail now, naming this rank */
+            tell_root_interrupted(&parent->peers[rank_ids[0]].addr, &c->ident, nranks, sub_rank,
+                                  "HcclCreateSubCommConfig");
+            goto fail;
+        }
         /* Out of descriptors (here or at rank 0), or refused (other rankIds or nranks):
          * the join said why. */
         if (res == HCCL_E_SYSCALL || res == HCCL_E_PARA) goto fail;

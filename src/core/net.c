@@ -1098,19 +1098,15 @@ static void balance_cpus(hccl_netimpl *n, uint64_t now)
               cpu, sched_getcpu());
 }
 
-static int (*interrupt_check)(void); /* HcclSetInterruptCheck's (atomic) */
-
-void hccl_net_set_interrupt_check(int (*check)(void)) { __atomic_store_n(&interrupt_check, check, __ATOMIC_RELEASE); }
-
 /* The application's interrupt check, once this wait has idled 100 ms, then every 100 ms
  * (a wait that moves never reads it). */
-#define INTERRUPT_CHECK_NS 100000000ull
+#define INTERRUPT_CHECK_NS HCCL_INTERRUPT_CHECK_NS
 static int interrupted(pace *w, uint64_t now)
 {
-    int (*check)(void) = __atomic_load_n(&interrupt_check, __ATOMIC_ACQUIRE);
+    int (*check)(void) = hccl_interrupt_get();
     if (!check || now - w->last_progress < INTERRUPT_CHECK_NS || now - w->checked_at < INTERRUPT_CHECK_NS) return 0;
     w->checked_at = now;
-    return check() != 0;
+    return hccl_interrupt_ask(check);
 }
 
 /* After a pass that moved nothing: poll again (after a pause or a yield), sleep now,

@@ -89,8 +89,6 @@ void hccl_net_stop_responder(hccl_netimpl *n);
 
 /* Abort flag checked by the engine while it waits (set by destroy / watchdog). */
 void hccl_net_set_abort_flag(hccl_netimpl *n, const int *flag);
-/* HcclSetInterruptCheck: the process's check (NULL: none), read by waits that idle. */
-void hccl_net_set_interrupt_check(int (*check)(void));
 
 /* Give the algorithms direct access (hccl_net.peer_copy / peer_ptr) to the peers
  * whose pid is listed (0 = not reachable): same process -> memcpy, another process

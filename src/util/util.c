@@ -43,6 +43,35 @@ uint64_t hccl_now_ns(void) { return clock_ns(CLOCK_MONOTONIC); }
 #endif
 uint64_t hccl_coarse_ns(void) { return clock_ns(CLOCK_MONOTONIC_COARSE); }
 
+static int (*interrupt_check)(void); /* atomic */
+
+void hccl_interrupt_set(int (*check)(void)) { __atomic_store_n(&interrupt_check, check, __ATOMIC_RELEASE); }
+
+int (*hccl_interrupt_get(void))(void) { return __atomic_load_n(&interrupt_check, __ATOMIC_ACQUIRE); }
+
+static __thread unsigned interrupt_seq;
+
+unsigned hccl_interrupt_seq(void) { return interrupt_seq; }
+
+int hccl_interrupt_ask(int (*check)(void))
+{
+    if (!check()) return 0;
+    interrupt_seq++;
+    return 1;
+}
+
+int hccl_interrupt_due(hccl_iwait *w)
+{
+    int (*check)(void) = hccl_interrupt_get();
+    if (!check) return 0;
+    uint64_t now = hccl_now_ns();
+    if (!w->since) w->since = now;
+    if (now - w->since < HCCL_INTERRUPT_CHECK_NS || (w->checked_at && now - w->checked_at < HCCL_INTERRUPT_CHECK_NS))
+        return 0;
+    w->checked_at = now;
+    return hccl_interrupt_ask(check);
+}
+
 static long alloc_fail_countdown;
 
 void hccl_alloc_fail_after(long n) { __atomic_store_n(&alloc_fail_countdown, n, __ATOMIC_RELAXED); }

@@ -27,6 +27,26 @@ uint64_t hccl_fnv1a(const void *p, size_t n, uint64_t h);
  * for idle times measured in tens of milliseconds. Compare only with itself. */
 uint64_t hccl_coarse_ns(void);
 
+/* HcclSetInterruptCheck's function (NULL: none), process-wide. */
+void hccl_interrupt_set(int (*check)(void));
+int (*hccl_interrupt_get(void))(void);
+/* A wait that may be interrupted: zero it when the wait begins. */
+typedef struct hccl_iwait {
+    uint64_t since, checked_at;
+} hccl_iwait;
+#define HCCL_INTERRUPT_CHECK_NS 100000000ull
+/* Whether the application's check asks to stop this wait: called between the wait's
+ * steps, it calls the check once the wait has lasted HCCL_INTERRUPT_CHECK_NS, then at
+ * most that often (no clock read while no check is set). */
+int hccl_interrupt_due(hccl_iwait *w);
+/* Calls the check (set) now; nonzero: it asks to stop. */
+int hccl_interrupt_ask(int (*check)(void));
+/* How many times the check asked this thread to stop: a caller compares the count
+ * before and after a step that failed to tell an interruption from other failures. */
+unsigned hccl_interrupt_seq(void);
+/* The reason communicator creation gives when it was interrupted. */
+#define HCCL_INTERRUPTED_INIT "communicator creation interrupted by the application (HcclSetInterruptCheck)"
+
 /* All library allocations go through these, so tests can inject failures. */
 void *hccl_malloc(size_t n);
 void *hccl_calloc(size_t n, size_t size);
