@@ -433,6 +433,20 @@ static int interrupt_check(void)
     return stop;
 }
 
+/* After a communicator creation (result r, communicator h): whether a signal handler
+ * raised while it waited (interrupt_check: Ctrl-C), which stopped it. The exception,
+ * left set, is what the call raises; a communicator made all the same is destroyed. */
+static int init_interrupted(HcclResult r, HcclComm h)
+{
+    if (!PyErr_Occurred()) return 0;
+    if (r == HCCL_SUCCESS && h) {
+        Py_BEGIN_ALLOW_THREADS
+        HcclCommDestroy(h);
+        Py_END_ALLOW_THREADS
+    }
+    return 1;
+}
+
 /* Runs d now (async == 0) or queues it; takes ownership of bufs' views and d's arrays.
  * async < 0: the async_op argument's truth test raised (PyObject_IsTrue); nothing runs. */
 static PyObject *submit(CommObject *c, opdesc *d, hbuf *bufs, int nbufs, int async, long peer)
@@ -1058,6 +1072,7 @@ static PyObject *comm_create_sub(CommObject *c, PyObject *const *args, Py_ssize_
     Py_END_ALLOW_THREADS
     free(ids);
     Py_DECREF(f);
+    if (init_interrupted(r, sub)) return NULL;
     if (r != HCCL_SUCCESS) return raise_hccl(r, "create_sub", (PyObject *)c, -1, NULL, last_warning());
     return (PyObject *)comm_new(sub);
 bad:
@@ -1433,6 +1448,7 @@ static PyObject *mod_comm_init_root_info(PyObject *self, PyObject *args, PyObjec
     Py_BEGIN_ALLOW_THREADS
     r = HcclCommInitRootInfoConfig(nranks, &info, rank, &cfg, &h);
     Py_END_ALLOW_THREADS
+    if (init_interrupted(r, h)) return NULL;
     if (r != HCCL_SUCCESS) return raise_hccl(r, "comm_init_root_info", NULL, -1, last_warning(), NULL);
     return (PyObject *)comm_new(h);
 }
@@ -1453,6 +1469,7 @@ static PyObject *mod_comm_init_from_env(PyObject *self, PyObject *args, PyObject
     Py_BEGIN_ALLOW_THREADS
     r = HcclCommInitFromEnv(&cfg, &h);
     Py_END_ALLOW_THREADS
+    if (init_interrupted(r, h)) return NULL;
     if (r != HCCL_SUCCESS) return raise_hccl(r, "init", NULL, -1, last_warning(), NULL);
     return (PyObject *)comm_new(h);
 }

@@ -30,6 +30,8 @@ RANK_CHECKED = [
     ("deadlocked_receives_name_the_other_rank", 2, "errors.py", "deadlock", None),
     ("fork_child_cannot_use_the_parents_communicator", 2, "errors.py", "fork", None),
     ("ctrl_c_interrupts_a_synchronous_collective", 2, "errors.py", "interrupt", None),
+    ("ctrl_c_interrupts_init", 2, "errors.py", "initinterrupt", None),
+    ("ctrl_c_interrupts_new_group", 2, "errors.py", "subinterrupt", None),
     ("nested_groups_then_a_world_group", 3, "groups.py", "nested", None),
     ("new_group_with_a_member_missing", 3, "groups.py", "missing", {"HCCL_CONNECT_TIMEOUT": "3"}),
 ]

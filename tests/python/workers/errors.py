@@ -22,6 +22,13 @@
             library's interrupt check, HcclSetInterruptCheck), the communicator has
             failed (later calls say it was interrupted); rank 1's all_reduce, made
             later, fails at once naming rank 0 instead of waiting exec_timeout.
+  initinterrupt  rank 0 gets SIGINT 1 s into hccl.init() while rank 1 is still asleep
+            (HCCL_CONNECT_TIMEOUT 60): KeyboardInterrupt within 2.5 s (it used to wait
+            the whole connect timeout); rank 1's init, made later, fails at once naming
+            rank 0 and the interruption; the package stays usable on rank 0.
+  subinterrupt  both init; rank 1 gets SIGINT 1 s into new_group([0, 1]) while rank 0
+            is still asleep: KeyboardInterrupt within 2.5 s; rank 0's new_group, made
+            later, fails at once naming rank 1; the world communicator still works.
 """
 import os
 import sys
@@ -37,6 +44,9 @@ def main():
     mode = sys.argv[1]
     if mode == "timeout3hosts":
         os.environ["HCCL_HOST_ID"] = "py-b" if os.environ["RANK"] == "1" else "py-a"
+    if mode == "initinterrupt":
+        init_interrupt()
+        return
     comm = hccl.init(exec_timeout=3 if mode.startswith("timeout") or mode == "deadlock" else
                      60 if mode == "interrupt" else None)
     r, n = comm.rank, comm.size
@@ -121,6 +131,24 @@ def main():
             hccl.all_reduce(a)
             assert a.tolist() == [20.0 * k + 3] * 4, (k, a)
         C.ok("a fork child cannot use the parent's communicator")
+    elif mode == "subinterrupt":
+        if r == 1:
+            C.interrupted_by_sigint(lambda: hccl.new_group([0, 1]), None)
+            time.sleep(3)
+        else:
+            time.sleep(3)
+            t0 = time.monotonic()
+            try:
+                hccl.new_group([0, 1])
+                raise AssertionError("new_group with an interrupted member returned")
+            except hccl.HcclError as e:
+                dt = time.monotonic() - t0
+                print("rank 0: new_group failed after %.1f s: %s" % (dt, e), flush=True)
+                assert dt < 2, (dt, e)
+        a = np.ones(4, np.float32)
+        hccl.all_reduce(a)
+        assert a.tolist() == [2.0] * 4, a
+        C.ok("Ctrl-C interrupts new_group")
     elif mode == "interrupt":
         if r == 0:
             C.interrupted_by_sigint(lambda: hccl.all_reduce(np.ones(4, np.float32)), hccl.HcclError)
@@ -136,6 +164,32 @@ def main():
                 print("rank 1: failed after %.1f s: %s" % (dt, e), flush=True)
                 assert e.peers == [0] and dt < 2 and "interrupted" in str(e), (dt, e.peers, e)
         C.ok("Ctrl-C interrupts a synchronous collective")
+    C.report(r)
+
+
+def init_interrupt():
+    r = int(os.environ["RANK"])
+    if r == 0:
+        C.interrupted_by_sigint(hccl.init, None)
+        assert not hccl.is_initialized()
+        cs = hccl.comm_init_all(2)  # the package still works
+        h = hccl.all_reduce(np.ones(4, np.float32), group=cs[0], async_op=True)
+        a = np.ones(4, np.float32)
+        hccl.all_reduce(a, group=cs[1])
+        h.wait()
+        assert a.tolist() == [2.0] * 4, a
+        time.sleep(4)  # alive while rank 1 tries: its root thread answers it
+    else:
+        time.sleep(4)
+        t0 = time.monotonic()
+        try:
+            hccl.init()
+            raise AssertionError("init with an interrupted rank 0 returned")
+        except hccl.HcclError as e:
+            dt = time.monotonic() - t0
+            print("rank 1: init failed after %.1f s: %s" % (dt, e), flush=True)
+            assert dt < 2 and "rank 0" in str(e) and "interrupted" in str(e), (dt, e)
+    C.ok("Ctrl-C interrupts init")
     C.report(r)
 
 
