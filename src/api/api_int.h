@@ -32,7 +32,12 @@ HcclResult hccl_api_self_pairs(const char *fn, const HcclSendRecvItem *items, ui
 HcclResult hccl_api_batch_overlap(const char *fn, const HcclSendRecvItem *items, uint32_t n, uint32_t rank);
 
 /* Pending point-to-point operations inside HcclGroupStart/End (thread-local). */
-int hccl_api_group_active(void);
+extern int hccl_api_groups_open; /* threads with a group open */
+int hccl_api_group_active_here(void);
+static inline int hccl_api_group_active(void)
+{
+    return __atomic_load_n(&hccl_api_groups_open, __ATOMIC_RELAXED) && hccl_api_group_active_here();
+}
 HcclResult hccl_api_group_add(hccl_comm *c, aclrtStream stream, const HcclSendRecvItem *item);
 /* The stream on which an operation of c called on the NULL stream inside a group is
  * queued (one per communicator and group, made on first use; HcclGroupEnd waits for

@@ -45,7 +45,12 @@ static __thread int group_depth;
 static __thread pending *group_ops;
 static __thread uint32_t group_n, group_cap;
 
-int hccl_api_group_active(void) { return group_depth > 0; }
+/* Threads with a group open, process-wide: an operation outside any group reads this
+ * word, not its thread's depth (a thread-local of a shared library costs a call to
+ * __tls_get_addr on every operation). */
+int hccl_api_groups_open;
+
+int hccl_api_group_active_here(void) { return group_depth > 0; }
 
 /* The group's streams for NULL-stream operations, one per communicator (a reference). */
 typedef struct group_stream {
@@ -112,7 +117,7 @@ HcclResult hccl_api_group_add(hccl_comm *c, aclrtStream stream, const HcclSendRe
 
 HcclResult HcclGroupStart(void)
 {
-    group_depth++;
+    if (group_depth++ == 0) __atomic_add_fetch(&hccl_api_groups_open, 1, __ATOMIC_RELAXED);
     return HCCL_SUCCESS;
 }
 
@@ -156,6 +161,7 @@ HcclResult HcclGroupEnd(void)
         return HCCL_E_PARA;
     }
     if (--group_depth > 0) return HCCL_SUCCESS;
+    __atomic_sub_fetch(&hccl_api_groups_open, 1, __ATOMIC_RELAXED);
     HcclResult res = HCCL_SUCCESS;
     for (uint32_t i = 0; i < group_n; i++) { /* a reference per item, as a call takes */
         hccl_comm *h = group_ops[i].comm;
