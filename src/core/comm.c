@@ -216,11 +216,12 @@ HcclResult hccl_comm_cfg_resolve(const HcclCommConfig *config, hccl_comm_cfg *ou
         out->buffsize_mb = config->hcclBufferSize;
     }
     if (COVERS(hcclDeterministic) && config->hcclDeterministic != HCCL_COMM_DETERMINISTIC_CONFIG_NOT_SET) {
-        if (config->hcclDeterministic > 1) {
-            HCCL_WARN(INIT, "HcclCommConfig.hcclDeterministic must be 0 or 1, not %u", config->hcclDeterministic);
+        /* 2 is upstream's strict determinism (HCCL_DETERMINISTIC=strict): on, as 1 is here */
+        if (config->hcclDeterministic > 2) {
+            HCCL_WARN(INIT, "HcclCommConfig.hcclDeterministic must be 0, 1 or 2, not %u", config->hcclDeterministic);
             return HCCL_E_PARA;
         }
-        out->deterministic = (int)config->hcclDeterministic;
+        out->deterministic = config->hcclDeterministic != 0;
     }
     if (COVERS(hcclCommName) && config->hcclCommName[0]) {
         if (memchr(config->hcclCommName, 0, sizeof config->hcclCommName) == NULL) {

@@ -3,7 +3,8 @@
  *
  * HCCL_DETERMINISTIC: true, 1 and upstream's "strict" turn it on in any case; false
  * and 0 leave it off quietly; any other text ("yes", "2", " true") is reported with a
- * WARN naming it and means off. HcclCommConfig.hcclDeterministic wins over the variable.
+ * WARN naming it and means off. HcclCommConfig.hcclDeterministic wins over the variable;
+ * its 2 (upstream's strict) is on like 1, above 2 is refused.
  * HcclCommConfig.hcclAlgo: HCCL_ALGO's syntax for this communicator (an empty one
  * leaves HCCL_ALGO in charge); one without its NUL is refused.
  */
@@ -57,6 +58,15 @@ int main(void)
     TT_ASSERT(det("true", &config) == 0);
     config.hcclDeterministic = 1;
     TT_ASSERT(det("false", &config) == 1);
+    /* 2, upstream's strict determinism, is on as 1 is (HCCL_DETERMINISTIC=strict too) */
+    config.hcclDeterministic = 2;
+    TT_ASSERT(det("false", &config) == 1 && !warned);
+    config.hcclDeterministic = 3;
+    {
+        hccl_comm_cfg c3;
+        TT_ASSERT_EQ(hccl_comm_cfg_resolve(&config, &c3), HCCL_E_PARA);
+        TT_ASSERT(strstr(hccl_log_last_warn(), "hcclDeterministic") && strstr(hccl_log_last_warn(), "not 3"));
+    }
     unsetenv("HCCL_DETERMINISTIC");
 
     hccl_comm_cfg cfg;
