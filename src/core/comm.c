@@ -236,6 +236,7 @@ HcclResult hccl_comm_cfg_resolve(const HcclCommConfig *config, hccl_comm_cfg *ou
             return HCCL_E_PARA;
         }
         out->exec_timeout_ns = hccl_timeout_ns(config->hcclExecTimeOut);
+        out->exec_timeout_set = 1;
     }
     if (COVERS(hcclAlgo) && config->hcclAlgo[0]) {
         if (memchr(config->hcclAlgo, 0, sizeof config->hcclAlgo) == NULL) {
@@ -1142,7 +1143,9 @@ HcclResult hccl_comm_split(hccl_comm *parent, uint32_t nranks, const uint32_t *r
     HcclResult res;
     hccl_comm_cfg cfg;
     CHECK(hccl_comm_cfg_resolve(config, &cfg));
-    if (!cfg.exec_timeout_ns) cfg.exec_timeout_ns = parent->cfg.exec_timeout_ns;
+    /* A config that leaves hcclExecTimeOut unset takes the parent's; one that sets it,
+     * 0 (never) included, is used as given. */
+    if (!cfg.exec_timeout_set) cfg.exec_timeout_ns = parent->cfg.exec_timeout_ns;
     hccl_comm *c = comm_alloc(sub_rank, nranks, &cfg);
     if (!c) return HCCL_E_MEMORY;
     c->ident.secret = parent->ident.secret;

@@ -27,6 +27,7 @@ extern int hccl_comm_fork_pid;
 
 typedef struct hccl_comm_cfg {
     uint64_t exec_timeout_ns; /* 0 = wait forever */
+    int exec_timeout_set;     /* HcclCommConfig.hcclExecTimeOut given (else the environment's) */
     uint32_t buffsize_mb;
     int deterministic;
     char name[COMM_NAME_MAX_LENGTH]; /* "" = generate */

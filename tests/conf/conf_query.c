@@ -536,7 +536,9 @@ void conf_suite_subcomm(conf_ctx *ctx)
 typedef struct {
     HcclRootInfo root;
     int variant; /* 0: named, 1 MB buffer; 1: an older, shorter config struct; 2: only
-                    rank 0 sets hcclDeterministic, every rank on one CPU at creation */
+                    rank 0 sets hcclDeterministic, every rank on one CPU at creation;
+                    3: hcclAlgo on rank 0 only; 4: hcclExecTimeOut 1 s, and
+                    sub-communicators with their own or the parent's */
     char name[64];
 } cfg_arg;
 
@@ -569,6 +571,12 @@ static HcclResult init_config(conf_ctx *ctx, HcclComm *comm, void *arg)
          * algorithms, which the first AllReduce must report on every rank. */
         if (ctx->rank == 0) snprintf(cfg.hcclAlgo, sizeof cfg.hcclAlgo, "%s", "allreduce=level0:NA;level1:ring");
         conf_step(ctx, "HcclCommInitRootInfoConfig (hcclAlgo on rank 0 only)");
+        return HcclCommInitRootInfoConfig((uint32_t)ctx->nranks, &a->root, (uint32_t)ctx->rank, &cfg, comm);
+    }
+    if (a->variant == 4) {
+        cfg.hcclExecTimeOut = 1;
+        cfg.hcclDeterministic = 2; /* upstream's strict: accepted, on */
+        conf_step(ctx, "HcclCommInitRootInfoConfig (hcclExecTimeOut 1 s, hcclDeterministic 2)");
         return HcclCommInitRootInfoConfig((uint32_t)ctx->nranks, &a->root, (uint32_t)ctx->rank, &cfg, comm);
     }
     if (a->variant == 0) {
@@ -653,8 +661,61 @@ static void rank_algo_mismatch(conf_ctx *ctx)
     if (r) aclrtFree(r);
 }
 
+/* An AllReduce on a sub-communicator of every rank (id) made with hcclExecTimeOut
+ * `timeout` (-1: left unset), the last rank `late_ms` late. Returns whether it
+ * succeeded on this rank, and how long it took in *took. */
+static int late_sub_allreduce(conf_ctx *ctx, uint64_t id, int timeout, int late_ms, double *took)
+{
+    uint32_t ids[64];
+    int n = ctx->nranks, ok = 0;
+    for (int i = 0; i < n; i++) ids[i] = (uint32_t)i;
+    HcclCommConfig cfg;
+    HcclCommConfigInit(&cfg);
+    if (timeout >= 0) cfg.hcclExecTimeOut = timeout;
+    HcclComm sub = NULL;
+    void *b = NULL;
+    *took = 0;
+    conf_step(ctx, "HcclCreateSubCommConfig (hcclExecTimeOut %d)", timeout);
+    if (!conf_ok(ctx, HcclCreateSubCommConfig(&ctx->comm, (uint32_t)n, ids, id, (uint32_t)ctx->rank, &cfg, &sub),
+                 "HcclCreateSubCommConfig"))
+        return 0;
+    if (conf_acl_ok(ctx, aclrtMalloc(&b, 64, ACL_MEM_MALLOC_HUGE_FIRST), "aclrtMalloc")) {
+        aclrtMemset(b, 64, 0, 64);
+        if (ctx->rank == n - 1) usleep((useconds_t)late_ms * 1000);
+        conf_step(ctx, "AllReduce on a sub-communicator (hcclExecTimeOut %d), the last rank %d ms late", timeout,
+                  late_ms);
+        double t0 = conf_now();
+        ok = HcclAllReduce(b, b, 16, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, sub, ctx->stream) == HCCL_SUCCESS &&
+             aclrtSynchronizeStream(ctx->stream) == ACL_SUCCESS;
+        *took = conf_now() - t0;
+        aclrtFree(b);
+    }
+    conf_ok(ctx, HcclCommDestroy(sub), "HcclCommDestroy(sub)");
+    return ok;
+}
+
+/* Variant 4: the parent's hcclExecTimeOut is 1 s. A sub-communicator made with
+ * hcclExecTimeOut 0 never times out (it took the parent's 1 s); one that leaves it
+ * unset takes the parent's 1 s (not HCCL_EXEC_TIMEOUT's 1836). */
+static void rank_sub_timeout(conf_ctx *ctx)
+{
+    double took;
+    if (!late_sub_allreduce(ctx, 0x7e0, 0, 2000, &took))
+        conf_fail(ctx, "AllReduce on a sub-communicator with hcclExecTimeOut 0 (never) failed after %.1f s", took);
+    conf_host_barrier(ctx);
+    int ok = late_sub_allreduce(ctx, 0x7e1, -1, 3000, &took);
+    if (ctx->rank != ctx->nranks - 1 && (ok || took > 2.5))
+        conf_fail(ctx, "AllReduce on a sub-communicator without hcclExecTimeOut, the last rank 3 s late: %s after "
+                  "%.1f s, not the parent's 1 s timeout", ok ? "succeeded" : "failed", took);
+    conf_host_barrier(ctx);
+}
+
 static void rank_config(conf_ctx *ctx)
 {
+    if (g_cfg->variant == 4) {
+        rank_sub_timeout(ctx);
+        return;
+    }
     int n = ctx->nranks;
     if (g_cfg->variant == 2) {
         rank_deterministic(ctx);
@@ -708,7 +769,7 @@ static void rank_config(conf_ctx *ctx)
 int conf_config_main(const conf_opts *o)
 {
     int failed = 0;
-    for (int v = 0; v < 4; v++) {
+    for (int v = 0; v < 5; v++) {
         cfg_arg a;
         memset(&a, 0, sizeof a);
         a.variant = v;
@@ -721,7 +782,8 @@ int conf_config_main(const conf_opts *o)
         int f = conf_run_ranks_custom(o, o->mode, o->nranks, 1, init_config, &a, rank_config);
         if (f)
             fprintf(stderr, "FAIL: HcclCommInitRootInfoConfig %s\n",
-                    v == 3   ? "hcclAlgo on one rank"
+                    v == 4   ? "sub-communicators' hcclExecTimeOut"
+                    : v == 3 ? "hcclAlgo on one rank"
                     : v == 2 ? "deterministic on one rank"
                     : v      ? "with an older, shorter config"
                              : "named, 1 MB buffer");
