@@ -449,6 +449,16 @@ static void refuse_stragglers(int listen_fd, accept_q *q, hccl_boot_stash *stash
     }
 }
 
+void hccl_boot_refuse(int listen_fd, hccl_boot_stash *stash, const hccl_boot_ident *ident, uint32_t nranks,
+                      const char *msg)
+{
+    accept_q *q = hccl_calloc(1, sizeof *q);
+    if (!q) return;
+    refuse_stragglers(listen_fd, q, stash, ident, nranks, msg);
+    q_settle(q, stash, ident->secret);
+    hccl_free(q);
+}
+
 /* The ids of the root threads of this process that have served their group (or gave
  * up), newest last: recorded before the ranks get their answer, so a rank that uses
  * the root info again after its HcclCommInitRootInfo returned is always refused. */

@@ -100,6 +100,12 @@ HcclResult hccl_boot_serve(int listen_fd, hccl_boot_stash *stash, const hccl_boo
                            const hccl_boot_peer *self, uint64_t timeout_ns, const int *abort,
                            hccl_boot_peer *table);
 
+/* A rank that would serve its sub-communicator (hccl_boot_serve) but failed before:
+ * the members already waiting on listen_fd (or its stash), or arriving within 200 ms,
+ * are refused with msg (HCCL_E_PARA) instead of waiting out their connect timeout. */
+void hccl_boot_refuse(int listen_fd, hccl_boot_stash *stash, const hccl_boot_ident *ident, uint32_t nranks,
+                      const char *msg);
+
 /* Join a group at the root: send our record, receive everyone's (nranks entries).
  * hint (NULL: ask whether the rank that serves the root runs) ends the WARN line when
  * the root cannot be reached. HCCL_E_SYSCALL with errno set: this rank could not open

@@ -1137,26 +1137,57 @@ done:
 
 /* ---- sub-communicators -------------------------------------------------------------- */
 
+/* A rank that failed HcclCreateSubCommConfig before it joined (its config, its name)
+ * tells the others, as tell_root does for HcclCommInitRootInfo: they fail now with its
+ * reason instead of at HCCL_CONNECT_TIMEOUT. Rank 0, which would have served them,
+ * refuses those that are waiting or come within 200 ms. */
+static void split_tell(hccl_comm *parent, const hccl_boot_ident *ident, uint32_t nranks, const uint32_t *rank_ids,
+                       uint32_t sub_rank, HcclResult res, uint64_t warn_seq)
+{
+    const char *why = hccl_log_warn_seq() != warn_seq ? hccl_log_last_warn() : hccl_result_str(res);
+    if (sub_rank != 0) {
+        hccl_boot_report_failure(&parent->peers[rank_ids[0]].addr, ident, nranks, sub_rank,
+                                 "HcclCreateSubCommConfig", why, 0);
+        return;
+    }
+    char msg[512];
+    snprintf(msg, sizeof msg, "rank 0 (parent rank %u) failed HcclCreateSubCommConfig before joining: %s",
+             parent->rank, why);
+    pthread_mutex_lock(&parent->split_lock);
+    hccl_boot_refuse(parent->listen_fd, &parent->stash, ident, nranks, msg);
+    pthread_mutex_unlock(&parent->split_lock);
+}
+
 HcclResult hccl_comm_split(hccl_comm *parent, uint32_t nranks, const uint32_t *rank_ids, uint64_t sub_id,
                            uint32_t sub_rank, const HcclCommConfig *config, hccl_comm **out)
 {
     HcclResult res;
+    hccl_boot_ident ident = {parent->ident.secret, 0, 0};
+    uint64_t g = hccl_fnv1a(&sub_id, sizeof sub_id, parent->ident.id ^ HCCL_FNV_SEED);
+    ident.id = hccl_fnv1a(rank_ids, sizeof *rank_ids * nranks, g);
+    ident.group = (uint32_t)(g ^ (g >> 32)) | 1u;
+    uint64_t warn_seq = hccl_log_warn_seq();
     hccl_comm_cfg cfg;
-    CHECK(hccl_comm_cfg_resolve(config, &cfg));
+    res = hccl_comm_cfg_resolve(config, &cfg);
+    if (res != HCCL_SUCCESS) {
+        split_tell(parent, &ident, nranks, rank_ids, sub_rank, res, warn_seq);
+        return res;
+    }
     /* A config that leaves hcclExecTimeOut unset takes the parent's; one that sets it,
      * 0 (never) included, is used as given. */
     if (!cfg.exec_timeout_set) cfg.exec_timeout_ns = parent->cfg.exec_timeout_ns;
     hccl_comm *c = comm_alloc(sub_rank, nranks, &cfg);
     if (!c) return HCCL_E_MEMORY;
-    c->ident.secret = parent->ident.secret;
-    uint64_t g = hccl_fnv1a(&sub_id, sizeof sub_id, parent->ident.id ^ HCCL_FNV_SEED);
-    c->ident.id = hccl_fnv1a(rank_ids, sizeof *rank_ids * nranks, g);
-    c->ident.group = (uint32_t)(g ^ (g >> 32)) | 1u;
-    CHECK_GOTO(name_is_free(c, "HcclCreateSubCommConfig",
-                            c->cfg.name[0] ? " (HcclCommConfig.hcclCommName must be unique)"
-                                           : ": the parent's sub-communicator with this subCommId and rankIds; "
-                                             "destroy it first or use another subCommId"),
-               res, fail);
+    c->ident = ident;
+    res = name_is_free(c, "HcclCreateSubCommConfig",
+                       c->cfg.name[0] ? " (HcclCommConfig.hcclCommName must be unique)"
+                                      : ": the parent's sub-communicator with this subCommId and rankIds; "
+                                        "destroy it first or use another subCommId");
+    if (res != HCCL_SUCCESS) {
+        comm_free(c);
+        split_tell(parent, &ident, nranks, rank_ids, sub_rank, res, warn_seq);
+        return res;
+    }
     CHECK_GOTO(open_listener(c, &parent->peers[parent->rank].addr, 0), res, fail);
     hccl_boot_peer self = c->peers[sub_rank];
     uint64_t timeout = hccl_boot_connect_timeout_ns();

@@ -694,6 +694,35 @@ static int late_sub_allreduce(conf_ctx *ctx, uint64_t id, int timeout, int late_
     return ok;
 }
 
+/* HcclCreateSubCommConfig of every rank where rank `bad` passes an invalid config
+ * (hcclDeterministic 7) and comes 300 ms after the others: every rank fails with
+ * HCCL_E_PARA at once (the others with its reason), none waits for HCCL_CONNECT_TIMEOUT. */
+static void bad_sub_config(conf_ctx *ctx, int bad, uint64_t id)
+{
+    uint32_t ids[64];
+    for (int i = 0; i < ctx->nranks; i++) ids[i] = (uint32_t)i;
+    HcclCommConfig cfg;
+    HcclCommConfigInit(&cfg);
+    if (ctx->rank == bad) {
+        cfg.hcclDeterministic = 7;
+        usleep(300 * 1000);
+    }
+    HcclComm sub = NULL;
+    conf_step(ctx, "HcclCreateSubCommConfig, rank %d's config invalid", bad);
+    double t0 = conf_now();
+    HcclResult rc = HcclCreateSubCommConfig(&ctx->comm, (uint32_t)ctx->nranks, ids, id, (uint32_t)ctx->rank, &cfg, &sub);
+    double took = conf_now() - t0;
+    const char *why = HcclGetLastErrorMessage();
+    if (rc != HCCL_E_PARA || took > 5)
+        conf_fail(ctx, "HcclCreateSubCommConfig with rank %d's hcclDeterministic 7: %d after %.1f s, not "
+                  "HCCL_E_PARA at once", bad, (int)rc, took);
+    else if (!why || !strstr(why, "hcclDeterministic"))
+        conf_fail(ctx, "HcclCreateSubCommConfig with rank %d's hcclDeterministic 7: the reason \"%s\" does not "
+                  "name it", bad, why ? why : "");
+    if (sub) HcclCommDestroy(sub);
+    conf_host_barrier(ctx);
+}
+
 /* Variant 4: the parent's hcclExecTimeOut is 1 s. A sub-communicator made with
  * hcclExecTimeOut 0 never times out (it took the parent's 1 s); one that leaves it
  * unset takes the parent's 1 s (not HCCL_EXEC_TIMEOUT's 1836). */
@@ -708,6 +737,10 @@ static void rank_sub_timeout(conf_ctx *ctx)
         conf_fail(ctx, "AllReduce on a sub-communicator without hcclExecTimeOut, the last rank 3 s late: %s after "
                   "%.1f s, not the parent's 1 s timeout", ok ? "succeeded" : "failed", took);
     conf_host_barrier(ctx);
+    if (ctx->nranks > 1) {
+        bad_sub_config(ctx, ctx->nranks - 1, 0x7e2);
+        bad_sub_config(ctx, 0, 0x7e3);
+    }
 }
 
 static void rank_config(conf_ctx *ctx)
