@@ -962,8 +962,13 @@ HcclResult hccl_comm_init_env(const HcclCommConfig *config, hccl_comm **out)
         HCCL_WARN(INIT, "%s", err);
         return HCCL_E_PARA;
     }
+    /* An invalid config fails this rank, but only once the others can be told (below). */
     hccl_comm_cfg cfg;
-    CHECK(hccl_comm_cfg_resolve(config, &cfg));
+    uint64_t warn_seq = hccl_log_warn_seq();
+    HcclResult cfg_res = hccl_comm_cfg_resolve(config, &cfg);
+    char cfg_why[256];
+    snprintf(cfg_why, sizeof cfg_why, "%s",
+             hccl_log_warn_seq() != warn_seq ? hccl_log_last_warn() : hccl_result_str(cfg_res));
     hccl_addr root;
     if (hccl_addr_parse(env.root_addr, env.root_port, &root) != HCCL_SUCCESS) {
         HCCL_WARN(INIT, "launch environment: %s=\"%s\" (the bootstrap root's address) cannot be resolved on this host",
@@ -1007,6 +1012,11 @@ HcclResult hccl_comm_init_env(const HcclCommConfig *config, hccl_comm **out)
                       env.root_addr, env.root_port, env.source);
             return r;
         }
+    }
+    if (cfg_res != HCCL_SUCCESS) {
+        hccl_boot_report_failure(&root, &ident, env.nranks, env.rank, "HcclCommInitFromEnv", cfg_why, 0);
+        hccl_boot_root_linger(ident.id, ROOT_LINGER_NS);
+        return cfg_res;
     }
     HCCL_INFO(INIT, "rank %u of %u from the %s environment; root %s", env.rank, env.nranks, env.source,
               hccl_addr_str(&root));

@@ -13,6 +13,8 @@
  *   and with PMI_RANK/PMI_SIZE; then a job while stray connections (one idle, one
  *   sending garbage) sit on its root port; then a rank with another HCCL_JOB_SECRET,
  *   which must make every rank's init fail within HCCL_CONNECT_TIMEOUT (4 s) + slack;
+ *   then a rank (the last, then rank 0) with an invalid HcclCommConfig, which must make
+ *   every rank fail at once with HCCL_E_PARA and its reason;
  *   then root-info init with HCCL_SOCKET_IFNAME=lo, HCCL_IF_IP=127.0.0.1 and
  *   HCCL_IF_BASE_PORT.
  * twojobs: two 3-rank jobs at once with the same HCCL_IF_BASE_PORT must not collide.
@@ -198,6 +200,7 @@ typedef struct {
     char secret[64];
     int late_rank; /* this rank waits 500 ms before init (-1: none) */
     int foreign;   /* rank 2 has another job secret */
+    int bad_cfg;   /* 1 + the rank whose HcclCommConfig is invalid (0: none) */
 } env_round;
 
 static void setint(const char *name, int v)
@@ -246,10 +249,18 @@ static HcclResult init_env(conf_ctx *ctx, HcclComm *comm, void *arg)
     }
     if (ctx->rank == e->late_rank) usleep(500 * 1000);
     conf_step(ctx, "HcclCommInitFromEnv (launcher kind %d, port %d)", e->kind, e->port);
+    if (e->bad_cfg) {
+        HcclCommConfig cfg;
+        HcclCommConfigInit(&cfg);
+        if (ctx->rank == e->bad_cfg - 1) cfg.hcclDeterministic = 7;
+        return HcclCommInitFromEnv(&cfg, comm);
+    }
     return HcclCommInitFromEnv(NULL, comm);
 }
 
-/* A rank with another job secret must not join: every rank's init fails, promptly. */
+/* A rank with another job secret must not join: every rank's init fails, promptly.
+ * A rank with an invalid config (bad_cfg) fails the others at once with HCCL_E_PARA
+ * and its reason (HCCL_CONNECT_TIMEOUT 30 s then, which they must not wait for). */
 static int foreign_secret(const conf_opts *o, env_round *e)
 {
     pid_t pids[NR];
@@ -265,11 +276,20 @@ static int foreign_secret(const conf_opts *o, env_round *e)
             c.nranks = NR;
             c.opt = o;
             alarm(60);
-            setenv("HCCL_CONNECT_TIMEOUT", "4", 1);
+            setenv("HCCL_CONNECT_TIMEOUT", e->bad_cfg ? "30" : "4", 1);
             aclrtSetDevice(r);
             double t0 = conf_now();
             HcclResult rc = init_env(&c, &comm, e);
             double dt = conf_now() - t0;
+            if (e->bad_cfg) {
+                const char *why = HcclGetLastErrorMessage();
+                if (rc != HCCL_E_PARA || dt > 10 || !why || !strstr(why, "hcclDeterministic")) {
+                    fprintf(stderr, "FAIL: rank %d: rank %d's hcclDeterministic 7 gave %d after %.1f s (\"%s\"), not "
+                            "HCCL_E_PARA at once naming it\n", r, e->bad_cfg - 1, (int)rc, dt, why ? why : "");
+                    _exit(1);
+                }
+                _exit(0);
+            }
             if (rc == HCCL_SUCCESS) {
                 fprintf(stderr, "FAIL: rank %d joined a job although rank 2 has another HCCL_JOB_SECRET\n", r);
                 _exit(1);
@@ -379,6 +399,13 @@ int conf_env_main(const conf_opts *o)
     {
         env_round e = {.kind = 0, .port = free_port(1), .late_rank = -1, .foreign = 1};
         snprintf(e.secret, sizeof e.secret, "%016llx", (unsigned long long)conf_hash((uint64_t)getpid(), 6, 77));
+        failed += foreign_secret(o, &e);
+    }
+    /* a rank with an invalid HcclCommConfig: the last one, then rank 0 (the root's host) */
+    for (int bad = NR; bad >= 1; bad -= NR - 1) {
+        env_round e = {.kind = 0, .port = free_port(1), .late_rank = -1, .bad_cfg = bad};
+        snprintf(e.secret, sizeof e.secret, "%016llx",
+                 (unsigned long long)conf_hash((uint64_t)getpid(), 7 + (uint64_t)bad, 77));
         failed += foreign_secret(o, &e);
     }
     /* root info with interface selection */
