@@ -314,8 +314,9 @@ HcclResult HcclSetConfig(HcclConfig config, HcclConfigValue configValue)
         HCCL_WARN(INIT, "HcclSetConfig: unknown config %d", (int)config);
         return HCCL_E_PARA;
     }
-    if (configValue.value != 0 && configValue.value != 1) {
-        HCCL_WARN(INIT, "HcclSetConfig: HCCL_DETERMINISTIC must be 0 or 1, not %d", configValue.value);
+    /* 2: upstream's strict determinism, on here as 1 is (HcclGetConfig gives it back) */
+    if (configValue.value < 0 || configValue.value > 2) {
+        HCCL_WARN(INIT, "HcclSetConfig: HCCL_DETERMINISTIC must be 0, 1 or 2, not %d", configValue.value);
         return HCCL_E_PARA;
     }
     hccl_comm_set_deterministic(configValue.value);

@@ -245,6 +245,13 @@ void conf_suite_queries(conf_ctx *ctx)
         if (conf_ok(ctx, HcclSetConfig(HCCL_DETERMINISTIC, cv), "HcclSetConfig(DETERMINISTIC, 1)") &&
             conf_ok(ctx, HcclGetConfig(HCCL_DETERMINISTIC, &got), "HcclGetConfig") && got.value != 1)
             conf_fail(ctx, "HcclGetConfig(DETERMINISTIC) gave %d after setting 1", got.value);
+        cv.value = 2; /* upstream's strict */
+        if (conf_ok(ctx, HcclSetConfig(HCCL_DETERMINISTIC, cv), "HcclSetConfig(DETERMINISTIC, 2)") &&
+            conf_ok(ctx, HcclGetConfig(HCCL_DETERMINISTIC, &got), "HcclGetConfig") && got.value != 2)
+            conf_fail(ctx, "HcclGetConfig(DETERMINISTIC) gave %d after setting 2", got.value);
+        cv.value = 3;
+        if (HcclSetConfig(HCCL_DETERMINISTIC, cv) != HCCL_E_PARA)
+            conf_fail(ctx, "HcclSetConfig(DETERMINISTIC, 3) was not refused with HCCL_E_PARA");
         cv.value = 0;
         if (conf_ok(ctx, HcclSetConfig(HCCL_DETERMINISTIC, cv), "HcclSetConfig(DETERMINISTIC, 0)") &&
             conf_ok(ctx, HcclGetConfig(HCCL_DETERMINISTIC, &got), "HcclGetConfig") && got.value != 0)
