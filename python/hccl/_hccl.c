@@ -18,6 +18,10 @@
  *                 Handle reports its own result (a stream only has one sticky error).
  *                 The Handle keeps the buffers (and their buffer views) alive; if it is
  *                 dropped before completion its destructor waits (GIL released).
+ *   after fork()  the child has no stream workers: an operation its parent queued never
+ *                 completes there, so the child's copy of its Handle neither waits for
+ *                 it when dropped (the child could not exit) nor in wait(), which
+ *                 raises HcclError (HCCL_E_PARA) at once.
  *
  *   Python thread            stream worker
  *   all_reduce(async) ---->  [task: HcclAllReduce(.., NULL) -> state.res, done=1]
@@ -36,6 +40,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 enum {
     K_ALLREDUCE, K_BROADCAST, K_REDUCE, K_ALLGATHER, K_REDUCESCATTER, K_GATHER, K_SCATTER, K_ALLTOALL,
@@ -211,6 +216,7 @@ typedef struct op_state {
     int done; /* atomic */
     HcclResult res;
     int *inflight;
+    unsigned gen;   /* fork_gen when queued: another value means a fork child's copy */
     char *warn; /* on failure: the warning the operation logged where it ran, or NULL */
     pthread_mutex_t mu;
     pthread_cond_t cv;
@@ -228,6 +234,16 @@ typedef struct {
 } HandleObject;
 
 static PyTypeObject CommType, HandleType;
+
+/* Counts the fork()s this process descends from (incremented in the child). */
+static unsigned fork_gen;
+static void fork_child(void) { __atomic_add_fetch(&fork_gen, 1, __ATOMIC_RELAXED); }
+
+/* An operation queued by the parent before fork(): in this process nothing runs it. */
+static int state_inherited(op_state *st)
+{
+    return st->gen != __atomic_load_n(&fork_gen, __ATOMIC_RELAXED) && !__atomic_load_n(&st->done, __ATOMIC_ACQUIRE);
+}
 static PyObject *error_factory; /* callable(code, opname, comm, peer, detail, warn) -> exception */
 
 /* detail: the whole reason (creation, a wait that gave up); warn: the library's last
@@ -509,6 +525,7 @@ static PyObject *submit(CommObject *c, opdesc *d, hbuf *bufs, int nbufs, int asy
     st->d = *d;
     st->refs = 2;
     st->inflight = &c->inflight;
+    st->gen = __atomic_load_n(&fork_gen, __ATOMIC_RELAXED);
     pthread_mutex_init(&st->mu, NULL);
     pthread_cond_init(&st->cv, NULL);
     h->st = st;
@@ -1245,7 +1262,10 @@ static void handle_dealloc(HandleObject *h)
     PyObject_GC_UnTrack(h);
     if (h->st) {
         op_state *st = h->st;
-        if (!__atomic_load_n(&st->done, __ATOMIC_ACQUIRE)) {
+        if (state_inherited(st)) {
+            /* A fork child's copy: the task's reference never goes, nor may its lock
+             * (held at fork by the parent's worker, perhaps) be taken: leave it. */
+        } else if (!__atomic_load_n(&st->done, __ATOMIC_ACQUIRE)) {
             /* The interpreter exits after Ctrl-C interrupted a wait on this operation
              * (one that could not complete: a peer never joined): waiting here would
              * hold the exit until HCCL_EXEC_TIMEOUT. Destroy the communicator instead,
@@ -1295,6 +1315,13 @@ static PyObject *handle_wait(HandleObject *h, PyObject *args, PyObject *kw)
         if (t < 0 || t > HCCL_WAIT_MAX_S) t = -1.0; /* forever (inf, or more than 31 years) */
     }
     op_state *st = h->st;
+    if (state_inherited(st)) {
+        char detail[200];
+        snprintf(detail, sizeof detail,
+                 "the operation was queued before fork() and runs in the parent process, not in this one "
+                 "(pid %d): its result cannot be awaited here", (int)getpid());
+        return raise_hccl(HCCL_E_PARA, op_names[h->kind], (PyObject *)h->comm, h->peer, detail, NULL);
+    }
     int done = __atomic_load_n(&st->done, __ATOMIC_ACQUIRE);
     /* Wait in slices, running Python's signal handlers between them, so that Ctrl-C
      * (KeyboardInterrupt) or another handler's exception ends a wait on an operation
@@ -1625,5 +1652,10 @@ PyMODINIT_FUNC PyInit__hccl(void)
         return NULL;
     }
     HcclSetInterruptCheck(interrupt_check);
+    static int atfork_done;
+    if (!atfork_done) {
+        atfork_done = 1;
+        pthread_atfork(NULL, NULL, fork_child);
+    }
     return m;
 }

@@ -29,6 +29,7 @@ RANK_CHECKED = [
     ("timeout_names_the_missing_rank_and_its_host", 3, "errors.py", "timeout3hosts", {"HCCL_REFERENCE_ALGOS": "1"}),
     ("deadlocked_receives_name_the_other_rank", 2, "errors.py", "deadlock", None),
     ("fork_child_cannot_use_the_parents_communicator", 2, "errors.py", "fork", None),
+    ("fork_child_exits_with_the_parents_operation_queued", 2, "errors.py", "forkpending", None),
     ("ctrl_c_interrupts_a_synchronous_collective", 2, "errors.py", "interrupt", None),
     ("ctrl_c_interrupts_init", 2, "errors.py", "initinterrupt", None),
     ("ctrl_c_interrupts_new_group", 2, "errors.py", "subinterrupt", None),

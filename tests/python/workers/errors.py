@@ -17,6 +17,11 @@
             fail (it used to complete with rank 1 in the parent's place, so that the
             parent's next all_reduce paired with rank 1's following one); then the
             parents' all_reduces still pair up (values tell which call met which).
+  forkpending  each rank forks while its asynchronous all_reduce may still be queued:
+            the child's wait() on the parent's operation raises HCCL_E_PARA at once
+            (it used to wait forever: nothing runs the operation in the child), and
+            dropping the handle in the child is prompt (its destructor used to wait
+            forever, so that a child exiting normally hung); the parent's operation completes.
   interrupt rank 0 gets SIGINT 1 s into a synchronous all_reduce that rank 1 has not
             joined: KeyboardInterrupt within 2.5 s (not after exec_timeout: the
             library's interrupt check, HcclSetInterruptCheck), the communicator has
@@ -131,6 +136,39 @@ def main():
             hccl.all_reduce(a)
             assert a.tolist() == [20.0 * k + 3] * 4, (k, a)
         C.ok("a fork child cannot use the parent's communicator")
+    elif mode == "forkpending":
+        for k in range(5):
+            a = np.full(1 << 18, float(r + 1), np.float32)
+            h = hccl.all_reduce(a, async_op=True)
+            pid = os.fork()
+            if pid == 0:
+                try:
+                    if not h.is_completed():
+                        try:
+                            h.wait(timeout=5)
+                            os._exit(4)
+                        except hccl.HcclError as e:
+                            if e.code_name != "HCCL_E_PARA" or "fork" not in str(e):
+                                print("child: %s" % e, flush=True)
+                                os._exit(5)
+                    del h  # its destructor must not wait for the parent's operation
+                except BaseException:  # noqa: B902 - any failure is the child's status
+                    os._exit(6)
+                os._exit(0)
+            t0 = time.monotonic()
+            while time.monotonic() - t0 < 5:
+                done, status = os.waitpid(pid, os.WNOHANG)
+                if done:
+                    break
+                time.sleep(0.01)
+            else:
+                os.kill(pid, 9)
+                os.waitpid(pid, 0)
+                raise AssertionError("the fork child did not exit within 5 s")
+            assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, "the fork child: %r" % status
+            h.wait()
+            assert a[0] == a[-1] == n * (n + 1) / 2, (k, a[0], a[-1])
+        C.ok("a fork child neither waits for nor is held by the parent's queued operation")
     elif mode == "subinterrupt":
         if r == 1:
             C.interrupted_by_sigint(lambda: hccl.new_group([0, 1]), None)
