@@ -60,6 +60,9 @@
  *           line naming rank 2 (its neighbours directly, the others through the
  *           reason the aborting peers pass on). Rank 2 runs on another simulated host
  *           (HCCL_HOST_ID): the line names it as "rank 2 (host fault-b IP)".
+ *           --case shm: 2 ranks; rank 1, as it opens the shared memory rank 0 made for
+ *           their pair, kills rank 0 (this program interposes shm_open): rank 1 fails,
+ *           and neither the segment nor its FIFOs are left in /dev/shm.
  * mesh_fail 4 ranks; rank 2's first mesh connection gets no descriptor (EMFILE, this
  *           program interposes socket): ranks 0, 1 and 3, in other processes, fail
  *           within 5 s (HCCL_CONNECT_TIMEOUT=60), each with a WARN line naming rank 2
@@ -1304,12 +1307,53 @@ static void setup_death_body(fault_ctx *c)
     FCHECK(c, dt < 5.0, "HcclCommInitRootInfo took %.2f s to fail after rank 2 died", dt);
 }
 
+/* --case shm: rank 1, about to open the shared memory rank 0 made for their pair (rank 0
+ * waits for its answer), kills rank 0 first, whose name it carries (hccl-shm-<pid>-...):
+ * rank 0 never unlinks it, so rank 1 must, once it has mapped it (the harness checks
+ * /dev/shm). This program's shm_open comes first, as sched_getaffinity above. */
+static volatile int g_kill_shm_creator;
+
+__attribute__((visibility("default"))) int shm_open(const char *name, int oflag, mode_t mode)
+{
+    static int (*real)(const char *, int, mode_t);
+    if (!real) real = (int (*)(const char *, int, mode_t))dlsym(RTLD_NEXT, "shm_open");
+    const char *pre = "/hccl-shm-";
+    if (g_kill_shm_creator && !(oflag & O_CREAT) && !strncmp(name, pre, strlen(pre)) && !strstr(name, "slots")) {
+        g_kill_shm_creator = 0;
+        pid_t creator = (pid_t)atol(name + strlen(pre));
+        if (creator > 1 && creator != getpid()) {
+            kill(creator, SIGKILL);
+            usleep(100000);
+        }
+    }
+    return real ? real(name, oflag, mode) : -1;
+}
+
+static void shm_creator_death_body(fault_ctx *c)
+{
+    if (c->rank == 1) g_kill_shm_creator = 1;
+    fault_step(c, "HcclCommInitRootInfo(2, root, %d)%s", c->rank,
+               c->rank == 1 ? " (kills rank 0 in the shared-memory handshake)" : "");
+    double dt;
+    HcclResult rc = init_expecting_failure(c, 2, &dt);
+    if (c->rank == 1) {
+        FCHECK(c, g_kill_shm_creator == 0, "rank 1 never opened rank 0's shared memory");
+        FCHECK(c, rc != HCCL_SUCCESS, "HcclCommInitRootInfo succeeded although rank 0 died inside it");
+        FCHECK(c, dt < 10.0, "HcclCommInitRootInfo took %.2f s to fail after rank 0 died", dt);
+    }
+}
+
 int scen_setup_death(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
+    const char *only = case_arg(argc, argv);
     setenv("HCCL_CONNECT_TIMEOUT", "20", 1);
     if (parent_root_info() != 0) return 0;
+    if (only && !strcmp(only, "shm")) {
+        fault_job job = {.name = "setup_death_shm", .nranks = 2, .init = INIT_NONE, .body = shm_creator_death_body,
+                         .killed_mask = 1u << 0, .watchdog_s = 30};
+        fault_run(&job);
+        return 0;
+    }
     fault_job job = {.name = "setup_death", .nranks = 4, .init = INIT_NONE, .body = setup_death_body,
                      .killed_mask = 1u << 2, .watchdog_s = 30}; /* rank 2 kills itself */
     fault_run(&job);

@@ -102,9 +102,10 @@
  *   side 0: create /dev/shm/hccl-shm-<pid>-<64 random bits> and four FIFOs
  *           <name>.d0 .s0 .d1 .s1 (O_EXCL, mode 0600), map and open them all,
  *           send {magic, version, ring_bytes, seg_bytes, name}
- *   side 1: open and map them, check the header, send {magic, status}
+ *   side 1: open and map them, check the header, unlink them all (side 0 may have
+ *           died since its hello), send {magic, status}
  *   side 0: on the ack (or any failure) unlink the segment and the FIFOs at once,
- *           so a crash after the handshake leaves nothing in /dev/shm.
+ *           so a crash after side 0's hello leaves nothing in /dev/shm.
  * Both sides open the FIFOs O_RDWR|O_NONBLOCK: opening never blocks, writes never
  * raise SIGPIPE, and a dead peer never makes a FIFO permanently readable.
  *
@@ -659,7 +660,8 @@ static void bell_path(char *out, size_t len, const char *name, int side, int kin
     snprintf(out, len, "/dev/shm%s%s", name, bell_suffix[side][kind]);
 }
 
-/* Creator only: remove the segment and the FIFOs (idempotent). */
+/* Remove the segment and the FIFOs (idempotent): the creator once the handshake is
+ * over, the mapping side as soon as it holds them all. */
 static void unlink_all(const char *name)
 {
     char path[96];
@@ -839,7 +841,10 @@ static HcclResult map_side(shm_conn *s, int tcp_fd, uint64_t deadline_ns)
         goto answer;
     }
     res = open_bells(s, hello.name);
-    if (res == HCCL_SUCCESS) conn_init(s, 1, (size_t)hello.ring_bytes, hello.name);
+    if (res == HCCL_SUCCESS) {
+        conn_init(s, 1, (size_t)hello.ring_bytes, hello.name);
+        unlink_all(hello.name); /* the creator may have died before our ack: its names go too */
+    }
 answer:;
     shm_ack ack = {SHM_MAGIC, (int32_t)res};
     HcclResult sres = hccl_socket_send_all(tcp_fd, &ack, sizeof ack, deadline_ns);
