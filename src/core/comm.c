@@ -664,8 +664,10 @@ static HcclResult setup_shm(hccl_comm *c)
 /* One shared segment of mailboxes for a communicator of one host whose ranks all
  * reach each other over shared memory (the small-message path, hccl_net.slot_gather;
  * HCCL_SHM_SLOTS=0 on any rank: none). Rank 0 creates it and broadcasts its name, the
- * others map it, every rank says whether it could, and rank 0 unlinks the name: a
- * crash after this leaves nothing in /dev/shm. Used only if every rank mapped it. */
+ * others map it, every rank says whether it could, and every rank that got the name
+ * unlinks it (after that vote, which every rank enters after its attempt to map it):
+ * a crash of rank 0 after its broadcast leaves nothing in /dev/shm. Used only if
+ * every rank mapped it. */
 HCCL_PARAM_INT(shm_slots, "HCCL_SHM_SLOTS", 1)
 
 static HcclResult setup_slots(hccl_comm *c)
@@ -688,7 +690,7 @@ static HcclResult setup_slots(hccl_comm *c)
     hccl_op_args ar = {.type = HCCL_OP_ALLREDUCE, .sendbuf = &ok, .recvbuf = &agreed, .count = 1,
                        .dtype = HCCL_DATA_TYPE_INT32, .redop = HCCL_REDUCE_MIN};
     if (res == HCCL_SUCCESS) res = setup_op(c, &ar);
-    if (c->rank == 0) hccl_slots_unlink(name);
+    hccl_slots_unlink(name); /* every rank: rank 0 may have died since its broadcast */
     if (res != HCCL_SUCCESS || !agreed) {
         hccl_slots_close(s);
         return res;

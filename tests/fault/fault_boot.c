@@ -62,7 +62,8 @@
  *           (HCCL_HOST_ID): the line names it as "rank 2 (host fault-b IP)".
  *           --case shm: 2 ranks; rank 1, as it opens the shared memory rank 0 made for
  *           their pair, kills rank 0 (this program interposes shm_open): rank 1 fails,
- *           and neither the segment nor its FIFOs are left in /dev/shm.
+ *           and neither the segment nor its FIFOs are left in /dev/shm. --case slots:
+ *           the same as rank 1 opens the slot segment rank 0 made for the communicator.
  * mesh_fail 4 ranks; rank 2's first mesh connection gets no descriptor (EMFILE, this
  *           program interposes socket): ranks 0, 1 and 3, in other processes, fail
  *           within 5 s (HCCL_CONNECT_TIMEOUT=60), each with a WARN line naming rank 2
@@ -1310,7 +1311,8 @@ static void setup_death_body(fault_ctx *c)
 /* --case shm: rank 1, about to open the shared memory rank 0 made for their pair (rank 0
  * waits for its answer), kills rank 0 first, whose name it carries (hccl-shm-<pid>-...):
  * rank 0 never unlinks it, so rank 1 must, once it has mapped it (the harness checks
- * /dev/shm). This program's shm_open comes first, as sched_getaffinity above. */
+ * /dev/shm). --case slots: the same at the communicator's slot segment (g 2, not 1).
+ * This program's shm_open comes first, as sched_getaffinity above. */
 static volatile int g_kill_shm_creator;
 
 __attribute__((visibility("default"))) int shm_open(const char *name, int oflag, mode_t mode)
@@ -1318,7 +1320,8 @@ __attribute__((visibility("default"))) int shm_open(const char *name, int oflag,
     static int (*real)(const char *, int, mode_t);
     if (!real) real = (int (*)(const char *, int, mode_t))dlsym(RTLD_NEXT, "shm_open");
     const char *pre = "/hccl-shm-";
-    if (g_kill_shm_creator && !(oflag & O_CREAT) && !strncmp(name, pre, strlen(pre)) && !strstr(name, "slots")) {
+    if (g_kill_shm_creator && !(oflag & O_CREAT) && !strncmp(name, pre, strlen(pre)) &&
+        !strstr(name, "-slots-") == (g_kill_shm_creator == 1)) {
         g_kill_shm_creator = 0;
         pid_t creator = (pid_t)atol(name + strlen(pre));
         if (creator > 1 && creator != getpid()) {
@@ -1331,9 +1334,11 @@ __attribute__((visibility("default"))) int shm_open(const char *name, int oflag,
 
 static void shm_creator_death_body(fault_ctx *c)
 {
-    if (c->rank == 1) g_kill_shm_creator = 1;
+    int slots = *(const int *)c->arg;
+    if (c->rank == 1) g_kill_shm_creator = slots ? 2 : 1;
     fault_step(c, "HcclCommInitRootInfo(2, root, %d)%s", c->rank,
-               c->rank == 1 ? " (kills rank 0 in the shared-memory handshake)" : "");
+               c->rank != 1 ? "" : slots ? " (kills rank 0 as it opens the slot segment)"
+                                         : " (kills rank 0 in the shared-memory handshake)");
     double dt;
     HcclResult rc = init_expecting_failure(c, 2, &dt);
     if (c->rank == 1) {
@@ -1348,9 +1353,11 @@ int scen_setup_death(int argc, char **argv)
     const char *only = case_arg(argc, argv);
     setenv("HCCL_CONNECT_TIMEOUT", "20", 1);
     if (parent_root_info() != 0) return 0;
-    if (only && !strcmp(only, "shm")) {
-        fault_job job = {.name = "setup_death_shm", .nranks = 2, .init = INIT_NONE, .body = shm_creator_death_body,
-                         .killed_mask = 1u << 0, .watchdog_s = 30};
+    if (only && (!strcmp(only, "shm") || !strcmp(only, "slots"))) {
+        static int slots;
+        slots = !strcmp(only, "slots");
+        fault_job job = {.name = slots ? "setup_death_slots" : "setup_death_shm", .nranks = 2, .init = INIT_NONE,
+                         .body = shm_creator_death_body, .arg = &slots, .killed_mask = 1u << 0, .watchdog_s = 30};
         fault_run(&job);
         return 0;
     }
