@@ -421,6 +421,9 @@ static void *create_main(void *p)
     return NULL;
 }
 
+/* What the mapping side sends first: {magic, 0}. */
+static const uint32_t k_ready[2] = {0x4d534843u, 0};
+
 static int peek_hello(int fd)
 {
     char buf[128];
@@ -438,17 +441,31 @@ static void test_handshake(void)
     int before = shm_entries_of(me);
     TT_ASSERT_EQ(before, 0);
 
-    /* Entries exist while the handshake runs, and vanish when it completes. */
-    int sv[2];
+    /* Nothing exists before the mapping side says it is ready; entries exist while
+     * the handshake runs, and vanish when it completes. The test relays the messages
+     * between the creator (sv) and the mapping side (sv2) to look in between. */
+    int sv[2], sv2[2];
     socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv);
+    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv2);
     create_job j0 = {sv[0], 0, hccl_now_ns() + 10 * NS, 100000, NULL, HCCL_E_INTERNAL};
     pthread_t th;
     pthread_create(&th, NULL, create_main, &j0);
+    usleep(50000);
+    TT_ASSERT_EQ(shm_entries_of(me), 0); /* the creator waits for the ready message */
+    TT_ASSERT_EQ(write(sv[1], k_ready, sizeof k_ready), (ssize_t)sizeof k_ready);
     TT_ASSERT_EQ(peek_hello(sv[1]), 0);
     TT_ASSERT_EQ(shm_entries_of(me), 5); /* segment + 4 doorbells */
+    char relay[72];
+    TT_ASSERT_EQ(read(sv[1], relay, sizeof relay), (ssize_t)sizeof relay);
+    TT_ASSERT_EQ(write(sv2[0], relay, sizeof relay), (ssize_t)sizeof relay);
     hccl_conn *c1 = NULL;
-    TT_ASSERT_EQ(hccl_shm_conn_create(sv[1], 1, 0, hccl_now_ns() + 10 * NS, &c1), HCCL_SUCCESS);
+    TT_ASSERT_EQ(hccl_shm_conn_create(sv2[1], 1, 0, hccl_now_ns() + 10 * NS, &c1), HCCL_SUCCESS);
+    TT_ASSERT_EQ(shm_entries_of(me), 0); /* the mapping side unlinked them */
+    TT_ASSERT_EQ(read(sv2[0], relay, 16), 16); /* its ready and its ack */
+    TT_ASSERT_EQ(write(sv[1], relay + 8, 8), 8);
     pthread_join(th, NULL);
+    close(sv2[0]);
+    close(sv2[1]);
     TT_ASSERT_EQ(j0.res, HCCL_SUCCESS);
     TT_ASSERT_EQ(shm_entries_of(me), 0);
     if (j0.conn && c1) {
@@ -479,6 +496,7 @@ static void test_handshake(void)
     j0 = (create_job){sv[0], 0, hccl_now_ns() + 10 * NS, 0, NULL, HCCL_E_INTERNAL};
     t0 = hccl_now_ns();
     pthread_create(&th, NULL, create_main, &j0);
+    TT_ASSERT_EQ(write(sv[1], k_ready, sizeof k_ready), (ssize_t)sizeof k_ready);
     TT_ASSERT_EQ(peek_hello(sv[1]), 0);
     close(sv[1]);
     pthread_join(th, NULL);
@@ -499,9 +517,10 @@ static void test_handshake(void)
     TT_ASSERT_EQ(write(sv[0], &hello, sizeof hello), (ssize_t)sizeof hello);
     hccl_conn *cx = NULL;
     TT_ASSERT_EQ(hccl_shm_conn_create(sv[1], 1, 0, hccl_now_ns() + 2 * NS, &cx), HCCL_E_UNAVAIL);
-    int32_t ack[2] = {0, 0};
+    int32_t ack[4] = {0, 0, 0, 0}; /* its ready message, then its answer */
     TT_ASSERT_EQ(read(sv[0], ack, sizeof ack), (ssize_t)sizeof ack);
-    TT_ASSERT_EQ(ack[1], HCCL_E_UNAVAIL);
+    TT_ASSERT_EQ(ack[1], 0);
+    TT_ASSERT_EQ(ack[3], HCCL_E_UNAVAIL);
     /* Garbage instead of a hello. */
     memset(&hello, 0x5a, sizeof hello);
     TT_ASSERT_EQ(write(sv[0], &hello, sizeof hello), (ssize_t)sizeof hello);

@@ -99,13 +99,18 @@
  * seq_cst store did, so the sleeper is still always woken, only a little later.
  *
  * Handshake over the caller's connected socket (blocking, with the deadline):
- *   side 0: create /dev/shm/hccl-shm-<pid>-<64 random bits> and four FIFOs
+ *   side 1: send {magic, 0}: ready (so nothing is created while side 1 still sets up
+ *           its pairs with lower ranks, when a killed job would leave it behind)
+ *   side 0: on it, create /dev/shm/hccl-shm-<pid>-<64 random bits> and four FIFOs
  *           <name>.d0 .s0 .d1 .s1 (O_EXCL, mode 0600), map and open them all,
  *           send {magic, version, ring_bytes, seg_bytes, name}
- *   side 1: open and map them, check the header, unlink them all (side 0 may have
- *           died since its hello), send {magic, status}
- *   side 0: on the ack (or any failure) unlink the segment and the FIFOs at once,
- *           so a crash after side 0's hello leaves nothing in /dev/shm.
+ *           (the segment is made, reserved and mapped as an O_TMPFILE that gets its
+ *           name only then, where the kernel can)
+ *   side 1: open them, unlink them all (side 0 may have died since its hello), map
+ *           the segment, check the header, send {magic, status}
+ *   side 0: on the ack (or any failure) unlink the segment and the FIFOs at once.
+ *   A crash leaves names in /dev/shm only between side 0's naming of the segment and
+ *   side 1's opening of it (a few system calls), not while either waits or maps.
  * Both sides open the FIFOs O_RDWR|O_NONBLOCK: opening never blocks, writes never
  * raise SIGPIPE, and a dead peer never makes a FIFO permanently readable.
  *
@@ -661,7 +666,7 @@ static void bell_path(char *out, size_t len, const char *name, int side, int kin
 }
 
 /* Remove the segment and the FIFOs (idempotent): the creator once the handshake is
- * over, the mapping side as soon as it holds them all. */
+ * over, the mapping side as soon as it has opened them. */
 static void unlink_all(const char *name)
 {
     char path[96];
@@ -717,6 +722,45 @@ static void conn_init(shm_conn *s, int side, size_t ring_bytes, const char *name
     s->rxdata = data + (size_t)(1 - side) * ring_bytes;
 }
 
+/* Creator: the segment of s->seg_bytes, reserved and mapped before its name appears in
+ * /dev/shm (an O_TMPFILE, linked in once ready), so a process killed meanwhile, during
+ * most of its part of the handshake, leaves nothing. Without O_TMPFILE or /proc/self/fd:
+ * under its name from the start. HCCL_E_SYSCALL: the name could not be created. */
+static HcclResult create_segment(shm_conn *s, const char *name)
+{
+    char path[96], self[40];
+    snprintf(path, sizeof path, "/dev/shm%s", name);
+    for (int named = 0;; named++) {
+        int fd = named ? shm_open(name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600)
+                       : open("/dev/shm", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+        if (fd < 0 && !named) continue;
+        if (fd < 0) {
+            HCCL_WARN(SHM, "cannot create shared memory %s: %s", name, strerror(errno));
+            return HCCL_E_SYSCALL;
+        }
+        /* Reserve the pages now: a full /dev/shm fails here, not with SIGBUS later. */
+        int err = hccl_shm_file_size(fd, s->seg_bytes, 1);
+        if (err) {
+            HCCL_WARN(SHM, "cannot allocate %zu bytes in /dev/shm: %s%s", s->seg_bytes, strerror(err),
+                      hccl_fsize_hint(err));
+            close(fd);
+            return HCCL_E_MEMORY;
+        }
+        HcclResult res = map_segment(s, fd);
+        if (res == HCCL_SUCCESS && !named) {
+            snprintf(self, sizeof self, "/proc/self/fd/%d", fd);
+            if (linkat(AT_FDCWD, self, AT_FDCWD, path, AT_SYMLINK_FOLLOW) != 0) {
+                munmap(s->hdr, s->seg_bytes);
+                s->hdr = NULL;
+                close(fd);
+                continue;
+            }
+        }
+        close(fd);
+        return res;
+    }
+}
+
 /* The creator could not set up its side: a hello with no name says so, and the mapping
  * side answers it as any other, so that both fall back to TCP with the stream still in
  * step (without it the mapping side would read the next TCP message as its hello). */
@@ -734,6 +778,14 @@ static void refuse_hello(int tcp_fd, uint64_t deadline_ns)
 static HcclResult create_side(shm_conn *s, int tcp_fd, size_t ring_bytes, uint64_t deadline_ns)
 {
     HcclResult res = HCCL_SUCCESS;
+    /* Nothing is created before the peer has come to this pair: the names must not wait
+     * in /dev/shm while it sets up its pairs with lower ranks (a job killed then left them). */
+    shm_ack ready;
+    CHECK(hccl_socket_recv_all(tcp_fd, &ready, sizeof ready, deadline_ns));
+    if (ready.magic != SHM_MAGIC || ready.status != HCCL_SUCCESS) {
+        HCCL_WARN(SHM, "rank %u opened the shared-memory handshake with garbage", s->base.peer);
+        return HCCL_E_INTERNAL;
+    }
     shm_hello hello;
     memset(&hello, 0, sizeof hello);
     uint64_t rnd = 0;
@@ -742,23 +794,11 @@ static HcclResult create_side(shm_conn *s, int tcp_fd, size_t ring_bytes, uint64
              (unsigned long long)rnd);
     s->seg_bytes = DATA_OFFSET + 2 * ring_bytes;
 
-    int fd = shm_open(hello.name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    if (fd < 0) {
-        HCCL_WARN(SHM, "cannot create shared memory %s: %s", hello.name, strerror(errno));
+    res = create_segment(s, hello.name);
+    if (res == HCCL_E_SYSCALL) { /* the name is not ours to unlink */
         refuse_hello(tcp_fd, deadline_ns);
-        return HCCL_E_SYSCALL;
+        return res;
     }
-    /* Reserve the pages now: a full /dev/shm fails here, not with SIGBUS later. */
-    int err = hccl_shm_file_size(fd, s->seg_bytes, 1);
-    if (err) {
-        HCCL_WARN(SHM, "cannot allocate %zu bytes in /dev/shm: %s%s", s->seg_bytes, strerror(err),
-                  hccl_fsize_hint(err));
-        close(fd);
-        res = HCCL_E_MEMORY;
-        goto refuse;
-    }
-    res = map_segment(s, fd);
-    close(fd);
     if (res != HCCL_SUCCESS) goto refuse;
     char path[96];
     for (int a = 0; a < 2; a++)
@@ -801,6 +841,8 @@ out:
 static HcclResult map_side(shm_conn *s, int tcp_fd, uint64_t deadline_ns)
 {
     HcclResult res;
+    shm_ack ready = {SHM_MAGIC, HCCL_SUCCESS};
+    CHECK(hccl_socket_send_all(tcp_fd, &ready, sizeof ready, deadline_ns));
     shm_hello hello;
     CHECK(hccl_socket_recv_all(tcp_fd, &hello, sizeof hello, deadline_ns));
     hello.name[NAME_LEN - 1] = 0;
@@ -825,6 +867,14 @@ static HcclResult map_side(shm_conn *s, int tcp_fd, uint64_t deadline_ns)
         res = HCCL_E_UNAVAIL;
         goto answer;
     }
+    /* Open everything, then unlink the names at once (the creator may have died since
+     * its hello, and mapping takes a while): both sides hold what they need. */
+    res = open_bells(s, hello.name);
+    unlink_all(hello.name);
+    if (res != HCCL_SUCCESS) {
+        close(fd);
+        goto answer;
+    }
     struct stat st;
     if (fstat(fd, &st) != 0 || (uint64_t)st.st_size != hello.seg_bytes) {
         HCCL_WARN(SHM, "shared memory %s of rank %u has the wrong size", hello.name, s->base.peer);
@@ -840,11 +890,7 @@ static HcclResult map_side(shm_conn *s, int tcp_fd, uint64_t deadline_ns)
         res = HCCL_E_INTERNAL;
         goto answer;
     }
-    res = open_bells(s, hello.name);
-    if (res == HCCL_SUCCESS) {
-        conn_init(s, 1, (size_t)hello.ring_bytes, hello.name);
-        unlink_all(hello.name); /* the creator may have died before our ack: its names go too */
-    }
+    conn_init(s, 1, (size_t)hello.ring_bytes, hello.name);
 answer:;
     shm_ack ack = {SHM_MAGIC, (int32_t)res};
     HcclResult sres = hccl_socket_send_all(tcp_fd, &ack, sizeof ack, deadline_ns);

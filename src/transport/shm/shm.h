@@ -16,7 +16,7 @@
 /* Every /dev/shm entry of this transport starts with this (segment and doorbells). */
 #define HCCL_SHM_NAME_PREFIX "hccl-shm-"
 /* Handshake and segment layout version: both sides must have the same. */
-#define HCCL_SHM_VERSION 3u
+#define HCCL_SHM_VERSION 4u
 
 /* Smallest and largest ring accepted (HCCL_SHM_RING_BYTES is rounded up to a power
  * of two and clamped into this range). */
