@@ -663,8 +663,8 @@ static HcclResult setup_shm(hccl_comm *c)
 
 /* One shared segment of mailboxes for a communicator of one host whose ranks all
  * reach each other over shared memory (the small-message path, hccl_net.slot_gather;
- * HCCL_SHM_SLOTS=0 on any rank: none). Rank 0 creates it and broadcasts its name, the
- * others map it, every rank says whether it could, and every rank that got the name
+ * HCCL_SHM_SLOTS=0 on any rank: none). Once all ranks agreed to try, rank 0 creates
+ * it and broadcasts its name, the others map it, every rank says whether it could, and every rank that got the name
  * unlinks it (after that vote, which every rank enters after its attempt to map it):
  * a crash of rank 0 after its broadcast leaves nothing in /dev/shm. Used only if
  * every rank mapped it. */
@@ -679,16 +679,20 @@ static HcclResult setup_slots(hccl_comm *c)
     char name[HCCL_SLOTS_NAME_LEN];
     memset(name, 0, sizeof name);
     hccl_slots *s = NULL;
-    if (c->rank == 0 && ok && hccl_slots_create(c->nranks, c->rank, name, &s) != HCCL_SUCCESS) ok = 0;
+    /* First all ranks agree to try: rank 0 creates the name only once every rank is
+     * here, not while the last one still makes its way (a killed job left it then). */
+    hccl_op_args ar = {.type = HCCL_OP_ALLREDUCE, .sendbuf = &ok, .recvbuf = &agreed, .count = 1,
+                       .dtype = HCCL_DATA_TYPE_INT32, .redop = HCCL_REDUCE_MIN};
+    HcclResult res = setup_op(c, &ar);
+    if (res != HCCL_SUCCESS || !agreed) return res;
+    if (c->rank == 0 && hccl_slots_create(c->nranks, c->rank, name, &s) != HCCL_SUCCESS) ok = 0;
     hccl_op_args bc = {.type = HCCL_OP_BROADCAST, .recvbuf = name, .count = sizeof name,
                        .dtype = HCCL_DATA_TYPE_UINT8, .root = 0};
-    HcclResult res = setup_op(c, &bc);
+    res = setup_op(c, &bc);
     name[sizeof name - 1] = 0;
     if (res == HCCL_SUCCESS && c->rank != 0 && ok &&
         (!name[0] || hccl_slots_open(name, c->nranks, c->rank, &s) != HCCL_SUCCESS))
         ok = 0;
-    hccl_op_args ar = {.type = HCCL_OP_ALLREDUCE, .sendbuf = &ok, .recvbuf = &agreed, .count = 1,
-                       .dtype = HCCL_DATA_TYPE_INT32, .redop = HCCL_REDUCE_MIN};
     if (res == HCCL_SUCCESS) res = setup_op(c, &ar);
     hccl_slots_unlink(name); /* every rank: rank 0 may have died since its broadcast */
     if (res != HCCL_SUCCESS || !agreed) {
