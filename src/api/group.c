@@ -71,15 +71,9 @@ aclrtStream hccl_api_group_stream(hccl_comm *c)
 {
     aclrtStream s = group_stream_of(c);
     if (s) return s;
-    if (group_nstreams == group_streams_cap) {
-        uint32_t cap = group_streams_cap ? group_streams_cap * 2 : 8;
-        group_stream *g = hccl_malloc(sizeof *g * cap);
-        if (!g) return NULL;
-        if (group_nstreams) memcpy(g, group_streams, sizeof *g * group_nstreams);
-        hccl_free(group_streams);
-        group_streams = g;
-        group_streams_cap = cap;
-    }
+    group_stream *g = hccl_grow(group_streams, &group_streams_cap, group_nstreams, sizeof *g, 8);
+    if (!g) return NULL;
+    group_streams = g;
     if (aclrtCreateStream(&s) != ACL_SUCCESS) return NULL;
     hccl_comm_retain(c);
     group_streams[group_nstreams++] = (group_stream){c, s};
@@ -101,15 +95,9 @@ static HcclResult group_wait(hccl_comm *c, aclrtStream s, HcclResult res)
 
 HcclResult hccl_api_group_add(hccl_comm *c, aclrtStream stream, const HcclSendRecvItem *item)
 {
-    if (group_n == group_cap) {
-        uint32_t cap = group_cap ? group_cap * 2 : 16;
-        pending *p = hccl_malloc(sizeof *p * cap);
-        if (!p) return HCCL_E_MEMORY;
-        if (group_n) memcpy(p, group_ops, sizeof *p * group_n);
-        hccl_free(group_ops);
-        group_ops = p;
-        group_cap = cap;
-    }
+    pending *p = hccl_grow(group_ops, &group_cap, group_n, sizeof *p, 16);
+    if (!p) return HCCL_E_MEMORY;
+    group_ops = p;
     group_ops[group_n] = (pending){c, stream, *item, group_n};
     group_n++;
     return HCCL_SUCCESS;

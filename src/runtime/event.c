@@ -175,18 +175,13 @@ static void complete_record(rt_event *e, uint64_t seq, aclError err, aclrtStream
         while (take_above(e, seq + 1)) seq++; /* the watermark passes the ones done before */
         __atomic_store_n(&e->completed, seq, __ATOMIC_RELEASE);
     } else if (seq > e->completed) {
-        if (e->nabove == e->capabove) {
-            uint32_t cap = e->capabove ? e->capabove * 2 : 8;
-            uint64_t *a = hccl_malloc(sizeof *a * cap);
-            if (a) {
-                if (e->nabove) memcpy(a, e->above, sizeof *a * e->nabove);
-                hccl_free(e->above);
-                e->above = a;
-                e->capabove = cap;
-            }
+        uint64_t *a = hccl_grow(e->above, &e->capabove, e->nabove, sizeof *a, 8);
+        if (a) {
+            e->above = a;
+            e->above[e->nabove++] = seq;
+        } else {
+            __atomic_store_n(&e->completed, seq, __ATOMIC_RELEASE); /* out of memory: the old, looser rule */
         }
-        if (e->nabove < e->capabove) e->above[e->nabove++] = seq;
-        else __atomic_store_n(&e->completed, seq, __ATOMIC_RELEASE); /* out of memory: the old, looser rule */
     }
     if (e->sleepers) pthread_cond_broadcast(&e->cv);
     pthread_mutex_unlock(&e->mu);

@@ -10,6 +10,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/resource.h>
@@ -88,6 +89,18 @@ void *hccl_malloc(size_t n) { return alloc_should_fail() ? NULL : malloc(n ? n :
 void *hccl_calloc(size_t n, size_t size) { return alloc_should_fail() ? NULL : calloc(n ? n : 1, size ? size : 1); }
 
 void hccl_free(void *p) { free(p); }
+
+void *hccl_grow(void *arr, uint32_t *cap, uint32_t n, size_t elem, uint32_t first)
+{
+    if (n < *cap) return arr;
+    uint32_t ncap = *cap ? *cap * 2 : first;
+    void *a = hccl_malloc(elem * ncap);
+    if (!a) return NULL;
+    if (n) memcpy(a, arr, elem * n);
+    hccl_free(arr);
+    *cap = ncap;
+    return a;
+}
 
 int hccl_random_bytes(void *buf, size_t n)
 {

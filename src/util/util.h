@@ -51,6 +51,10 @@ unsigned hccl_interrupt_seq(void);
 void *hccl_malloc(size_t n);
 void *hccl_calloc(size_t n, size_t size);
 void hccl_free(void *p);
+/* Room for one more element in array arr of n elements (elem bytes each) and capacity
+ * *cap: arr itself, or when full a copy twice as large (first capacity: first) with
+ * arr freed and *cap updated. NULL out of memory (arr and *cap left as they were). */
+void *hccl_grow(void *arr, uint32_t *cap, uint32_t n, size_t elem, uint32_t first);
 /* Test hook: make the n-th following allocation fail (0 disables). */
 void hccl_alloc_fail_after(long n);
 
