@@ -671,26 +671,23 @@ again:
             uint64_t step = hccl_now_ns() + ROOT_STEP_NS;
             HcclResult a = accept_open(listen_fd, q, step < deadline ? step : deadline, &fd, &o, &p, &why);
             int local = 0; /* a rank of this process failed before joining and could not tell */
+            HcclResult stop = HCCL_SUCCESS; /* this rank gives up: refuse the group now */
             if (a == HCCL_E_TIMEOUT && status == REPLY_OK && abort && __atomic_load_n(abort, __ATOMIC_ACQUIRE)) {
-                /* This rank's parent communicator is being destroyed (by another
-                 * thread): refuse the group now rather than wait for the rest. */
+                /* Its parent communicator is being destroyed (by another thread). */
                 snprintf(msg, sizeof msg,
                          "rank %u, which serves this sub-communicator's rendezvous, destroyed its parent "
                          "communicator during HcclCreateSubCommConfig",
                          self ? self->rank : 0);
-                status = REPLY_MISMATCH;
-                res = HCCL_E_PARA;
-                HCCL_WARN(BOOT, "bootstrap root: %s", msg);
-                refuse_waiting(fds, nranks, status, msg);
-                refused++;
-                break;
-            }
-            if (a == HCCL_E_TIMEOUT && status == REPLY_OK && self && hccl_interrupt_due(&iw)) {
-                /* The application interrupts this rank: refuse the group now, naming it. */
+                stop = HCCL_E_PARA;
+            } else if (a == HCCL_E_TIMEOUT && status == REPLY_OK && self && hccl_interrupt_due(&iw)) {
+                /* The application interrupts it. */
                 snprintf(msg, sizeof msg, "rank %u, which serves this sub-communicator's rendezvous: %s", self->rank,
                          HCCL_INTERRUPTED_INIT);
+                stop = HCCL_E_INTERNAL;
+            }
+            if (stop != HCCL_SUCCESS) {
                 status = REPLY_MISMATCH;
-                res = HCCL_E_INTERNAL;
+                res = stop;
                 HCCL_WARN(BOOT, "bootstrap root: %s", msg);
                 refuse_waiting(fds, nranks, status, msg);
                 refused++;
