@@ -480,16 +480,25 @@ static void usable_cpus(uint64_t *words)
     for (long i = 0; i < (k > 0 ? k : 1) && i < SETUP_CPU_WORDS * 64; i++) words[i / 64] |= 1ull << (i % 64);
 }
 
+/* How a setup failure's reason starts, in the ABORT a failing rank sends its peers. */
+#define SETUP_FAILED "communicator setup failed"
+
+/* The last failure was a peer's abort of the setup: its reason (else NULL). */
+static const char *peer_setup_abort(hccl_comm *c)
+{
+    const char *why = hccl_net_peer_abort(c->net);
+    return why && !strncmp(why, SETUP_FAILED, strlen(SETUP_FAILED)) ? why : NULL;
+}
+
 /* A setup step failed here: abort the peers' connections with the reason. */
 static void abort_setup(hccl_comm *c)
 {
     char why[1200];
-    const char *e = hccl_net_error(c->net), *inner = e ? strstr(e, " aborted: communicator setup failed") : NULL;
-    if (inner && !strncmp(e, "rank ", 5)) /* a peer's abort: pass its reason on as it came */
-        snprintf(why, sizeof why, "%s", inner + strlen(" aborted: "));
+    const char *e = hccl_net_error(c->net), *inner = peer_setup_abort(c);
+    if (inner) /* a peer's abort: pass its reason on as it came */
+        snprintf(why, sizeof why, "%s", inner);
     else
-        snprintf(why, sizeof why, "communicator setup failed on rank %u: %s", c->rank,
-                 e && e[0] ? e : "see that rank's log");
+        snprintf(why, sizeof why, SETUP_FAILED " on rank %u: %s", c->rank, e && e[0] ? e : "see that rank's log");
     hccl_net_abort(c->net, why);
 }
 
@@ -517,8 +526,7 @@ static HcclResult setup_op(hccl_comm *c, const hccl_op_args *a)
                   c->rank, who, why);
         return who_res != HCCL_SUCCESS ? who_res : res;
     }
-    const char *e = hccl_net_error(c->net);
-    if (res != HCCL_SUCCESS && !(e && strstr(e, " aborted: communicator setup failed")) &&
+    if (res != HCCL_SUCCESS && !peer_setup_abort(c) &&
         hccl_boot_mesh_heard(c->listen_fd, &c->stash, &c->ident, c->rank, c->nranks, MESH_HEARD_NS, &who_res, why,
                              sizeof why)) {
         /* A rank failed in the mesh after this one was done with it: the connection
@@ -782,8 +790,7 @@ static HcclResult setup(hccl_comm *c)
          * they fail now rather than at their own timeout; and, unless a peer's abort or
          * report told us, the ranks that may still wait in the mesh (for a rank that
          * died: its connection to us was lost), on their listeners. */
-        const char *e = hccl_net_error(c->net);
-        if (!(e && strstr(e, " aborted: communicator setup failed")) && hccl_log_last_warn()[0] &&
+        if (!peer_setup_abort(c) && hccl_log_last_warn()[0] &&
             !hccl_boot_peer_failed(&c->ident, c->rank, NULL, NULL, NULL, 0) && !c->mesh_heard)
             hccl_boot_mesh_report(&c->ident, c->nranks, c->peers, c->rank, c->rank, res_setup, hccl_log_last_warn());
         abort_setup(c);

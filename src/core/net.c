@@ -120,6 +120,7 @@ struct hccl_netimpl {
     unsigned char *heard; /* a message of the current operation came from this peer */
     unsigned char *dead;  /* the liveness connection hung up */
     char err[1024];
+    const char *err_abort; /* in err: a peer's ABORT reason, when err is that (else NULL) */
     /* The first peer whose ABORT frame came on its liveness connection (-1: none) and
      * its reason. It may have finished its part of an operation before it failed a
      * later one, so what it sent is still taken; a transfer that then waits on it, in
@@ -127,6 +128,7 @@ struct hccl_netimpl {
     int64_t aborted_peer;
     uint32_t aborted_seq; /* the collective aborted_peer failed in (its ABORT frame's seq; 0: not known) */
     char abort_why[1024];
+    size_t abort_why_off; /* where in abort_why its peer's reason starts (0: none given) */
     /* STATUS answers between operations (the responder thread, below). */
     pthread_mutex_t io_lock; /* held by a responder pass, by abort and by a begin_op that waits */
     int idle;                /* atomic IDLE_*: between successful operations the responder may read */
@@ -389,7 +391,18 @@ static HcclResult fail(hccl_netimpl *n, HcclResult res, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(n->err, sizeof n->err, fmt, ap);
     va_end(ap);
+    n->err_abort = NULL;
     return res;
+}
+
+/* Peer p aborted with reason why (may be ""): the failure, its reason kept apart. */
+static HcclResult peer_abort(hccl_netimpl *n, uint32_t p, const char *why)
+{
+    int len = snprintf(n->err, sizeof n->err, "rank %u%s aborted: ", p, at(n, p));
+    if (len <= 0 || (size_t)len >= sizeof n->err) len = 0;
+    snprintf(n->err + len, sizeof n->err - (size_t)len, "%s", why[0] ? why : "(no reason given)");
+    n->err_abort = why[0] && len ? n->err + len : NULL;
+    return HCCL_E_REMOTE;
 }
 
 static HcclResult net_fail(hccl_net *base, HcclResult code, const char *why)
@@ -513,7 +526,7 @@ static HcclResult peer_aborted_on(hccl_netimpl *n, hccl_conn *c, hccl_xfer *x, x
     if (have) memcpy(text, x->buf, have);
     have = read_until(n, x->peer, c, text, have, want, hccl_now_ns() + 1000000000ull);
     text[have] = 0;
-    return fail(n, HCCL_E_REMOTE, "rank %u%s aborted: %s", x->peer, at(n, x->peer), have ? text : "(no reason given)");
+    return peer_abort(n, x->peer, text);
 }
 
 static HcclResult peer_aborted(hccl_netimpl *n, hccl_xfer *x, xstate *s)
@@ -585,6 +598,7 @@ static HcclResult read_abort(hccl_netimpl *n, uint32_t peer, int data_ok)
 static HcclResult peer_aborted_before(hccl_netimpl *n)
 {
     memcpy(n->err, n->abort_why, sizeof n->err);
+    n->err_abort = n->abort_why_off ? n->err + n->abort_why_off : NULL;
     return HCCL_E_REMOTE;
 }
 
@@ -1191,6 +1205,7 @@ static void live_events(hccl_netimpl *n, int first, int np)
                 read_abort_on(n, n->live[p], p, 0, &n->aborted_seq) == HCCL_E_REMOTE) {
                 n->aborted_peer = p;
                 memcpy(n->abort_why, n->err, sizeof n->err);
+                n->abort_why_off = n->err_abort ? (size_t)(n->err_abort - n->err) : 0;
             }
             if (n->pfds[j].revents & (POLLRDHUP | POLLHUP | POLLERR)) n->dead[p] = 1;
         }
@@ -1371,7 +1386,7 @@ static HcclResult stall_evidence(hccl_netimpl *n, hccl_xfer *x, int cnt)
         char why[ABORT_TEXT_MAX + 1];
         int behind = failed_behind(n, p, &h, why, sizeof why);
         if (behind == 2)
-            return fail(n, HCCL_E_REMOTE, "rank %u%s aborted: %s", p, at(n, p), why[0] ? why : "(no reason given)");
+            return peer_abort(n, p, why);
         if (behind == 1) return timed_out(n, x, cnt, p);
         if (h.op != OP_ABORT && (h.op == OP_STATUS || (h.flags & FLAG_P2P) || h.seq != n->fp.seq || of_this_op(n, &h)))
             continue;
@@ -2145,9 +2160,12 @@ void hccl_net_begin_op(hccl_netimpl *n, const hccl_fingerprint *fp, uint64_t tim
     n->timeout_ns = timeout_ns;
     n->deadline_ns = 0;
     n->err[0] = 0;
+    n->err_abort = NULL;
     memset(n->heard, 0, n->nranks);
 }
 
 void hccl_net_set_abort_flag(hccl_netimpl *n, const int *flag) { n->abort_flag = flag; }
 
 const char *hccl_net_error(hccl_netimpl *n) { return n->err; }
+
+const char *hccl_net_peer_abort(hccl_netimpl *n) { return n->err_abort; }

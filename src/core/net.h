@@ -124,5 +124,7 @@ void hccl_net_abort(hccl_netimpl *n, const char *why);
 
 /* Text describing the last failure ("" when none). */
 const char *hccl_net_error(hccl_netimpl *n);
+/* When the last failure was a peer's ABORT with a reason: that reason (NULL otherwise). */
+const char *hccl_net_peer_abort(hccl_netimpl *n);
 
 #endif
