@@ -672,10 +672,10 @@ static HcclResult setup_shm(hccl_comm *c)
 /* One shared segment of mailboxes for a communicator of one host whose ranks all
  * reach each other over shared memory (the small-message path, hccl_net.slot_gather;
  * HCCL_SHM_SLOTS=0 on any rank: none). Once all ranks agreed to try, rank 0 creates
- * it and broadcasts its name, the others map it, every rank says whether it could, and every rank that got the name
- * unlinks it (after that vote, which every rank enters after its attempt to map it):
- * a crash of rank 0 after its broadcast leaves nothing in /dev/shm. Used only if
- * every rank mapped it. */
+ * it and broadcasts its name, the others map it, every rank says whether it could,
+ * and every rank that got the name unlinks it (after that vote, which every rank
+ * enters after its attempt to map it): a crash of rank 0 after its broadcast leaves
+ * nothing in /dev/shm. Used only if every rank mapped it. */
 HCCL_PARAM_INT(shm_slots, "HCCL_SHM_SLOTS", 1)
 
 static HcclResult setup_slots(hccl_comm *c)
