@@ -582,14 +582,22 @@ def main():
     for l in libs:
         if l not in LIBS:
             p.error("unknown library %s (one of %s)" % (l, ", ".join(LIBS)))
+    if not libs:  # nothing to run: the rounds would divide by zero after the ceilings
+        p.error("bad --libs %r (one or more of %s)" % (a.libs, ", ".join(LIBS)))
 
-    if a.from_json:
-        with open(a.from_json) as f:
-            d = json.load(f)
-        meta, ceil_all, results, failures = d["meta"], d["ceilings"], d["results"], d["failures"]
-        sets = [(n, ops) for n, ops in meta["sets"]]
+    if a.from_json:  # a missing, unreadable or foreign file is a usage error, not a traceback
+        try:
+            with open(a.from_json) as f:
+                d = json.load(f)
+            meta, ceil_all, results, failures = d["meta"], d["ceilings"], d["results"], d["failures"]
+            sets = [(n, ops) for n, ops in meta["sets"]]
+            libs = meta["libs"]
+        except KeyError as e:
+            p.error("bad --from-json %s: no %s key (not a compare.py results.json)" % (a.from_json, e))
+        except (OSError, ValueError, TypeError) as e:
+            p.error("bad --from-json %s: %s" % (a.from_json, e))
         a.out = os.path.dirname(os.path.abspath(a.from_json))
-        return report(a, meta, ceil_all, results, failures, sets, meta["libs"], not a.no_plot)
+        return report(a, meta, ceil_all, results, failures, sets, libs, not a.no_plot)
 
     missing, plot = ensure_deps(libs, not a.no_plot)
     failures = []
