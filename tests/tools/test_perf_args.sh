@@ -20,6 +20,11 @@ trap 'rm -rf "$T"' EXIT
 "$AR" -b 2M -e 1M 2>/dev/null; check_rc "-b above -e" 2 $?
 "$AR" -d nosuch 2>/dev/null; check_rc "unknown dtype" 2 $?
 "$AR" -o xor 2>/dev/null; check_rc "unknown op" 2 $?
+# Collectives without a reduction ignore -o, but a misspelt one is refused as well (it
+# once ran the benchmark as if -o were not there); a valid one still runs.
+"$BIN/all_gather_perf" -o xor -b 8 -e 8 -n 1 -w 0 2>"$T/err" >/dev/null; check_rc "unknown op, all_gather" 2 $?
+grep -q "invalid operation 'xor'" "$T/err" && pass "... named" || { fail "... named"; cat "$T/err"; }
+"$BIN/broadcast_perf" -o max -b 8 -e 8 -n 1 -w 0 >/dev/null; check_rc "valid op, broadcast" 0 $?
 "$AR" -a 7 2>/dev/null; check_rc "bad -a" 2 $?
 "$AR" -z 2 2>/dev/null; check_rc "bad -z" 2 $?
 "$AR" -n 2>/dev/null; check_rc "missing value" 2 $?

@@ -349,9 +349,7 @@ static int parse_args(int argc, char **argv)
         if (A.types[0] == NULL) return bad_arg("data type", dtype);
         A.ntypes = 1;
     }
-    if (!perf_test.has_op) {
-        A.ops[A.nops++] = HCCL_REDUCE_RESERVED;
-    } else if (strcasecmp(op, "all") == 0) {
+    if (strcasecmp(op, "all") == 0) {
         A.ops[A.nops++] = HCCL_REDUCE_SUM;
         A.ops[A.nops++] = HCCL_REDUCE_PROD;
         A.ops[A.nops++] = HCCL_REDUCE_MAX;
@@ -363,6 +361,10 @@ static int parse_args(int argc, char **argv)
         for (int i = 0; i < 4; i++)
             if (strcasecmp(op, op_name(o[i])) == 0) A.ops[A.nops++] = o[i];
         if (A.nops == 0) return bad_arg("operation", op);
+    }
+    if (!perf_test.has_op) { /* no reduction here: -o is ignored, but a misspelt one is still refused */
+        A.nops = 0;
+        A.ops[A.nops++] = HCCL_REDUCE_RESERVED;
     }
     return 0;
 }
