@@ -599,6 +599,10 @@ def main():
         a.out = os.path.dirname(os.path.abspath(a.from_json))
         return report(a, meta, ceil_all, results, failures, sets, libs, not a.no_plot)
 
+    try:  # before the packages and the build: an --out that cannot be a folder ends a run at once
+        os.makedirs(os.path.join(a.out, "raw"), exist_ok=True)
+    except OSError as e:
+        p.error("bad --out %s: %s" % (a.out, e))
     missing, plot = ensure_deps(libs, not a.no_plot)
     failures = []
     for l in missing:
@@ -606,7 +610,6 @@ def main():
         log("WARNING: %s dropped: its packages could not be installed" % l)
     libs = [l for l in libs if l not in missing]
     ceil_bin, mpi_bin = build(a, libs)
-    os.makedirs(os.path.join(a.out, "raw"), exist_ok=True)
 
     lib_so = os.path.join(a.build, "libhccl.so")
     shm = False

@@ -21,15 +21,17 @@ for args in "--sizes 8" "--sizes x:1M" "--sizes 1M:8" "--sizes=-8:8" "--np abc" 
         fails=$((fails + 1))
     fi
 done
-# No library at all, and --from-json with a file that is missing, not JSON or not a
-# results.json: usage errors too (once a ZeroDivisionError after the ceilings had run,
-# and tracebacks). --build is an empty folder with --no-build, so that even a
+# No library at all, --from-json with a file that is missing, not JSON or not a
+# results.json, and an --out that is a file: usage errors too (once a ZeroDivisionError
+# after the ceilings had run, and tracebacks, the last after the build). --build is an
+# empty folder with --no-build and only "ours" (no packages) is named, so that even a
 # regression builds and runs nothing but the ceilings' compile and stops there.
 T=$(mktemp -d /tmp/compare-args.XXXXXX)
 trap 'rm -rf "$T"' EXIT
 echo 'not json' > "$T/bad.json"
 echo '{"meta": {}}' > "$T/foreign.json"
-for args in "--libs ," "--libs=" "--from-json $T/none.json" "--from-json $T/bad.json" "--from-json $T/foreign.json"; do
+for args in "--libs ," "--libs=" "--from-json $T/none.json" "--from-json $T/bad.json" "--from-json $T/foreign.json" \
+            "--libs ours --out $T/bad.json"; do
     # shellcheck disable=SC2086
     err=$(timeout 30 "$SRC/bench/compare.sh" $args --no-build --no-plot --build "$T/build" 2>&1 >/dev/null)
     rc=$?
