@@ -17,7 +17,8 @@ trap 'rm -rf "$T"' EXIT
 "$AR" -b x 2>/dev/null; check_rc "bad size" 2 $?
 "$AR" -b 12Q 2>/dev/null; check_rc "bad size suffix" 2 $?
 "$AR" -b -5 2>/dev/null; check_rc "negative size" 2 $?
-"$AR" -b 2M -e 1M 2>/dev/null; check_rc "-b above -e" 2 $?
+"$AR" -b 2M -e 1M 2>"$T/err"; check_rc "-b above -e" 2 $?
+grep -q "invalid range: -b 2097152 is above -e 1048576" "$T/err" && pass "... with both sizes" || { fail "... with both sizes"; cat "$T/err"; }
 "$AR" -d nosuch 2>/dev/null; check_rc "unknown dtype" 2 $?
 "$AR" -o xor 2>/dev/null; check_rc "unknown op" 2 $?
 # Collectives without a reduction ignore -o, but a misspelt one is refused as well (it

@@ -340,7 +340,11 @@ static int parse_args(int argc, char **argv)
         fprintf(stderr, "%s: -t %d x -g %d thread ranks: at most 1024\n", progname, A.nthreads, A.ngpus);
         return 2;
     }
-    if (A.minbytes > A.maxbytes) return bad_arg("range: -b is above -e", "");
+    if (A.minbytes > A.maxbytes) {
+        fprintf(stderr, "%s: invalid range: -b %zu is above -e %zu (bytes)\nTry '%s -h' for more information.\n",
+                progname, A.minbytes, A.maxbytes, progname);
+        return 2;
+    }
 
     if (strcasecmp(dtype, "all") == 0) {
         for (int i = 0; i < perf_ndtypes; i++) A.types[A.ntypes++] = &perf_dtypes[i];
