@@ -284,7 +284,8 @@ def rank_main(rank, nranks, a):
                     out.write("%12d  %12d  %8s  %6s  %6d%s%s\n" % (nbytes, nbytes // es, tname, op,
                                                                   a.root if has_root else -1, cells[0], cells[1]))
                     out.flush()
-                nxt = int(size * a.stepfactor) if a.stepfactor > 1 else size + a.stepbytes
+                # At least one element more, as tools/perf: 8 * 1.01 rounded down would end the sweep at -b.
+                nxt = max(int(size * a.stepfactor), size + es) if a.stepfactor > 1 else size + a.stepbytes
                 if nxt <= size:
                     break
                 size = nxt
@@ -313,10 +314,18 @@ def free_port():
 
 
 def main():
-    a = args_parser().parse_args()
+    p = args_parser()
+    a = p.parse_args()
+    # The ranges of tools/perf: -n -1 once printed negative times, -f 0.5 was taken as no
+    # factor, --np 0 started nothing and reported success.
+    for flag, v, lo in (("-n", a.iters, 0), ("-w", a.warmup_iters, 0), ("-c", a.check, 0), ("-r", a.root, 0),
+                        ("-i", a.stepbytes, 1), ("--np", a.np, 1)):
+        if v < lo:
+            p.error("invalid value %d for %s (at least %d)" % (v, flag, lo))
+    if not 1.0 <= a.stepfactor <= 1e6:
+        p.error("invalid factor %g for -f (1 to 1e6)" % a.stepfactor)
     if a.minbytes > a.maxbytes:
-        sys.stderr.write("gloo_perf: -b is above -e\n")
-        return 2
+        p.error("invalid range: -b %d is above -e %d (bytes)" % (a.minbytes, a.maxbytes))
     os.environ["OMP_NUM_THREADS"] = "1"
     os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")
     if os.environ.get("RANK") and os.environ.get("WORLD_SIZE"):

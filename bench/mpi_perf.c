@@ -159,6 +159,7 @@ static int parse_size(const char *s, size_t *out)
     if (*end == 'i' && mul > 1) end++;
     if (*end == 'b' || *end == 'B') end++;
     if (*end != '\0') return -1;
+    if (v > (unsigned long long)SIZE_MAX / mul) return -1;
     *out = (size_t)(v * mul);
     return 0;
 }
@@ -221,7 +222,9 @@ static int parse_args(int argc, char **argv)
         switch (c) {
         case 'C': coll = optarg; break;
         case 'b': if (parse_size(optarg, &A.minbytes)) return bad_arg("size", optarg); break;
-        case 'e': if (parse_size(optarg, &A.maxbytes)) return bad_arg("size", optarg); break;
+        case 'e': /* buffers are maxbytes plus a margin: near SIZE_MAX that would wrap to a few bytes */
+            if (parse_size(optarg, &A.maxbytes) || A.maxbytes > (1ull << 40)) return bad_arg("size (at most 1T)", optarg);
+            break;
         case 'i': if (parse_size(optarg, &A.stepbytes) || !A.stepbytes) return bad_arg("increment", optarg); break;
         case 'f':
             A.stepfactor = strtod(optarg, &end);
@@ -487,8 +490,14 @@ int main(int argc, char **argv)
                 if (rank == 0)
                     printf("%12zu  %12zu  %8s  %6s  %6d%s%s\n", bytes, bytes / d.t->size, d.t->name, A.ops[oi].name,
                            (A.coll == C_BROADCAST || A.coll == C_REDUCE) ? A.root : -1, blk[0], blk[1]);
-                if (A.stepfactor > 1.0) next = (size_t)((double)size * A.stepfactor);
-                else next = size + A.stepbytes;
+                if (A.stepfactor > 1.0) {
+                    next = (size_t)((double)size * A.stepfactor);
+                    /* At least one element more, as tools/perf: 8 * 1.01 rounded down
+                     * would end the sweep at -b. */
+                    if (next < size + d.t->size) next = size + d.t->size;
+                } else {
+                    next = size + A.stepbytes;
+                }
                 if (next <= size) break;
                 size = next;
             }
