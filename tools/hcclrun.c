@@ -509,8 +509,10 @@ int main(int argc, char **argv)
         pid_t pid;
         if (tag_output) {
             for (int k = 0; k < 2; k++) {
-                if (pipe2(pfd[k], O_CLOEXEC) != 0) {
-                    fprintf(stderr, "hcclrun: pipe: %s\n", strerror(errno));
+                if (!spawn_error && pipe2(pfd[k], O_CLOEXEC) != 0) {
+                    /* Usually the descriptor limit: hcclrun holds two per rank. */
+                    fprintf(stderr, "hcclrun: --tag-output: no pipe for rank %d: %s (2 descriptors per rank%s)\n",
+                            rank, strerror(errno), errno == EMFILE ? "; raise 'ulimit -n'" : "");
                     spawn_error = 1;
                 }
             }
@@ -523,7 +525,7 @@ int main(int argc, char **argv)
         }
         pid = fork();
         if (pid < 0) {
-            fprintf(stderr, "hcclrun: fork: %s\n", strerror(errno));
+            fprintf(stderr, "hcclrun: cannot start rank %d: fork: %s\n", rank, strerror(errno));
             spawn_error = 1;
             if (tag_output)
                 for (int k = 0; k < 2; k++) close(pfd[k][0]), close(pfd[k][1]);

@@ -165,6 +165,11 @@ check_rc "--tag-output run" 0 $?
 grep -qx "\[0\] hello 0" "$T/out" && grep -qx "\[1\] hello 1" "$T/out" && grep -qx "\[1\] no newline" "$T/out" &&
     grep -qx "\[0\] oops" "$T/err" && ! grep -q oops "$T/out" && pass "--tag-output prefixes lines" ||
     { fail "--tag-output prefixes lines"; cat "$T/out" "$T/err"; }
+# Two pipes per rank: past the descriptor limit the job stops (exit 1) with one line
+# naming the rank and the limit, not a bare "pipe: Too many open files".
+(ulimit -n 64 && exec "$HCCLRUN" -n 40 --tag-output sleep 5) >/dev/null 2>"$T/err"; check_rc "--tag-output past ulimit -n" 1 $?
+[ "$(wc -l < "$T/err")" = 1 ] && grep -q "no pipe for rank [0-9]*: .*raise 'ulimit -n'" "$T/err" &&
+    pass "... names the rank and the limit" || { fail "... names the rank and the limit"; cat "$T/err"; }
 
 # --- stdin goes to rank 0 only -------------------------------------------------------------
 echo "line-for-rank-0" | "$HCCLRUN" -n 2 sh -c 'read -r x; echo "$RANK:$x"' > "$T/out"
