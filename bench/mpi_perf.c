@@ -257,13 +257,13 @@ static int parse_args(int argc, char **argv)
     {
         MPI_Op mo[4] = {MPI_SUM, MPI_PROD, MPI_MAX, MPI_MIN};
         int has_op = A.coll == C_ALLREDUCE || A.coll == C_REDUCESCATTER || A.coll == C_REDUCE;
-        if (!has_op) {
+        for (int i = 0; i < 4; i++)
+            if (strcasecmp(op, "all") == 0 || strcasecmp(op, allops[i].name) == 0)
+                A.ops[A.nops++] = (redop){allops[i].name, mo[i]};
+        if (A.nops == 0) return bad_arg("operation", op);
+        if (!has_op) { /* checked, then ignored: no reduction here */
+            A.nops = 0;
             A.ops[A.nops++] = (redop){"none", MPI_OP_NULL};
-        } else {
-            for (int i = 0; i < 4; i++)
-                if (strcasecmp(op, "all") == 0 || strcasecmp(op, allops[i].name) == 0)
-                    A.ops[A.nops++] = (redop){allops[i].name, mo[i]};
-            if (A.nops == 0) return bad_arg("operation", op);
         }
     }
     return 0;

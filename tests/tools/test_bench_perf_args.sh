@@ -2,9 +2,10 @@
 # test_bench_perf_args.sh SRCDIR - the comparison harness's other benchmarks,
 # bench/gloo_perf.py and bench/mpi_perf.c, take their flags as tools/perf does: values
 # outside tools/perf's ranges are usage errors (exit 2, no traceback), -e near SIZE_MAX
-# is refused (mpi_perf crashed), and a factor that does not grow the size by an element
-# steps one element (the sweep ended at -b). The runs are one rank of 8..32 bytes;
-# each part is skipped when torch, or mpicc and mpirun, are missing.
+# is refused (mpi_perf crashed), a misspelt -o is refused where there is no reduction,
+# and a factor that does not grow the size by an element steps one element (the sweep
+# ended at -b). The runs are one rank of 8..32 bytes; each part is skipped when torch,
+# or mpicc and mpirun, are missing.
 set -u
 SRC=${1:?usage: test_bench_perf_args.sh SRCDIR}
 PY=/usr/bin/python3
@@ -42,6 +43,12 @@ if command -v mpicc >/dev/null && command -v mpirun >/dev/null && mpicc -O2 -o "
         [ $rc = 2 ] && grep -q "invalid size (at most 1T)" "$T/out" && pass "mpi_perf -e $e" ||
             { fail "mpi_perf -e $e: exit $rc"; cat "$T/out"; }
     done
+    # -o is checked for the collectives without a reduction too, as in tools/perf.
+    timeout 120 mpirun --allow-run-as-root --oversubscribe -np 1 "$T/mpi_perf" -C allgather -o xor -b 8 -e 8 -n 1 -w 0 \
+        >"$T/out" 2>&1
+    rc=$?
+    [ $rc = 2 ] && grep -q "invalid operation 'xor'" "$T/out" && pass "mpi_perf -C allgather -o xor" ||
+        { fail "mpi_perf -C allgather -o xor: exit $rc"; cat "$T/out"; }
     sizes=$("${MPI[@]}" -b 8 -e 32 -f 1.01 -n 1 -w 0 2>/dev/null | awk '/^ / {printf "%s ", $1}')
     [ "$sizes" = "8 12 16 20 24 28 32 " ] && pass "mpi_perf -f 1.01 reaches -e" || fail "mpi_perf -f 1.01 sizes: $sizes"
 else
