@@ -48,8 +48,13 @@ void hccl_op_args_free(hccl_op_args *a)
 HcclResult hccl_comm_dump_flight(hccl_comm *c, const char *path, const char *reason)
 {
     char written[4096];
-    if (hccl_flight_dump(&c->flight, path, c->name, c->rank, c->nranks, reason, written, sizeof written) != 0)
-        return HCCL_E_OPEN_FILE_FAILURE;
+    int rc = hccl_flight_dump(&c->flight, path, c->name, c->rank, c->nranks, reason, written, sizeof written);
+    if (rc > 0) {
+        HCCL_WARN(COLL, "comm %s rank %u: no flight recorder to dump: it is off (HCCL_FLIGHT_RECORDER_SIZE=0, or no "
+                  "memory for it when the communicator was made)", c->name, c->rank);
+        return HCCL_E_NOT_SUPPORT;
+    }
+    if (rc != 0) return HCCL_E_OPEN_FILE_FAILURE;
     HCCL_INFO(COLL, "comm %s rank %u: flight recorder written to %s", c->name, c->rank, written);
     return HCCL_SUCCESS;
 }

@@ -279,6 +279,7 @@ int hccl_flight_dump(hccl_flight *f, const char *path, const char *comm, uint32_
                      const char *reason, char *written, size_t written_len)
 {
     char buf[4096];
+    if (!f->cap) return 1; /* HCCL_FLIGHT_RECORDER_SIZE=0: off, no file at all */
     if (!path) {
         /* The name in the file name with anything but letters, digits, '-' and '.' as
          * '_': a configured name with '/' must not lead outside the directory. */
@@ -296,13 +297,13 @@ int hccl_flight_dump(hccl_flight *f, const char *path, const char *comm, uint32_
     }
     /* A copy taken under the lock, written without it: operations keep recording
      * while the file is written. */
-    hccl_fr_entry *ops = f->cap ? hccl_calloc(f->cap, sizeof *ops) : NULL;
-    if (f->cap && !ops) {
+    hccl_fr_entry *ops = hccl_calloc(f->cap, sizeof *ops);
+    if (!ops) {
         HCCL_WARN(COLL, "flight recorder: out of memory for a dump to %s", path);
         return -1;
     }
     hccl_spin_lock(&f->lock);
-    uint32_t nops = ops ? snapshot(f, ops) : 0;
+    uint32_t nops = snapshot(f, ops);
     uint32_t last_done = f->last_done_seq;
     hccl_spin_unlock(&f->lock);
     int rc = write_dump(f, path, comm, rank, nranks, reason, ops, nops, last_done);

@@ -61,7 +61,9 @@ uint64_t hccl_flight_start(hccl_flight *f, uint64_t id, const hccl_op_args *args
 void hccl_flight_end(hccl_flight *f, uint64_t id, uint32_t seq, const char *error /* NULL = success */,
                      uint64_t now);
 /* Write the JSON dump to path (NULL: HCCL_FLIGHT_RECORDER_DIR, default /tmp, with a
- * name made of comm, rank and pid); the path written goes to *written if given. */
+ * name made of comm, rank and pid); the path written goes to *written if given.
+ * Returns 0, -1 when it could not be written (a WARN says why), or 1 when the
+ * recorder is off (HCCL_FLIGHT_RECORDER_SIZE=0): nothing written, nothing logged. */
 int hccl_flight_dump(hccl_flight *f, const char *path, const char *comm, uint32_t rank, uint32_t nranks,
                      const char *reason, char *written, size_t written_len);
 

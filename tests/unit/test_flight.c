@@ -8,7 +8,7 @@
  * that overlap (a failing operation's and a watchdog's, say) leave a whole dump
  * there, never a mix of both. A default dump path stays inside its directory whatever
  * the communicator's name. A dump above RLIMIT_FSIZE fails without killing the
- * process.
+ * process. HCCL_FLIGHT_RECORDER_SIZE=0 writes no dumps.
  */
 #include "core/flight.h"
 #include "util/util.h"
@@ -236,6 +236,55 @@ static void dump_above_fsize_limit(void)
     rmdir(dir);
 }
 
+/* HCCL_FLIGHT_RECORDER_SIZE=0 turns the recorder off (docs/env.md): operations are not
+ * recorded, and a dump, a failing operation's (path NULL) or a requested one, writes
+ * no file and says so by returning 1, where it used to write dumps with no operations.
+ * In a child: the size is read once per process. */
+static void size_zero_writes_nothing(void)
+{
+    char dir[] = "/tmp/test_flight_XXXXXX";
+    TT_ASSERT(mkdtemp(dir) != NULL);
+    char path[64];
+    snprintf(path, sizeof path, "%s/fr.json", dir);
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        setenv("HCCL_FLIGHT_RECORDER_SIZE", "0", 1);
+        setenv("HCCL_FLIGHT_RECORDER_DIR", dir, 1);
+        hccl_flight f;
+        hccl_flight_init(&f, 2);
+        if (f.cap != 0) _exit(10);
+        hccl_op_args a;
+        memset(&a, 0, sizeof a);
+        a.type = HCCL_OP_ALLREDUCE;
+        a.count = 8;
+        a.dtype = HCCL_DATA_TYPE_FP32;
+        uint64_t id = hccl_flight_enqueue(&f, &a, 1);
+        if (id != 0) _exit(11);
+        hccl_flight_end(&f, id, 1, "an error", 2);
+        char written[4096] = "";
+        if (hccl_flight_dump(&f, NULL, "comm", 0, 2, "why", written, sizeof written) != 1) _exit(12);
+        if (hccl_flight_dump(&f, path, "comm", 0, 2, "why", written, sizeof written) != 1) _exit(13);
+        if (written[0]) _exit(14);
+        hccl_flight_free(&f);
+        _exit(0);
+    }
+    TT_ASSERT_CHILD_OK(pid);
+    DIR *d = opendir(dir);
+    int left = 0;
+    for (struct dirent *e; d && (e = readdir(d));)
+        if (e->d_name[0] != '.') {
+            char p[512];
+            snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+            printf("HCCL_FLIGHT_RECORDER_SIZE=0 left %s\n", p);
+            unlink(p);
+            left++;
+        }
+    if (d) closedir(d);
+    rmdir(dir);
+    TT_ASSERT_MSG(left == 0, "HCCL_FLIGHT_RECORDER_SIZE=0 (recorder off): dumps wrote %d files", left);
+}
+
 /* unique_ids(size) in a child: the ring's size is fixed at the first read. */
 static void unique_ids_in_child(const char *size)
 {
@@ -257,6 +306,7 @@ int main(void)
     /* Before anything here reads HCCL_FLIGHT_RECORDER_SIZE (once per process). */
     unique_ids_in_child("1");
     unique_ids_in_child("2");
+    size_zero_writes_nothing();
     setenv("HCCL_FLIGHT_RECORDER_SIZE", "256", 1);
     default_path_stays_in_dir();
     overlapping_dumps();
