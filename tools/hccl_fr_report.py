@@ -23,10 +23,12 @@ Exit status: 0 when a report was made, 2 when no dump could be read, 1 when the
 """
 import argparse
 import json
+import math
 import os
 import sys
 
 STATES_ACTIVE = ("running", "done", "failed")
+MAX_RANKS = 65536  # HCCL_COMM_MAX_RANKS (src/util/util.h)
 
 
 def _is_int(v):
@@ -34,7 +36,18 @@ def _is_int(v):
 
 
 def _is_num(v):
-    return v is None or (isinstance(v, (int, float)) and not isinstance(v, bool))
+    """A finite number (the library writes integers)."""
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def _bad_field(obj, key, want_int=False):
+    """A field that is present but not a usable number (null, NaN, a string...): the
+    report compares and formats them, so a dump with one is reported, not trusted.
+    An absent field reads as 0."""
+    if key not in obj:
+        return False
+    v = obj[key]
+    return not (_is_int(v) if want_int else _is_num(v))
 
 
 def malformed(d):
@@ -47,8 +60,10 @@ def malformed(d):
     n = d.get("nranks", d["rank"] + 1)
     if not _is_int(n) or not 0 <= d["rank"] < n:
         return "nranks is not a number above rank"
+    if n > MAX_RANKS:  # the report lists every rank without a dump
+        return "nranks is more than a communicator may have (%d)" % MAX_RANKS
     for k in ("dumped_us", "last_completed_seq"):
-        if not _is_num(d.get(k)):
+        if _bad_field(d, k, want_int=k.endswith("seq")):
             return "%s is not a number" % k
     if not isinstance(d["ops"], list):
         return "ops is not a list"
@@ -56,7 +71,7 @@ def malformed(d):
         if not isinstance(op, dict):
             return "ops[%d] is not an object" % i
         for k in ("seq", "enqueue_us", "start_us", "end_us"):
-            if not _is_num(op.get(k)):
+            if _bad_field(op, k, want_int=k == "seq"):
                 return "ops[%d].%s is not a number" % (i, k)
         for k in ("state", "call", "op", "error"):
             if op.get(k) is not None and not isinstance(op.get(k), str):

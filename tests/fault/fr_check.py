@@ -192,7 +192,17 @@ def main():
                                   '{"version":1,"comm":"c","rank":0,"nranks":2,"ops":[1]}',
                                   '{"version":1,"comm":null,"rank":0,"nranks":2,"ops":[]}',
                                   '{"version":1,"comm":"c","rank":5,"nranks":2,"ops":[]}',
-                                  '{"version":1,"comm":"c","rank":0,"nranks":2,"ops":[{"seq":1,"start_us":"x"}]}']):
+                                  '{"version":1,"comm":"c","rank":0,"nranks":2,"ops":[{"seq":1,"start_us":"x"}]}',
+                                  # present but null, NaN or not whole: compared and formatted
+                                  # by the report (a traceback before)
+                                  '{"version":1,"comm":"c","rank":0,"nranks":2,"ops":[{"seq":null,"state":"done"}]}',
+                                  '{"version":1,"comm":"c","rank":0,"nranks":2,"ops":[{"seq":NaN,"state":"done"}]}',
+                                  '{"version":1,"comm":"c","rank":0,"nranks":2,"ops":[{"seq":2,"state":"failed",'
+                                  '"start_us":1,"end_us":null}],"dumped_us":5}',
+                                  '{"version":1,"comm":"c","rank":0,"nranks":2,"dumped_us":null,"ops":[]}',
+                                  '{"version":1,"comm":"c","rank":0,"nranks":2,"last_completed_seq":1.5,"ops":[]}',
+                                  # the report lists every rank without a dump (it hung)
+                                  '{"version":1,"comm":"c","rank":0,"nranks":1000000000000,"ops":[]}']):
             name = os.path.join(d2, "odd%d.json" % k)
             with open(name, "w") as fh:
                 fh.write(text)
