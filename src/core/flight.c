@@ -42,7 +42,10 @@ void hccl_flight_init(hccl_flight *f, uint32_t nranks)
     if (f->cap) f->ring = hccl_calloc(f->cap, sizeof *f->ring);
     if (!f->ring) f->cap = 0;
     /* Read at init, on the application's thread: a dump may run on a stream's worker. */
-    snprintf(f->dir, sizeof f->dir, "%s", hccl_param_read_str("HCCL_FLIGHT_RECORDER_DIR", "/tmp"));
+    const char *dir = hccl_param_read_str("HCCL_FLIGHT_RECORDER_DIR", "/tmp");
+    size_t dir_len = strlen(dir);
+    f->dir = hccl_malloc(dir_len + 1); /* whole: a cut name could be another directory */
+    if (f->dir) memcpy(f->dir, dir, dir_len + 1);
     f->next_id = 1;
     (void)hccl_ticks(); /* the first timestamp starts the TSC's calibration (ticks.h) */
     struct timespec rt;
@@ -55,6 +58,7 @@ void hccl_flight_free(hccl_flight *f)
 {
     for (uint32_t i = 0; i < f->cap; i++) hccl_free(f->ring[i].error);
     hccl_free(f->ring);
+    hccl_free(f->dir);
 }
 
 static hccl_fr_entry *slot(hccl_flight *f, uint64_t id)
@@ -292,7 +296,16 @@ int hccl_flight_dump(hccl_flight *f, const char *path, const char *comm, uint32_
             safe[k] = ok ? ch : '_';
         }
         safe[k] = 0;
-        snprintf(buf, sizeof buf, "%s/hccl_fr_%s_r%u_p%d.json", f->dir, safe, rank, (int)getpid());
+        if (!f->dir) {
+            HCCL_WARN(COLL, "comm %s rank %u: flight recorder: out of memory for HCCL_FLIGHT_RECORDER_DIR", comm, rank);
+            return -1;
+        }
+        int len = snprintf(buf, sizeof buf, "%s/hccl_fr_%s_r%u_p%d.json", f->dir, safe, rank, (int)getpid());
+        if (len < 0 || (size_t)len >= sizeof buf) {
+            HCCL_WARN(COLL, "comm %s rank %u: flight recorder: cannot write to HCCL_FLIGHT_RECORDER_DIR %.64s... (%zu "
+                      "characters): %s", comm, rank, f->dir, strlen(f->dir), strerror(ENAMETOOLONG));
+            return -1;
+        }
         path = buf;
     }
     /* A copy taken under the lock, written without it: operations keep recording

@@ -46,7 +46,7 @@ typedef struct hccl_flight {
     uint32_t last_done_seq;
     uint32_t nranks;            /* the communicator's (the fingerprints' count arrays) */
     int64_t wall_minus_mono_ns; /* CLOCK_REALTIME - CLOCK_MONOTONIC at init */
-    char dir[1024];             /* HCCL_FLIGHT_RECORDER_DIR at init */
+    char *dir;                  /* HCCL_FLIGHT_RECORDER_DIR at init, whole (NULL: no memory) */
 } hccl_flight;
 
 void hccl_flight_init(hccl_flight *f, uint32_t nranks);

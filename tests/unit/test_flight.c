@@ -8,7 +8,8 @@
  * that overlap (a failing operation's and a watchdog's, say) leave a whole dump
  * there, never a mix of both. A default dump path stays inside its directory whatever
  * the communicator's name. A dump above RLIMIT_FSIZE fails without killing the
- * process. HCCL_FLIGHT_RECORDER_SIZE=0 writes no dumps.
+ * process. HCCL_FLIGHT_RECORDER_SIZE=0 writes no dumps. A long HCCL_FLIGHT_RECORDER_DIR
+ * is kept whole.
  */
 #include "core/flight.h"
 #include "util/util.h"
@@ -194,6 +195,51 @@ static void default_path_stays_in_dir(void)
     unsetenv("HCCL_FLIGHT_RECORDER_DIR");
 }
 
+/* HCCL_FLIGHT_RECORDER_DIR longer than 1023 characters (a deep job directory) is kept
+ * whole: it was cut to 1023, and the dumps went to that other, shorter path (failing
+ * with "No such file or directory" and a WARN naming the wrong path). One too long
+ * for any file name in it fails with a WARN, writing nothing. */
+static void long_dir_kept_whole(void)
+{
+    char dir[] = "/tmp/test_flight_XXXXXX";
+    TT_ASSERT(mkdtemp(dir) != NULL);
+    static char deep[2048];
+    char comp[200];
+    memset(comp, 'd', sizeof comp - 1);
+    comp[sizeof comp - 1] = 0;
+    size_t n = (size_t)snprintf(deep, sizeof deep, "%s", dir);
+    for (int i = 0; i < 7; i++) { /* about 1420 characters */
+        n += (size_t)snprintf(deep + n, sizeof deep - n, "/%s", comp);
+        TT_ASSERT(mkdir(deep, 0700) == 0);
+    }
+    setenv("HCCL_FLIGHT_RECORDER_DIR", deep, 1);
+    hccl_flight f;
+    hccl_flight_init(&f, 2);
+    char written[4096] = "";
+    TT_ASSERT_EQ(hccl_flight_dump(&f, NULL, "c", 0, 2, "why", written, sizeof written), 0);
+    char want[4096];
+    snprintf(want, sizeof want, "%s/hccl_fr_c_r0_p%d.json", deep, (int)getpid());
+    TT_ASSERT_MSG(strcmp(written, want) == 0 && access(want, F_OK) == 0,
+                  "a dump to a %zu-character HCCL_FLIGHT_RECORDER_DIR went to \"%s\"", strlen(deep), written);
+    unlink(want);
+    hccl_flight_free(&f);
+    /* longer than any path: refused, nothing written anywhere */
+    static char huge[5000];
+    memset(huge, 'x', sizeof huge - 1);
+    memcpy(huge, deep, n);
+    huge[n] = '/';
+    setenv("HCCL_FLIGHT_RECORDER_DIR", huge, 1);
+    hccl_flight_init(&f, 2);
+    TT_ASSERT(hccl_flight_dump(&f, NULL, "c", 0, 2, "why", NULL, 0) != 0);
+    hccl_flight_free(&f);
+    unsetenv("HCCL_FLIGHT_RECORDER_DIR");
+    for (int i = 0; i < 7; i++) {
+        TT_ASSERT_MSG(rmdir(deep) == 0, "%s not empty", deep);
+        *strrchr(deep, '/') = 0;
+    }
+    rmdir(dir);
+}
+
 /* A dump larger than RLIMIT_FSIZE (ulimit -f) is not written: the call fails with a
  * WARN and leaves no file, where writing it used to raise SIGXFSZ and kill the
  * process (a failing operation dumps, so a peer's death killed the survivors). A
@@ -309,6 +355,7 @@ int main(void)
     size_zero_writes_nothing();
     setenv("HCCL_FLIGHT_RECORDER_SIZE", "256", 1);
     default_path_stays_in_dir();
+    long_dir_kept_whole();
     overlapping_dumps();
     dump_above_fsize_limit();
     return tt_report("test_flight");
