@@ -40,7 +40,8 @@ extern HcclResult HcclCommInitFromEnv(const HcclCommConfig *config, HcclComm *co
  * the communicator: call, sequence number, state, times, error) as JSON to path, or,
  * with path NULL, to HCCL_FLIGHT_RECORDER_DIR (default /tmp) under a name made of
  * the communicator name, rank and pid. A failing operation writes one by itself.
- * HCCL_E_OPEN_FILE_FAILURE: it could not be written; HCCL_E_NOT_SUPPORT: the recorder
+ * HCCL_E_OPEN_FILE_FAILURE: it could not be written; HCCL_E_PARA: path is "";
+ * HCCL_E_NOT_SUPPORT: the recorder
  * is off (HCCL_FLIGHT_RECORDER_SIZE=0), and no file is written, by this call or by a
  * failing operation. See docs/debugging.md and tools/hccl_fr_report.py.
  */

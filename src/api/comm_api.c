@@ -414,6 +414,11 @@ HcclResult HcclCommDumpFlightRecorder(HcclComm comm, const char *path)
 {
     hccl_comm *c;
     CHECK(hccl_comm_acquire("HcclCommDumpFlightRecorder", comm, &c));
+    if (path && !path[0]) { /* not a file name: it used to go to a temporary file in the working directory */
+        HCCL_WARN(COLL, "HcclCommDumpFlightRecorder: path is empty (NULL writes to HCCL_FLIGHT_RECORDER_DIR)");
+        hccl_comm_release(c);
+        return HCCL_E_PARA;
+    }
     HcclResult res = hccl_comm_dump_flight(c, path, "requested by HcclCommDumpFlightRecorder");
     hccl_comm_release(c);
     return res;

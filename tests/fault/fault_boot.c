@@ -74,8 +74,8 @@
  *           every rank within 5 s, each naming a configuration mismatch.
  * frdump    HcclCommDumpFlightRecorder on request, to a path and to
  *           HCCL_FLIGHT_RECORDER_DIR (path NULL), after three operations; the files hold
- *           this rank, three "done" operations; an unwritable path and a NULL
- *           communicator fail cleanly.
+ *           this rank, three "done" operations; an unwritable path, an empty one and
+ *           a NULL communicator fail cleanly.
  */
 #include "fault.h"
 
@@ -1609,6 +1609,12 @@ static void frdump_body(fault_ctx *c)
     signal(SIGXFSZ, old_xfsz);
     FCHECK(c, rc != HCCL_SUCCESS, "a dump larger than RLIMIT_FSIZE returned HCCL_SUCCESS");
     FCHECK(c, access(small, F_OK) != 0, "a failed dump left its truncated file %s", small);
+    /* "" is no file name (NULL is the default one): refused, nothing written in the
+     * working directory (it went to a temporary file there, then failed to rename it). */
+    rc = HcclCommDumpFlightRecorder(c->comm, "");
+    FCHECK(c, rc == HCCL_E_PARA && strstr(HcclGetLastErrorMessage(), "path is empty") != NULL,
+           "HcclCommDumpFlightRecorder(comm, \"\") returned %d (last: \"%s\"), not HCCL_E_PARA", (int)rc,
+           HcclGetLastErrorMessage());
     rc = HcclCommDumpFlightRecorder(NULL, path);
     FCHECK(c, rc != HCCL_SUCCESS, "HcclCommDumpFlightRecorder(NULL, ...) returned HCCL_SUCCESS");
     /* The communicator still works after the dumps. */
