@@ -1163,10 +1163,11 @@ static HcclResult mesh_give_up(const hccl_boot_ident *ident, uint32_t rank)
     return res != HCCL_SUCCESS ? res : HCCL_E_INTERNAL;
 }
 
-void hccl_boot_mesh_report(const hccl_boot_ident *ident, uint32_t nranks, const hccl_boot_peer *table, uint32_t failed,
-                        uint32_t skip, HcclResult res, const char *reason)
+#define MESH_REPORT_BYTES (sizeof(conn_open) + sizeof(hccl_boot_peer) + sizeof(boot_failed))
+
+static void mesh_report_fill(unsigned char *buf, const hccl_boot_ident *ident, uint32_t nranks,
+                             const hccl_boot_peer *table, uint32_t failed, HcclResult res, const char *reason)
 {
-    unsigned char buf[sizeof(conn_open) + sizeof(hccl_boot_peer) + sizeof(boot_failed)];
     conn_open o = {OPEN_MAGIC, KIND_MESH_FAILED, ident->secret, ident->id, nranks, failed, (uint16_t)res, 0, 0};
     boot_failed f;
     memset(&f, 0, sizeof f);
@@ -1174,9 +1175,39 @@ void hccl_boot_mesh_report(const hccl_boot_ident *ident, uint32_t nranks, const 
     memcpy(buf, &o, sizeof o);
     memcpy(buf + sizeof o, &table[failed], sizeof table[failed]);
     memcpy(buf + sizeof o + sizeof table[failed], &f, sizeof f);
+}
+
+void hccl_boot_mesh_report(const hccl_boot_ident *ident, uint32_t nranks, const hccl_boot_peer *table, uint32_t failed,
+                        uint32_t skip, HcclResult res, const char *reason)
+{
+    unsigned char buf[MESH_REPORT_BYTES];
+    mesh_report_fill(buf, ident, nranks, table, failed, res, reason);
     uint64_t deadline = hccl_now_ns() + FAILED_SEND_NS;
     for (uint32_t p = 0; p < nranks; p++)
         if (p != failed && p != skip) send_opening(&table[p].addr, buf, sizeof buf, deadline, 0);
+}
+
+void hccl_boot_mesh_report_unjoined(const hccl_boot_ident *ident, uint32_t nranks, const hccl_boot_peer *table,
+                                    uint32_t rank, HcclResult res, const char *reason, uint64_t linger_ns)
+{
+    unsigned char buf[MESH_REPORT_BYTES];
+    mesh_report_fill(buf, ident, nranks, table, rank, res, reason);
+    uint8_t *told = hccl_calloc(nranks, 1);
+    if (!told) return;
+    uint64_t until = hccl_now_ns() + linger_ns;
+    for (;;) {
+        uint32_t left = 0;
+        for (uint32_t p = 0; p < nranks; p++) {
+            if (p == rank || told[p]) continue;
+            uint64_t now = hccl_now_ns(), d = now + FAILED_SEND_NS;
+            if (now >= until) break;
+            if (send_opening(&table[p].addr, buf, sizeof buf, d < until ? d : until, 0) == sizeof buf) told[p] = 1;
+            else left++;
+        }
+        if (!left || hccl_now_ns() >= until) break;
+        usleep(50000); /* a listener that refuses: its rank has not started yet */
+    }
+    hccl_free(told);
 }
 
 /* A report (KIND_MESH_FAILED) of the group, about another rank: what it says in msg,

@@ -160,6 +160,17 @@ void hccl_boot_mesh_report(const hccl_boot_ident *ident, uint32_t nranks, const 
 int hccl_boot_mesh_heard(int listen_fd, hccl_boot_stash *stash, const hccl_boot_ident *ident, uint32_t rank,
                          uint32_t nranks, uint64_t wait_ns, HcclResult *res, char *why, size_t len);
 
+/* A rank of a rank table (whose every listener address is known) that failed before it
+ * opened its listener (reason: its WARN) tells the group as hccl_boot_mesh_report does,
+ * ranks of its own process (threads) included, on their listeners: ranks waiting in the
+ * mesh fail now, naming it and its reason, instead of at HCCL_CONNECT_TIMEOUT. A
+ * listener that refuses (its rank has not opened it yet) is tried again until linger_ns
+ * has passed; returns once every other rank was told. Nothing is recorded in the
+ * process (hccl_boot_rank_failed): the group's identity is the table's, and a record
+ * would fail a later creation from the same table. */
+void hccl_boot_mesh_report_unjoined(const hccl_boot_ident *ident, uint32_t nranks, const hccl_boot_peer *table,
+                                    uint32_t rank, HcclResult res, const char *reason, uint64_t linger_ns);
+
 /* Record that rank of ident's group failed in this process after joining (reason: its
  * WARN): the group's other ranks in this process (threads as ranks: HcclCommInitAll)
  * stop waiting for it in hccl_boot_mesh at once and fail with its result and reason.

@@ -1093,9 +1093,15 @@ HcclResult hccl_comm_init_ranktable(const char *path, uint32_t rank, const HcclC
         HCCL_WARN(INIT, "%s", err);
         return res;
     }
+    /* An invalid config fails this rank, but only once the others can be told (below). */
     hccl_comm_cfg cfg;
     hccl_comm *c = NULL;
-    CHECK_GOTO(hccl_comm_cfg_resolve(config, &cfg), res, done);
+    uint64_t warn_seq = hccl_log_warn_seq();
+    HcclResult cfg_res = hccl_comm_cfg_resolve(config, &cfg);
+    char cfg_why[256];
+    snprintf(cfg_why, sizeof cfg_why, "%s",
+             hccl_log_warn_seq() != warn_seq ? hccl_log_last_warn() : hccl_result_str(cfg_res));
+    if (cfg_res != HCCL_SUCCESS) (void)hccl_comm_cfg_resolve(NULL, &cfg);
     if (rank >= rt.nranks) {
         HCCL_WARN(INIT, "rank %u is out of range: the rank table %s lists %u ranks", rank, path, rt.nranks);
         res = HCCL_E_PARA;
@@ -1135,23 +1141,40 @@ HcclResult hccl_comm_init_ranktable(const char *path, uint32_t rank, const HcclC
     CHECK_GOTO(ranktable_unique_addrs(c, path), res, done);
     c->ident.secret = h;
     c->ident.id = hccl_fnv1a("ranktable", 9, h);
+    c->peers[rank].pid = (uint32_t)getpid();
+    /* From here every rank's listener is known: a failure before this rank opens its own
+     * is told to the others (not_joined), which would otherwise wait for it until
+     * HCCL_CONNECT_TIMEOUT. */
+    if (cfg_res != HCCL_SUCCESS) {
+        res = cfg_res;
+        goto not_joined;
+    }
+    warn_seq = hccl_log_warn_seq();
     CHECK_GOTO(name_is_free(c, "HcclCommInitClusterInfo",
                             c->cfg.name[0] ? " (HcclCommConfig.hcclCommName must be unique)"
                                            : ": this rank of this rank table is live already"),
-               res, done);
+               res, not_joined);
     {
         hccl_addr a = c->peers[rank].addr;
         res = hccl_socket_listen(&a, 0, &c->listen_fd);
         if (res != HCCL_SUCCESS) {
             HCCL_WARN(INIT, "rank %u cannot listen on %s given by the rank table %s (not an address of this host, "
                       "or the port is in use)", rank, hccl_addr_str(&c->peers[rank].addr), path);
-            goto done;
+            goto not_joined;
         }
-        c->peers[rank].pid = (uint32_t)getpid();
     }
     CHECK_GOTO(setup(c), res, done);
     *out = c;
     c = NULL;
+    goto done;
+not_joined: {
+    char why[400];
+    snprintf(why, sizeof why, "HcclCommInitClusterInfo failed before it connected: %s",
+             cfg_res != HCCL_SUCCESS              ? cfg_why
+             : hccl_log_warn_seq() != warn_seq ? hccl_log_last_warn()
+                                               : hccl_result_str(res));
+    hccl_boot_mesh_report_unjoined(&c->ident, c->nranks, c->peers, rank, res, why, ROOT_LINGER_NS);
+}
 done:
     if (c) comm_free(c);
     hccl_ranktable_free(&rt);

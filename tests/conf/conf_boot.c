@@ -5,7 +5,10 @@
  *   ports) to a temporary file, runs 3 processes that call HcclCommInitClusterInfo(path,
  *   rank, &comm) and checks an AllReduce and an AllGather; then the same with a v1.2
  *   table of two servers in one super pod (both on 127.0.0.1) through
- *   HcclCommInitClusterInfoConfig with a configured communicator name.
+ *   HcclCommInitClusterInfoConfig with a configured communicator name. Between them, a
+ *   rank (the last, then rank 0) with an invalid HcclCommConfig, which must make every
+ *   rank fail at once with HCCL_E_PARA and its reason; the same with the ranks as
+ *   threads of one process, which must then succeed from the same table.
  * env: 3 processes with the torchrun variables (RANK, WORLD_SIZE, LOCAL_RANK,
  *   LOCAL_WORLD_SIZE, MASTER_ADDR=127.0.0.1, MASTER_PORT=P with P+1 free) and
  *   HCCL_JOB_SECRET call HcclCommInitFromEnv(NULL, &comm); then the same with
@@ -155,6 +158,124 @@ static int run_table(const conf_opts *o, const char *text, const char *what, int
     return failed;
 }
 
+/* The same with the ranks as threads of one process (bad: the rank whose config is
+ * invalid); then a retry from the same table with valid configs must succeed (the
+ * failure leaves nothing behind in the process). */
+typedef struct {
+    const char *path;
+    int rank, bad;
+    HcclResult rc;
+    double took;
+    HcclComm comm;
+    char why[256];
+} table_thread_arg;
+
+static void *table_thread(void *p)
+{
+    table_thread_arg *a = p;
+    aclrtSetDevice(a->rank);
+    HcclCommConfig cfg;
+    HcclCommConfigInit(&cfg);
+    if (a->rank == a->bad) cfg.hcclDeterministic = 7;
+    if (a->bad < 0 && a->rank == 0) usleep(300 * 1000); /* the retry: the others wait for rank 0 */
+    double t0 = conf_now();
+    a->rc = HcclCommInitClusterInfoConfig(a->path, (uint32_t)a->rank, &cfg, &a->comm);
+    a->took = conf_now() - t0;
+    snprintf(a->why, sizeof a->why, "%s", a->rc != HCCL_SUCCESS ? HcclGetLastErrorMessage() : "");
+    return NULL;
+}
+
+static int table_bad_cfg_threads(const char *path, int bad)
+{
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid == 0) {
+        alarm(60);
+        setenv("HCCL_CONNECT_TIMEOUT", "30", 1);
+        int failed = 0;
+        for (int round = 0; round < 2; round++) {
+            table_thread_arg a[NR];
+            pthread_t th[NR];
+            for (int r = 0; r < NR; r++) {
+                a[r] = (table_thread_arg){.path = path, .rank = r, .bad = round ? -1 : bad};
+                pthread_create(&th[r], NULL, table_thread, &a[r]);
+            }
+            for (int r = 0; r < NR; r++) pthread_join(th[r], NULL);
+            for (int r = 0; r < NR; r++) {
+                if (round == 0 && (a[r].rc != HCCL_E_PARA || a[r].took > 10 || !strstr(a[r].why, "hcclDeterministic"))) {
+                    fprintf(stderr, "FAIL: rank table, threads: rank %d: rank %d's hcclDeterministic 7 gave %d after "
+                            "%.1f s (\"%s\"), not HCCL_E_PARA at once naming it\n", r, bad, (int)a[r].rc, a[r].took,
+                            a[r].why);
+                    failed = 1;
+                }
+                if (round == 1 && a[r].rc != HCCL_SUCCESS) {
+                    fprintf(stderr, "FAIL: rank table, threads: rank %d: a retry with valid configs after rank %d's "
+                            "invalid one gave %d (\"%s\")\n", r, bad, (int)a[r].rc, a[r].why);
+                    failed = 1;
+                }
+                if (a[r].comm) HcclCommDestroy(a[r].comm);
+            }
+        }
+        _exit(failed);
+    }
+    int st = 0;
+    waitpid(pid, &st, 0);
+    if (WIFEXITED(st) && WEXITSTATUS(st) == 0) return 0;
+    fprintf(stderr, "FAIL: rank table, threads, an invalid config on rank %d: status %#x\n", bad, st);
+    return 1;
+}
+
+/* A rank (bad) with an invalid HcclCommConfig: every rank fails at once with HCCL_E_PARA
+ * and its reason, not at HCCL_CONNECT_TIMEOUT (30 s). */
+static int table_bad_cfg(const char *text, int bad)
+{
+    char path[512];
+    const char *dir = getenv("TMPDIR");
+    snprintf(path, sizeof path, "%s/hccl_conf_ranktable_XXXXXX", dir && *dir ? dir : "/tmp");
+    int fd = mkstemp(path), failed = 0;
+    if (fd < 0 || write(fd, text, strlen(text)) != (ssize_t)strlen(text)) {
+        fprintf(stderr, "FAIL: cannot write %s\n", path);
+        if (fd >= 0) close(fd);
+        return 1;
+    }
+    close(fd);
+    fflush(stderr);
+    pid_t pids[NR];
+    for (int r = 0; r < NR; r++) {
+        pids[r] = fork();
+        if (pids[r] == 0) {
+            alarm(60);
+            setenv("HCCL_CONNECT_TIMEOUT", "30", 1);
+            aclrtSetDevice(r);
+            HcclCommConfig cfg;
+            HcclCommConfigInit(&cfg);
+            if (r == bad) cfg.hcclDeterministic = 7;
+            HcclComm comm = NULL;
+            double t0 = conf_now();
+            HcclResult rc = HcclCommInitClusterInfoConfig(path, (uint32_t)r, &cfg, &comm);
+            double dt = conf_now() - t0;
+            const char *why = HcclGetLastErrorMessage();
+            if (rc != HCCL_E_PARA || dt > 10 || !why || !strstr(why, "hcclDeterministic")) {
+                fprintf(stderr, "FAIL: rank table: rank %d: rank %d's hcclDeterministic 7 gave %d after %.1f s "
+                        "(\"%s\"), not HCCL_E_PARA at once naming it\n", r, bad, (int)rc, dt, why ? why : "");
+                _exit(1);
+            }
+            _exit(0);
+        }
+    }
+    for (int r = 0; r < NR; r++) {
+        int st = 0;
+        waitpid(pids[r], &st, 0);
+        if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+            fprintf(stderr, "FAIL: rank table with an invalid config on rank %d: rank %d status %#x\n", bad, r, st);
+            failed++;
+        }
+    }
+    failed += table_bad_cfg_threads(path, bad);
+    unlink(path);
+    return failed;
+}
+
 int conf_ranktable_main(const conf_opts *o)
 {
     int p[NR], failed = 0;
@@ -174,6 +295,9 @@ int conf_ranktable_main(const conf_opts *o)
              "\"node_0\",\"host_ip\":\"127.0.0.1\",\"device\":[%s,%s,%s]}]}",
              dev[0], dev[1], dev[2]);
     failed += run_table(o, text, "v1.0, one server", 0);
+    /* an invalid config on the last rank, then on rank 0 */
+    failed += table_bad_cfg(text, NR - 1);
+    failed += table_bad_cfg(text, 0);
 
     for (int r = 0; r < NR; r++) p[r] = free_port(0);
     for (int r = 0; r < NR; r++)
