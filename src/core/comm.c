@@ -461,6 +461,7 @@ typedef struct setup_rec {
     uint64_t cpus[SETUP_CPU_WORDS]; /* the CPUs it may run on (bit i: CPU i) */
     uint32_t shm_disabled; /* its HCCL_SHM_DISABLE: its pairs stay on TCP, on both sides */
     uint32_t pad;
+    uint64_t name_hash; /* of its hcclCommName ("" when not set): every rank's must match */
 } setup_rec;
 static const uint64_t probe_word = 0x424f52504c434348ull; /* "HCCLPROB" */
 
@@ -540,6 +541,35 @@ static HcclResult setup_op(hccl_comm *c, const hccl_op_args *a)
     return res;
 }
 
+/* Every rank of a communicator must give it one name (HcclGetCommName,
+ * HcclCommGetHandleWithName): the records say whether they did. When not, every rank
+ * sees it alike, gathers the names and fails naming the first rank that differs from
+ * rank 0, and both names. */
+static HcclResult setup_same_name(hccl_comm *c, const setup_rec *recs)
+{
+    uint32_t p = 1;
+    while (p < c->nranks && recs[p].name_hash == recs[0].name_hash) p++;
+    if (p == c->nranks) return HCCL_SUCCESS;
+    char(*names)[COMM_NAME_MAX_LENGTH] = hccl_calloc(c->nranks, COMM_NAME_MAX_LENGTH);
+    char mine[COMM_NAME_MAX_LENGTH] = {0};
+    snprintf(mine, sizeof mine, "%s", c->cfg.name);
+    hccl_op_args ag = {.type = HCCL_OP_ALLGATHER, .sendbuf = mine, .recvbuf = names, .count = sizeof mine,
+                       .dtype = HCCL_DATA_TYPE_UINT8};
+    if (!names) return HCCL_E_MEMORY;
+    HcclResult res = setup_op(c, &ag);
+    if (res == HCCL_SUCCESS) {
+        names[0][COMM_NAME_MAX_LENGTH - 1] = names[p][COMM_NAME_MAX_LENGTH - 1] = 0;
+        HCCL_WARN(INIT, "comm setup on rank %u failed: ranks 0 and %u gave the communicator different names "
+                  "(HcclCommConfig.hcclCommName): %s%s%s and %s%s%s; every rank must give it the same name, "
+                  "or none", c->rank, p, names[0][0] ? "\"" : "", names[0][0] ? names[0] : "none",
+                  names[0][0] ? "\"" : "", names[p][0] ? "\"" : "", names[p][0] ? names[p] : "none",
+                  names[p][0] ? "\"" : "");
+        res = HCCL_E_PARA;
+    }
+    hccl_free(names);
+    return res;
+}
+
 static HcclResult setup_direct(hccl_comm *c)
 {
     uint32_t n = c->nranks;
@@ -557,11 +587,13 @@ static HcclResult setup_direct(hccl_comm *c)
     int dirfd = aclrtInternalShareDirAcquire();
     c->share_dir = dirfd >= 0;
     recs[c->rank] = (setup_rec){(uint32_t)getpid(), dirfd, hccl_boot_host_hash(), (uint64_t)(uintptr_t)&probe_word, {0},
-                                hccl_param_shm_disable() != 0, 0};
+                                hccl_param_shm_disable() != 0, 0,
+                                hccl_fnv1a(c->cfg.name, strlen(c->cfg.name), HCCL_FNV_SEED)};
     usable_cpus(recs[c->rank].cpus);
     hccl_op_args ag = {.type = HCCL_OP_ALLGATHER, .sendbuf = &recs[c->rank], .recvbuf = recs,
                        .count = sizeof(setup_rec), .dtype = HCCL_DATA_TYPE_UINT8};
     HcclResult res = setup_op(c, &ag);
+    if (res == HCCL_SUCCESS) res = setup_same_name(c, recs);
     /* flags[0]: every peer shares our host and answers a direct copy;
      * flags[1]: every peer on our host answers a direct copy;
      * flags[2]: our host has a CPU for each of its ranks: its ranks together may run

@@ -730,6 +730,32 @@ static void bad_sub_config(conf_ctx *ctx, int bad, uint64_t id)
     conf_host_barrier(ctx);
 }
 
+/* HcclCreateSubCommConfig of every rank where the last rank passes another hcclCommName
+ * than the others: every rank fails with HCCL_E_PARA at once, naming both names. */
+static void sub_name_mismatch(conf_ctx *ctx, uint64_t id)
+{
+    uint32_t ids[64];
+    for (int i = 0; i < ctx->nranks; i++) ids[i] = (uint32_t)i;
+    HcclCommConfig cfg;
+    HcclCommConfigInit(&cfg);
+    snprintf(cfg.hcclCommName, sizeof cfg.hcclCommName, "conf_sub_%s_%d",
+             ctx->rank == ctx->nranks - 1 ? "odd" : "same", (int)getppid());
+    HcclComm sub = NULL;
+    conf_step(ctx, "HcclCreateSubCommConfig, the last rank's hcclCommName differs");
+    double t0 = conf_now();
+    HcclResult rc = HcclCreateSubCommConfig(&ctx->comm, (uint32_t)ctx->nranks, ids, id, (uint32_t)ctx->rank, &cfg, &sub);
+    double took = conf_now() - t0;
+    const char *why = HcclGetLastErrorMessage();
+    if (rc != HCCL_E_PARA || took > 5)
+        conf_fail(ctx, "HcclCreateSubCommConfig with two hcclCommNames: %d after %.1f s, not HCCL_E_PARA at once",
+                  (int)rc, took);
+    else if (!why || !strstr(why, "different names") || !strstr(why, "conf_sub_odd") || !strstr(why, "conf_sub_same"))
+        conf_fail(ctx, "HcclCreateSubCommConfig with two hcclCommNames: the reason \"%s\" does not name both",
+                  why ? why : "");
+    if (sub) HcclCommDestroy(sub);
+    conf_host_barrier(ctx);
+}
+
 /* Variant 4: the parent's hcclExecTimeOut is 1 s. A sub-communicator made with
  * hcclExecTimeOut 0 never times out (it took the parent's 1 s); one that leaves it
  * unset takes the parent's 1 s (not HCCL_EXEC_TIMEOUT's 1836). */
@@ -747,6 +773,7 @@ static void rank_sub_timeout(conf_ctx *ctx)
     if (ctx->nranks > 1) {
         bad_sub_config(ctx, ctx->nranks - 1, 0x7e2);
         bad_sub_config(ctx, 0, 0x7e3);
+        sub_name_mismatch(ctx, 0x7e4);
     }
 }
 
