@@ -10,6 +10,7 @@
  *   integers  SUM/PROD in the unsigned type of at least int width (wraps, UBSan-clean),
  *             MAX/MIN in the signed/unsigned type itself; INT128 via __int128.
  *   fp32/fp64 natively; MAX/MIN return NaN when either input is NaN, and order -0 < +0.
+ *   every float kernel returns NaN as the canonical quiet NaN (what fp32's NAN converts to).
  *   fp16, bf16, fp8 e4m3/e5m2/e8m0: both inputs widened to fp32, computed there, rounded
  *             back to nearest even (see convert.c for each format's overflow rules).
  *             e8m0 PROD adds the exponents instead, which is the exact product rounded
@@ -106,11 +107,19 @@ int hccl_redop_valid(HcclReduceOp op)
 #define FMAXN(x, y) (((x) > (y) || (x) != (x) || ((x) == (y) && !signbit(x))) ? (x) : (y))
 #define FMINN(x, y) (((x) < (y) || (x) != (x) || ((x) == (y) && signbit(x))) ? (x) : (y))
 
+/* Every NaN result is the type's canonical quiet NaN (the C NAN: positive, quiet bit
+ * only; narrow types: what it converts to), so that the sign and payload of a NaN do not depend on which inputs were NaN
+ * and in what order an algorithm combined them (x86 returns the first operand's NaN,
+ * inf - inf gives a negative one). The compares and selects vectorise (max/min test
+ * their inputs with | rather than the result, which gcc would not vectorise). */
+#define CANON(T, r) ((r) != (r) ? (T)NAN : (r))
+#define EITHER_NAN(x, y) (((x) != (x)) | ((y) != (y)))
+
 #define FLOAT_KERNELS(NAME, T)                                                      \
-    KERNEL(NAME##_sum, T, x + y)                                                    \
-    KERNEL(NAME##_prod, T, x * y)                                                   \
-    KERNEL(NAME##_max, T, FMAXN(x, y))                                              \
-    KERNEL(NAME##_min, T, FMINN(x, y))
+    KERNEL(NAME##_sum, T, CANON(T, x + y))                                          \
+    KERNEL(NAME##_prod, T, CANON(T, x * y))                                         \
+    KERNEL(NAME##_max, T, EITHER_NAN(x, y) ? (T)NAN : FMAXN(x, y))                  \
+    KERNEL(NAME##_min, T, EITHER_NAN(x, y) ? (T)NAN : FMINN(x, y))
 
 static inline float fmaxn(float x, float y)
 {
@@ -122,12 +131,20 @@ static inline float fminn(float x, float y)
     return FMINN(x, y);
 }
 
-/* narrow floats: T the storage type, TO/FROM the fp32 conversions */
-#define NARROW_KERNELS(NAME, T, TO, FROM)                                           \
-    KERNEL(NAME##_sum, T, FROM(TO(x) + TO(y)))                                      \
-    KERNEL(NAME##_prod, T, FROM(TO(x) * TO(y)))                                     \
-    KERNEL(NAME##_max, T, FROM(fmaxn(TO(x), TO(y))))                                \
-    KERNEL(NAME##_min, T, FROM(fminn(TO(x), TO(y))))
+/* narrow floats: T the storage type, TO/FROM the fp32 conversions, ISNAN(v) whether an
+ * encoding is NaN and QNAN the canonical one. The result is checked after rounding back,
+ * since rounding makes NaN of some finite sums too (e4m3 beyond 448 keeps the sign). */
+#define NARROW_KERNELS(NAME, T, TO, FROM, ISNAN, QNAN)                              \
+    static inline T NAME##_canon(T v) { return ISNAN(v) ? (T)(QNAN) : v; }          \
+    KERNEL(NAME##_sum, T, NAME##_canon(FROM(TO(x) + TO(y))))                        \
+    KERNEL(NAME##_prod, T, NAME##_canon(FROM(TO(x) * TO(y))))                       \
+    KERNEL(NAME##_max, T, NAME##_canon(FROM(fmaxn(TO(x), TO(y)))))                  \
+    KERNEL(NAME##_min, T, NAME##_canon(FROM(fminn(TO(x), TO(y)))))
+
+#define F16_ISNAN(v) (((v) & 0x7FFFu) > 0x7C00u)
+#define BF16_ISNAN(v) (((v) & 0x7FFFu) > 0x7F80u)
+#define E4M3_ISNAN(v) (((v) & 0x7Fu) == 0x7Fu)
+#define E5M2_ISNAN(v) (((v) & 0x7Fu) > 0x7Cu)
 
 __extension__ typedef __int128 i128;
 __extension__ typedef unsigned __int128 u128;
@@ -143,10 +160,10 @@ INT_KERNELS(u32, uint32_t, uint32_t)
 INT_KERNELS(u64, uint64_t, uint64_t)
 FLOAT_KERNELS(f32, float)
 FLOAT_KERNELS(f64, double)
-NARROW_KERNELS(f16, uint16_t, hccl_fp16_to_fp32, hccl_fp32_to_fp16)
-NARROW_KERNELS(bf16, uint16_t, hccl_bf16_to_fp32, hccl_fp32_to_bf16)
-NARROW_KERNELS(e4m3, uint8_t, hccl_fp8e4m3_to_fp32, hccl_fp32_to_fp8e4m3)
-NARROW_KERNELS(e5m2, uint8_t, hccl_fp8e5m2_to_fp32, hccl_fp32_to_fp8e5m2)
+NARROW_KERNELS(f16, uint16_t, hccl_fp16_to_fp32, hccl_fp32_to_fp16, F16_ISNAN, 0x7E00u)
+NARROW_KERNELS(bf16, uint16_t, hccl_bf16_to_fp32, hccl_fp32_to_bf16, BF16_ISNAN, 0x7FC0u)
+NARROW_KERNELS(e4m3, uint8_t, hccl_fp8e4m3_to_fp32, hccl_fp32_to_fp8e4m3, E4M3_ISNAN, 0x7Fu)
+NARROW_KERNELS(e5m2, uint8_t, hccl_fp8e5m2_to_fp32, hccl_fp32_to_fp8e5m2, E5M2_ISNAN, 0x7Fu)
 
 /* e8m0 product by exponent addition: 2^(x-127) * 2^(y-127) = 2^((x+y-127)-127) */
 static inline uint8_t e8m0_mul(uint8_t x, uint8_t y)

@@ -10,8 +10,10 @@
  * infinity, max 448) turns out-of-range results into NaN, FP8E5M2 into infinity,
  * like PyTorch's conversions. HIF8 has no reduction kernel (movement only).
  * Each kernel call rounds to the element type (as NCCL does): an n-rank fp16/bf16 sum
- * rounds n-1 times. Where several inputs are NaN, which NaN comes out (sign, payload)
- * depends on the order an algorithm combines them in (run to run it is the same).
+ * rounds n-1 times. Every NaN result of a float kernel is the type's canonical quiet NaN
+ * (what fp32's NAN converts to: fp32 0x7FC00000, fp64 0x7FF8000000000000, fp16 0x7E00,
+ * bf16 0x7FC0, e4m3 0x7F, e5m2 0x7F, e8m0 0xFF), whatever the NaN inputs' signs and
+ * payloads and their order, so which NaN comes out does not depend on the algorithm.
  */
 #ifndef HCCL_REDUCE_H
 #define HCCL_REDUCE_H

@@ -907,6 +907,143 @@ static void test_determinism(void)
     g_force = 0;
 }
 
+/* ---------- NaN and signed zeros: the same bits whatever the algorithm ---------- */
+
+typedef struct edge_case {
+    hccl_op_type type;
+    HcclDataType dt;
+    HcclReduceOp op;
+    uint64_t count;
+    uint8_t *in[MAXR], *out[MAXR];
+} edge_case;
+
+static HcclResult edge_fn(hccl_algo_ctx *ctx, void *arg)
+{
+    edge_case *e = arg;
+    ctx->reference = g_force;
+    hccl_op_args a = {.type = e->type, .sendbuf = e->in[ctx->rank], .recvbuf = e->out[ctx->rank],
+                      .count = e->count, .dtype = e->dt, .redop = e->op, .root = 0};
+    return hccl_algo_run(ctx, &a);
+}
+
+/* Input element i of rank r: NaNs of both signs and several payloads (quiet and
+ * signalling), infinities, zeros of both signs and 1, spread so that elements combine
+ * different NaNs in different positions of the reduction order. */
+static void edge_val(HcclDataType dt, uint32_t r, uint64_t i, uint8_t *dst)
+{
+    static const uint32_t f32[8] = {0x7FC00000u, 0xFFC00000u, 0x7FC12345u, 0xFFD00001u,
+                                    0x7F800001u, 0xFF800000u, 0x7F800000u, 0x3F800000u};
+    static const uint16_t f16[8] = {0x7E00, 0xFE00, 0x7E45, 0xFF01, 0x7C01, 0xFC00, 0x7C00, 0x3C00};
+    static const uint16_t bf16[8] = {0x7FC0, 0xFFC0, 0x7FC5, 0xFF81, 0x7F81, 0xFF80, 0x7F80, 0x3F80};
+    unsigned k = (unsigned)((i + r * 7) % 8);
+    int zero = i % 5 == 4; /* +0 on even ranks, -0 on odd ones */
+    if (dt == HCCL_DATA_TYPE_FP32 || dt == HCCL_DATA_TYPE_FP64) {
+        uint32_t x = zero ? (r & 1) << 31 : f32[k];
+        if (dt == HCCL_DATA_TYPE_FP32) {
+            memcpy(dst, &x, 4);
+        } else { /* the same value, payload moved into place */
+            uint64_t y = ((uint64_t)(x & 0x80000000u) << 32) |
+                         ((x & 0x7F800000u) == 0x7F800000u ? 0x7FF0000000000000ull : (x & 0x7FFFFFFFu) ? 0x3FF0000000000000ull : 0) |
+                         ((uint64_t)(x & 0x7FFFFFu) << 29);
+            memcpy(dst, &y, 8);
+        }
+    } else {
+        uint16_t x = zero ? (uint16_t)((r & 1) << 15) : dt == HCCL_DATA_TYPE_FP16 ? f16[k] : bf16[k];
+        memcpy(dst, &x, 2);
+    }
+}
+
+/* The reduced vector of one algorithm configuration (force: g_force; direct / slots: the
+ * fake network's modes), root's (Reduce) or rank 0's output; NULL on failure. */
+static uint8_t *edge_run(edge_case *e, uint32_t n, int force, int direct, int slots)
+{
+    size_t es = hccl_dtype_size(e->dt);
+    uint64_t in_elems = e->type == HCCL_OP_REDUCE_SCATTER ? e->count * n : e->count;
+    for (uint32_t r = 0; r < n; r++) {
+        e->in[r] = malloc(in_elems * es);
+        e->out[r] = calloc(e->count, es);
+        for (uint64_t i = 0; i < in_elems; i++) edge_val(e->dt, r, i, e->in[r] + i * es);
+    }
+    g_force = force;
+    fake_net_set_direct(direct);
+    fake_net_set_slots(slots);
+    HcclResult res = fake_net_run(n, edge_fn, e, NULL);
+    g_force = 0;
+    fake_net_set_direct(0);
+    fake_net_set_slots(0);
+    for (uint32_t r = 0; r < n; r++) {
+        free(e->in[r]);
+        if (r) free(e->out[r]);
+    }
+    if (res == HCCL_SUCCESS) return e->out[0];
+    free(e->out[0]);
+    return NULL;
+}
+
+/* A NaN result is the canonical quiet NaN, and every result the reference algorithm's
+ * bits, whichever algorithm reduced (ring / tree, halving-doubling, recursive doubling,
+ * chain, oneshot, direct, slots), for 2..4 ranks, fp32/fp64/fp16/bf16, every op. */
+static void test_edge_values(void)
+{
+    static const HcclDataType dts[] = {HCCL_DATA_TYPE_FP32, HCCL_DATA_TYPE_FP64, HCCL_DATA_TYPE_FP16,
+                                       HCCL_DATA_TYPE_BFP16};
+    static const struct {
+        const char *name;
+        int force, direct, slots;
+    } cfg[] = {{"reference", 1, 0, 0},
+               {"default", 0, 0, 0},
+               {"halving-doubling", HCCL_ALGO_FORCED(HCCL_ALGO_HD), 0, 0},
+               {"recursive doubling", HCCL_ALGO_FORCED(HCCL_ALGO_RD), 0, 0},
+               {"chain", HCCL_ALGO_FORCED(HCCL_ALGO_CHAIN), 0, 0},
+               {"oneshot", HCCL_ALGO_FORCED(HCCL_ALGO_ONESHOT), 0, 0},
+               {"direct", 0, 1, 0},
+               {"slots", 0, 0, 1}};
+    static const hccl_op_type types[] = {HCCL_OP_ALLREDUCE, HCCL_OP_REDUCE, HCCL_OP_REDUCE_SCATTER};
+    for (size_t ty = 0; ty < sizeof types / sizeof types[0]; ty++)
+        for (size_t d = 0; d < sizeof dts / sizeof dts[0]; d++)
+            for (int op = 0; op < 4; op++)
+                for (uint32_t n = 2; n <= 4; n++) {
+                    edge_case e = {types[ty], dts[d], (HcclReduceOp)op, 40, {0}, {0}};
+                    size_t es = hccl_dtype_size(e.dt);
+                    uint8_t qnan[8];
+                    edge_val(e.dt, 0, 0, qnan); /* the canonical NaN is input k = 0 */
+                    uint8_t *ref = edge_run(&e, n, cfg[0].force, 0, 0);
+                    TT_ASSERT_MSG(ref != NULL, "edge values: reference %s failed", hccl_op_name(e.type));
+                    if (!ref) continue;
+                    for (size_t c = 1; c < sizeof cfg / sizeof cfg[0]; c++) {
+                        if (cfg[c].force && !hccl_algo_implements((hccl_algo_id)(cfg[c].force & 0xff), e.type))
+                            continue;
+                        uint8_t *got = edge_run(&e, n, cfg[c].force, cfg[c].direct, cfg[c].slots);
+                        uint64_t i = 0;
+                        while (got && i < e.count && memcmp(got + i * es, ref + i * es, es) == 0) i++;
+                        TT_ASSERT_MSG(got && i == e.count,
+                                      "edge values: %s %s n=%u %s %s: element %llu differs from the reference's",
+                                      cfg[c].name, hccl_op_name(e.type), n, hccl_dtype_name(e.dt),
+                                      hccl_redop_name(e.op), (unsigned long long)i);
+                        free(got);
+                    }
+                    for (uint64_t i = 0; i < e.count; i++) {
+                        double v = 0;
+                        if (e.dt == HCCL_DATA_TYPE_FP32) {
+                            float f;
+                            memcpy(&f, ref + i * es, 4);
+                            v = f;
+                        } else if (e.dt == HCCL_DATA_TYPE_FP64) {
+                            memcpy(&v, ref + i * es, 8);
+                        } else {
+                            uint16_t h;
+                            memcpy(&h, ref + i * es, 2);
+                            v = e.dt == HCCL_DATA_TYPE_FP16 ? hccl_fp16_to_fp32(h) : hccl_bf16_to_fp32(h);
+                        }
+                        TT_ASSERT_MSG(v == v || memcmp(ref + i * es, qnan, es) == 0,
+                                      "edge values: %s n=%u %s %s element %llu: NaN not the canonical one",
+                                      hccl_op_name(e.type), n, hccl_dtype_name(e.dt), hccl_redop_name(e.op),
+                                      (unsigned long long)i);
+                    }
+                    free(ref);
+                }
+}
+
 /* ---------- selection and HCCL_ALGO ---------- */
 
 static hccl_algo_id pick(uint32_t n, int direct, hccl_op_type type, uint64_t count, HcclDataType dt)
@@ -1549,6 +1686,7 @@ int main(void)
     test_network();
     test_slots();
     test_determinism();
+    test_edge_values();
     test_direct();
     test_hier();
     test_barrier();

@@ -756,6 +756,75 @@ static void test_signed_zeros(void)
     }
 }
 
+/* Every float kernel returns NaN as the type's canonical quiet NaN (what fp32 NAN converts
+ * to), whatever the NaN inputs' signs and payloads and their order, and NaN results
+ * made from non-NaN inputs (inf - inf, 0 * inf, e4m3 overflow) too: otherwise which NaN
+ * comes out depends on an algorithm's reduction order. Every op, both operand orders,
+ * every pair of a list of specials (NaNs of both signs, signalling and payload ones,
+ * +-inf, +-0, +-max, 1). */
+static void test_canonical_nan(void)
+{
+    static const struct {
+        HcclDataType dt;
+        size_t w;
+        uint64_t qnan;
+        uint64_t v[12];
+    } types[] = {
+        {HCCL_DATA_TYPE_FP32, 4, 0x7FC00000u,
+         {0x7FC00000u, 0xFFC00000u, 0x7FC12345u, 0xFFD00001u, 0x7F800001u, 0xFF800001u, 0x7F800000u, 0xFF800000u,
+          0x00000000u, 0x80000000u, 0x7F7FFFFFu, 0x3F800000u}},
+        {HCCL_DATA_TYPE_FP64, 8, 0x7FF8000000000000ull,
+         {0x7FF8000000000000ull, 0xFFF8000000000000ull, 0x7FF8000000012345ull, 0xFFF8000100000001ull,
+          0x7FF0000000000001ull, 0xFFF0000000000001ull, 0x7FF0000000000000ull, 0xFFF0000000000000ull, 0,
+          0x8000000000000000ull, 0x7FEFFFFFFFFFFFFFull, 0x3FF0000000000000ull}},
+        {HCCL_DATA_TYPE_FP16, 2, 0x7E00,
+         {0x7E00, 0xFE00, 0x7E45, 0xFF01, 0x7C01, 0xFC01, 0x7C00, 0xFC00, 0x0000, 0x8000, 0x7BFF, 0x3C00}},
+        {HCCL_DATA_TYPE_BFP16, 2, 0x7FC0,
+         {0x7FC0, 0xFFC0, 0x7FC5, 0xFF81, 0x7F81, 0xFF81, 0x7F80, 0xFF80, 0x0000, 0x8000, 0x7F7F, 0x3F80}},
+        {HCCL_DATA_TYPE_FP8E4M3, 1, 0x7F, {0x7F, 0xFF, 0x7F, 0xFF, 0x7F, 0xFF, 0x7E, 0xFE, 0x00, 0x80, 0x7E, 0x38}},
+        {HCCL_DATA_TYPE_FP8E5M2, 1, 0x7F, {0x7E, 0xFE, 0x7D, 0xFF, 0x7F, 0xFD, 0x7C, 0xFC, 0x00, 0x80, 0x7B, 0x3C}},
+    };
+    for (size_t t = 0; t < sizeof types / sizeof types[0]; t++) {
+        const size_t w = types[t].w;
+        unsigned char a[144 * 8], b[144 * 8], d[144 * 8];
+        for (int i = 0; i < 12; i++)
+            for (int j = 0; j < 12; j++) {
+                memcpy(a + (size_t)(i * 12 + j) * w, &types[t].v[i], w); /* little-endian */
+                memcpy(b + (size_t)(i * 12 + j) * w, &types[t].v[j], w);
+            }
+        for (int op = 0; op < 4; op++) {
+            hccl_reduce_fn fn = hccl_reduce_get(types[t].dt, (HcclReduceOp)op);
+            fn(d, a, b, 144);
+            int bad = 0;
+            for (int k = 0; k < 144 && !bad; k++) {
+                uint64_t got = 0, swapped = 0;
+                memcpy(&got, d + (size_t)k * w, w);
+                int i = k / 12, j = k % 12;
+                unsigned char dd[8];
+                fn(dd, b + (size_t)k * w, a + (size_t)k * w, 1);
+                memcpy(&swapped, dd, w);
+                int is_nan = 0;
+                switch (types[t].dt) {
+                case HCCL_DATA_TYPE_FP32: is_nan = isnan(u2f((uint32_t)got)); break;
+                case HCCL_DATA_TYPE_FP64: is_nan = (got & 0x7FFFFFFFFFFFFFFFull) > 0x7FF0000000000000ull; break;
+                case HCCL_DATA_TYPE_FP16: is_nan = isnan(hccl_fp16_to_fp32((uint16_t)got)); break;
+                case HCCL_DATA_TYPE_BFP16: is_nan = isnan(hccl_bf16_to_fp32((uint16_t)got)); break;
+                case HCCL_DATA_TYPE_FP8E4M3: is_nan = isnan(hccl_fp8e4m3_to_fp32((uint8_t)got)); break;
+                default: is_nan = isnan(hccl_fp8e5m2_to_fp32((uint8_t)got)); break;
+                }
+                if ((is_nan && got != types[t].qnan) || swapped != got) {
+                    TT_ASSERT_MSG(0, "%s %s(0x%llx, 0x%llx) = 0x%llx, swapped 0x%llx; NaN must be 0x%llx",
+                                  hccl_dtype_name(types[t].dt), hccl_redop_name((HcclReduceOp)op),
+                                  (unsigned long long)types[t].v[i], (unsigned long long)types[t].v[j],
+                                  (unsigned long long)got, (unsigned long long)swapped,
+                                  (unsigned long long)types[t].qnan);
+                    bad = 1;
+                }
+            }
+        }
+    }
+}
+
 /* hccl_reduce_in_order_own against hccl_reduce_in_order with every input in its slot:
  * fp32 sums whose order shows in the bits (big and small values), n = 2..5, every
  * self, own apart from dst, own == dst (in place), own overlapping dst partly. */
@@ -794,6 +863,7 @@ int main(void)
     test_kernels();
     test_known_results();
     test_signed_zeros();
+    test_canonical_nan();
     test_in_order_own();
     return tt_report("test_reduce");
 }
