@@ -27,6 +27,7 @@ import os
 import queue
 import sys
 import threading
+import time as _time
 import weakref
 from datetime import timedelta
 
@@ -45,6 +46,7 @@ _BasePG = _c10d.Backend if _NEW_API else _c10d.ProcessGroup
 
 BACKEND_NAME = "hccl"
 _WAIT_GRACE_S = 10.0
+_MB_GRACE_S = 1.0  # monitored_barrier: how much longer the other ranks wait for rank 0's answer
 # Completed Works nobody has waited on that a group keeps before it drops the oldest
 # (see ProcessGroupHCCL._work).
 _LIVE_CAP = 4096
@@ -274,6 +276,8 @@ class ProcessGroupHCCL(_BasePG):
         self._posts = collections.deque()  # list-form hccl.Works whose lists are not filled yet
         self._posts_lock = threading.Lock()  # the completion thread's wait() fills them too
         self._done = WorkHCCL(self, None, [])  # returned by operations that ran inline
+        self._store = store  # monitored_barrier's channel
+        self._mb_seq = 0
         if comm is None:
             exec_timeout = -1
             if "HCCL_EXEC_TIMEOUT" not in os.environ and self._timeout_s:
@@ -533,9 +537,52 @@ class ProcessGroupHCCL(_BasePG):
         return self._work(_api.barrier(self.comm, a), [])
 
     def monitored_barrier(self, timeout=None, wait_all_ranks=False):
-        a = True
-        w = _api.barrier(self.comm, a)
-        w.wait(_seconds(timeout) or self._timeout_s)
+        """gloo's monitored barrier, over the group's store (the communicator is not
+        involved, so a late rank leaves nothing queued on it): every rank counts itself
+        in under its key, rank 0 waits for them until `timeout` (the group's by
+        default) and raises a RuntimeError naming the first rank missing (every one
+        with wait_all_ranks); the others wait for rank 0's answer (the timeout and a
+        second's grace, so that rank 0's report reaches them) and raise with it. The
+        answer is set once (compare_set): a rank that gives up on a late rank 0 makes
+        rank 0 fail too. The keys are polled (add(key, 0)): a TCPStore wait() that
+        timed out leaves its request behind, and the next wait() returns at once."""
+        t = _seconds(timeout) or self._timeout_s or 1800.0
+        store = self._store
+        if store is None:  # a group made around an existing communicator
+            return _api.barrier(self.comm, True).wait(t)
+        self._mb_seq += 1
+        key = "hccl_monitored_barrier/%d/" % self._mb_seq
+        ranks = _api._global_ranks(self.comm) or list(range(self._size))
+        me = ranks[self._rank]
+        ms = int(t * 1000)
+        if self._rank != 0:
+            store.add(key + str(self._rank), 1)
+            _poll(store, key + "posted", _time.monotonic() + t + _MB_GRACE_S)
+            why = "rank %d did not reach monitoredBarrier in %d ms; rank %d gave up" % (ranks[0], ms, me)
+            answer = store.compare_set(key + "done", "", why.encode())
+            if answer != b"ok":
+                store.add(key + "posted", 1)
+                raise RuntimeError("[Rank %d]: Rank %d successfully reached monitoredBarrier, but rank %d did not pass "
+                                   "it: %s" % (me, me, ranks[0], answer.decode(errors="replace")))
+            return
+        deadline = _time.monotonic() + t
+        missing = []
+        for q in range(1, self._size):
+            if not _poll(store, key + str(q), deadline):
+                missing.append(ranks[q])
+                if not wait_all_ranks:
+                    break
+        msg = "%s %s failed to pass monitoredBarrier in %d ms" % (
+            "Ranks" if len(missing) > 1 else "Rank", ", ".join(map(str, missing)), ms)
+        answer = store.compare_set(key + "done", "", msg.encode() if missing else b"ok")
+        store.add(key + "posted", 1)
+        if answer != b"ok":
+            raise RuntimeError("[Rank %d]: %s" % (me, answer.decode(errors="replace")))
+        for q in range(1, self._size):
+            store.delete_key(key + str(q))
+        if self._mb_seq > 1:  # every rank read the previous answer before it came here
+            for k in ("done", "posted"):
+                store.delete_key("hccl_monitored_barrier/%d/%s" % (self._mb_seq - 1, k))
 
     # -- point to point (coalesced into one HcclBatchSendRecv inside batch_isend_irecv)
     def _p2p(self, tensors, peer, is_recv):
@@ -578,6 +625,19 @@ class ProcessGroupHCCL(_BasePG):
 
     def __repr__(self):
         return "<ProcessGroupHCCL rank %d of %d>" % (self._rank, self._size)
+
+
+def _poll(store, key, deadline):
+    """True once the counter `key` of the store is above 0; False at the deadline
+    (polled at least once)."""
+    pause = 0.001
+    while store.add(key, 0) <= 0:
+        left = deadline - _time.monotonic()
+        if left <= 0:
+            return False
+        _time.sleep(min(pause, left))
+        pause = min(pause * 2, 0.05)
+    return True
 
 
 class _Chain:

@@ -44,6 +44,12 @@ def test_mismatched_all_to_all_splits_give_the_reason():
     assert r.out.count("1 checks passed") == 2, r
 
 
+def test_monitored_barrier_names_the_late_rank():
+    # it was a plain barrier whose wait gave up naming nobody
+    r = launch.run(2, launch.worker("torch_edges.py"), "monitored", timeout=120)
+    assert r.out.count("1 checks passed") == 2, r
+
+
 def test_failed_ddp_allreduce_raises():
     # the reducer read the failed future's exception as its result: SIGSEGV
     r = launch.run(2, launch.worker("torch_edges.py"), "ddpfail", timeout=120)

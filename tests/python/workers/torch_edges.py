@@ -39,6 +39,13 @@ mode "ddpfail" (2 ranks): DDP's gradient all-reduce fails (rank 1 calls a broadc
   carries the library's reason (the reducer read the failed future's exception as its
   result and crashed the process with SIGSEGV), and a failed Work's future reports an
   error to a callback chained on it.
+mode "monitored" (2 ranks): the group's monitored_barrier (torch 1.13's
+  dist.monitored_barrier refuses every backend but gloo) passes when both come; with
+  rank 1 coming 1.5 s late and a 0.5 s timeout rank 0 raises a RuntimeError naming
+  rank 1 as gloo's does ("Rank 1 failed to pass monitoredBarrier in 500 ms"; it gave
+  up after its wait, naming nobody) within about the timeout, with wait_all_ranks
+  both ways, and rank 1 raises with rank 0's report; with rank 0 late, rank 1 gives
+  up and rank 0, coming later, fails too instead of passing alone.
 mode "interrupt" (2 ranks, group timeout 60 s): rank 0 gets SIGINT 1 s into a
   blocking dist.all_reduce that rank 1 has not joined: KeyboardInterrupt within 2.5 s
   (the library's interrupt check, HcclSetInterruptCheck), the communicator has failed
@@ -353,7 +360,39 @@ def interrupt(r):
     C.report(r)
 
 
+def monitored(r):
+    dist.init_process_group("hccl", timeout=timedelta(seconds=30))
+    pg = dist.distributed_c10d._get_default_group()
+    pg.monitored_barrier(timedelta(seconds=5))
+    pg.monitored_barrier(timedelta(seconds=5), True)
+    for wait_all in (False, True):
+        if r == 1:
+            time.sleep(1.5)
+        t0 = time.monotonic()
+        try:
+            pg.monitored_barrier(timedelta(seconds=0.5), wait_all)
+            raise AssertionError("monitored_barrier passed without rank 1 (%s, %.2f s)" % (wait_all, time.monotonic() - t0))
+        except RuntimeError as e:
+            dt = time.monotonic() - t0
+            assert "Rank 1 failed to pass monitoredBarrier in 500 ms" in str(e), e
+            assert dt < (2.0 if r == 0 else 0.5), dt  # rank 1 reads rank 0's report at once
+        dist.barrier()
+    if r == 0:
+        time.sleep(2.5)
+    try:
+        pg.monitored_barrier(timedelta(seconds=0.5))
+        raise AssertionError("monitored_barrier passed with rank 0 late")
+    except RuntimeError as e:
+        assert "rank 0 did not reach monitoredBarrier in 500 ms; rank 1 gave up" in str(e), e
+    dist.barrier()
+    pg.monitored_barrier(timedelta(seconds=5))  # fine again
+    C.ok("monitored_barrier names the late rank")
+    C.report(r)
+
+
 def main():
+    if sys.argv[1] == "monitored":
+        return monitored(int(os.environ["RANK"]))
     if sys.argv[1] == "interrupt":
         return interrupt(int(os.environ["RANK"]))
     if sys.argv[1] == "ddpfail":
