@@ -6,12 +6,16 @@ order of summation), and after training they must match across ranks exactly.
 Then the same with static_graph=True and a parameter the forward never uses: the
 reducer keeps that step's Works and waits on them later (a Work dropped before that
 wait hung it, or crashed). Then a sparse embedding (its gradient is a sparse tensor,
-which the reducer all-reduces as it is: hccl refused it, gloo sums it).
+which the reducer all-reduces as it is: hccl refused it, gloo sums it). Then torch's
+own DDP comm hooks with the hccl group as their state: fp16_compress_hook against
+gloo's, and bf16_compress_hook (gloo cannot sum bfloat16) against a gloo hook that
+rounds to bfloat16 the same way around an fp32 sum.
 """
 import common as C
 import hccl  # noqa: F401 - registers the backend
 import torch
 import torch.distributed as dist
+from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
 
 
 class Net(torch.nn.Module):
@@ -31,7 +35,7 @@ class Unused(Net):
         self.unused = torch.nn.Linear(32, 32)
 
 
-def train(hg, r, n, cls, steps, **ddp_args):
+def train(hg, r, n, cls, steps, hook=None, ref_hook=None, **ddp_args):
     torch.manual_seed(0)
     ref = cls()
     mine = cls()
@@ -39,6 +43,9 @@ def train(hg, r, n, cls, steps, **ddp_args):
     # small buckets so several allreduces overlap with the backward pass
     dg = torch.nn.parallel.DistributedDataParallel(ref, bucket_cap_mb=0.002, **ddp_args)
     dh = torch.nn.parallel.DistributedDataParallel(mine, process_group=hg, bucket_cap_mb=0.002, **ddp_args)
+    if hook is not None:
+        dg.register_comm_hook(None, ref_hook or hook)
+        dh.register_comm_hook(hg, hook)
     og = torch.optim.SGD(dg.parameters(), lr=0.05, momentum=0.9)
     oh = torch.optim.SGD(dh.parameters(), lr=0.05, momentum=0.9)
     gen = torch.Generator().manual_seed(100 + r)
@@ -101,6 +108,25 @@ def train_sparse(hg, r, n, steps):
         assert "ReduceOp.SUM" in str(e), e
 
 
+def bf16_hook(state, bucket):
+    # torch 1.13's DDP refuses a hook *named* bf16_compress_hook unless it was built
+    # with NCCL; the hook itself runs on any backend that sums bfloat16
+    return default_hooks.bf16_compress_hook(state, bucket)
+
+
+def bf16_reference(state, bucket):
+    """bf16_compress_hook's arithmetic over gloo: each rank's bfloat16 share, summed in
+    fp32 (exact for two ranks' bfloat16 values), rounded to bfloat16 once."""
+    buf = bucket.buffer()
+    share = buf.to(torch.bfloat16).div_(dist.get_world_size()).float()
+    fut = dist.all_reduce(share, async_op=True).get_future()
+
+    def back(f):
+        buf.copy_(f.value()[0].to(torch.bfloat16))
+        return buf
+    return fut.then(back)
+
+
 def main():
     dist.init_process_group("gloo")
     r, n = dist.get_rank(), dist.get_world_size()
@@ -112,6 +138,10 @@ def main():
     C.ok("ddp with a static graph and an unused parameter equals gloo")
     train_sparse(hg, r, n, 5)
     C.ok("ddp with sparse gradients equals gloo")
+    train(hg, r, n, Net, 12, hook=default_hooks.fp16_compress_hook)
+    C.ok("ddp with torch's fp16_compress_hook equals gloo")
+    train(hg, r, n, Net, 12, hook=bf16_hook, ref_hook=bf16_reference)
+    C.ok("ddp with torch's bf16_compress_hook equals its arithmetic over gloo")
     dist.destroy_process_group()
     C.report(r)
 
