@@ -60,10 +60,13 @@
  *           line naming rank 2 (its neighbours directly, the others through the
  *           reason the aborting peers pass on). Rank 2 runs on another simulated host
  *           (HCCL_HOST_ID): the line names it as "rank 2 (host fault-b IP)".
- *           --case shm: 2 ranks; rank 1, as it opens the shared memory rank 0 made for
- *           their pair, kills rank 0 (this program interposes shm_open): rank 1 fails,
- *           and neither the segment nor its FIFOs are left in /dev/shm. --case slots:
- *           the same as rank 1 opens the slot segment rank 0 made for the communicator.
+ *           --case shm: 2 ranks; rank 1, as it opens (through /proc/<pid>/fd) the shared
+ *           memory rank 0 made for their pair and offered in its hello, kills rank 0
+ *           (this program interposes open): rank 1 fails, and nothing is left in
+ *           /dev/shm. --case shm_byname: the same with HCCL_SHM_BY_NAME=1, as rank 1
+ *           opens the segment by its name (this program interposes shm_open): neither
+ *           the segment nor its FIFOs are left. --case slots: the same as rank 1 opens
+ *           the slot segment rank 0 made for the communicator.
  * mesh_fail 4 ranks; rank 2's first mesh connection gets no descriptor (EMFILE, this
  *           program interposes socket): ranks 0, 1 and 3, in other processes, fail
  *           within 5 s (HCCL_CONNECT_TIMEOUT=60), each with a WARN line naming rank 2
@@ -84,6 +87,7 @@
 #include <dlfcn.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -1309,36 +1313,60 @@ static void setup_death_body(fault_ctx *c)
 }
 
 /* --case shm: rank 1, about to open the shared memory rank 0 made for their pair (rank 0
- * waits for its answer), kills rank 0 first, whose name it carries (hccl-shm-<pid>-...):
- * rank 0 never unlinks it, so rank 1 must, once it has mapped it (the harness checks
- * /dev/shm). --case slots: the same at the communicator's slot segment (g 2, not 1).
- * This program's shm_open comes first, as sched_getaffinity above. */
-static volatile int g_kill_shm_creator;
+ * sent its hello and waits for the answer), kills rank 0 first: by descriptor, as it
+ * opens /proc/<rank 0's pid>/fd/<n> (nothing has a name: nothing may be left);
+ * --case shm_byname (HCCL_SHM_BY_NAME=1): as it opens the segment by its name
+ * (hccl-shm-<pid>-...), which rank 0 then never unlinks, so rank 1 must once it has
+ * opened it. --case slots: as it opens the communicator's slot segment by its name.
+ * The harness checks /dev/shm. This program's open and shm_open come first, as
+ * sched_getaffinity above. */
+static volatile int g_kill_shm_creator; /* 1: pair by name, 2: slots, 3: pair by descriptor */
+
+static void kill_creator(pid_t creator)
+{
+    g_kill_shm_creator = 0;
+    if (creator > 1 && creator != getpid()) {
+        kill(creator, SIGKILL);
+        usleep(100000);
+    }
+}
 
 __attribute__((visibility("default"))) int shm_open(const char *name, int oflag, mode_t mode)
 {
     static int (*real)(const char *, int, mode_t);
     if (!real) real = (int (*)(const char *, int, mode_t))dlsym(RTLD_NEXT, "shm_open");
     const char *pre = "/hccl-shm-";
-    if (g_kill_shm_creator && !(oflag & O_CREAT) && !strncmp(name, pre, strlen(pre)) &&
-        !strstr(name, "-slots-") == (g_kill_shm_creator == 1)) {
-        g_kill_shm_creator = 0;
-        pid_t creator = (pid_t)atol(name + strlen(pre));
-        if (creator > 1 && creator != getpid()) {
-            kill(creator, SIGKILL);
-            usleep(100000);
-        }
-    }
+    if ((g_kill_shm_creator == 1 || g_kill_shm_creator == 2) && !(oflag & O_CREAT) &&
+        !strncmp(name, pre, strlen(pre)) && !strstr(name, "-slots-") == (g_kill_shm_creator == 1))
+        kill_creator((pid_t)atol(name + strlen(pre)));
     return real ? real(name, oflag, mode) : -1;
+}
+
+__attribute__((visibility("default"))) int open(const char *path, int oflag, ...)
+{
+    static int (*real)(const char *, int, ...);
+    if (!real) real = (int (*)(const char *, int, ...))dlsym(RTLD_NEXT, "open");
+    mode_t mode = 0;
+    if ((oflag & O_CREAT) || (oflag & O_TMPFILE) == O_TMPFILE) {
+        va_list ap;
+        va_start(ap, oflag);
+        mode = (mode_t)va_arg(ap, int);
+        va_end(ap);
+    }
+    if (g_kill_shm_creator == 3 && !strncmp(path, "/proc/", 6) && strstr(path, "/fd/") && atol(path + 6) > 0)
+        kill_creator((pid_t)atol(path + 6));
+    return real ? real(path, oflag, mode) : -1;
 }
 
 static void shm_creator_death_body(fault_ctx *c)
 {
-    int slots = *(const int *)c->arg;
-    if (c->rank == 1) g_kill_shm_creator = slots ? 2 : 1;
+    int how = *(const int *)c->arg;
+    if (c->rank == 1) g_kill_shm_creator = how;
     fault_step(c, "HcclCommInitRootInfo(2, root, %d)%s", c->rank,
-               c->rank != 1 ? "" : slots ? " (kills rank 0 as it opens the slot segment)"
-                                         : " (kills rank 0 in the shared-memory handshake)");
+               c->rank != 1    ? ""
+               : how == 2      ? " (kills rank 0 as it opens the slot segment)"
+               : how == 1      ? " (kills rank 0 in the shared-memory handshake by name)"
+                               : " (kills rank 0 in the shared-memory handshake, after its hello)");
     double dt;
     HcclResult rc = init_expecting_failure(c, 2, &dt);
     if (c->rank == 1) {
@@ -1353,11 +1381,13 @@ int scen_setup_death(int argc, char **argv)
     const char *only = case_arg(argc, argv);
     setenv("HCCL_CONNECT_TIMEOUT", "20", 1);
     if (parent_root_info() != 0) return 0;
-    if (only && (!strcmp(only, "shm") || !strcmp(only, "slots"))) {
-        static int slots;
-        slots = !strcmp(only, "slots");
-        fault_job job = {.name = slots ? "setup_death_slots" : "setup_death_shm", .nranks = 2, .init = INIT_NONE,
-                         .body = shm_creator_death_body, .arg = &slots, .killed_mask = 1u << 0, .watchdog_s = 30};
+    if (only && (!strcmp(only, "shm") || !strcmp(only, "shm_byname") || !strcmp(only, "slots"))) {
+        static int how;
+        how = !strcmp(only, "slots") ? 2 : !strcmp(only, "shm_byname") ? 1 : 3;
+        if (how == 1) setenv("HCCL_SHM_BY_NAME", "1", 1);
+        fault_job job = {.name = how == 2 ? "setup_death_slots" : how == 1 ? "setup_death_shm_byname" : "setup_death_shm",
+                         .nranks = 2, .init = INIT_NONE, .body = shm_creator_death_body, .arg = &how,
+                         .killed_mask = 1u << 0, .watchdog_s = 30};
         fault_run(&job);
         return 0;
     }

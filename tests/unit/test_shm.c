@@ -8,8 +8,10 @@
  * and sleeps in poll(). A poll that times out while the peer is still working counts
  * as a lost wake-up and fails the test.
  *
- * Covered: handshake (entries in /dev/shm exist during it and are gone right after,
- * also after a failed or timed-out handshake; bad/foreign handshakes), a verified
+ * Covered: handshake (by descriptor nothing in /dev/shm has a name during it; the
+ * fallback by name when the descriptors cannot be opened, whose entries exist during
+ * it and are gone right after; nothing left after a failed or timed-out handshake;
+ * bad/foreign handshakes), a verified
  * bidirectional stream with random message and iovec sizes (processes, spinning;
  * threads, sleeping at every stall with a small ring), ping-pong round trips
  * (spinning and sleeping), wake-ups of a sleeping reader and of a writer on a full
@@ -421,6 +423,46 @@ static void *create_main(void *p)
     return NULL;
 }
 
+typedef struct map_job {
+    int fd;
+    hccl_conn *conn;
+    HcclResult res;
+} map_job;
+
+static void *map_main(void *p)
+{
+    map_job *j = p;
+    j->res = hccl_shm_conn_create(j->fd, 1, 0, hccl_now_ns() + 10 * NS, &j->conn);
+    return NULL;
+}
+
+/* 0 when a message goes from a to b and another back (both of one thread). */
+static int conn_carries(hccl_conn *a, hccl_conn *b)
+{
+    hccl_conn *from[2] = {a, b}, *to[2] = {b, a};
+    for (int d = 0; d < 2; d++) {
+        uint64_t v = 0x1234567890abcdefull + (uint64_t)d, got = 0;
+        struct iovec out = {&v, 8}, in = {&got, 8};
+        size_t moved = 0;
+        if (from[d]->ops->send(from[d], &out, 1, &moved) != HCCL_SUCCESS || moved != 8) return -1;
+        if (from[d]->ops->flush) from[d]->ops->flush(from[d]);
+        if (to[d]->ops->recv(to[d], &in, 1, &moved) != HCCL_SUCCESS || moved != 8 || got != v) return -1;
+    }
+    return 0;
+}
+
+/* read(2) until n bytes came (the peer may write them in several messages). */
+static ssize_t read_full(int fd, void *buf, size_t n)
+{
+    size_t got = 0;
+    while (got < n) {
+        ssize_t r = read(fd, (char *)buf + got, n - got);
+        if (r <= 0) return r;
+        got += (size_t)r;
+    }
+    return (ssize_t)got;
+}
+
 /* What the mapping side sends first: {magic, 0}. */
 static const uint32_t k_ready[2] = {0x4d534843u, 0};
 
@@ -429,7 +471,7 @@ static int peek_hello(int fd)
     char buf[128];
     for (int i = 0; i < 500; i++) {
         ssize_t n = recv(fd, buf, sizeof buf, MSG_PEEK | MSG_DONTWAIT);
-        if (n >= 72) return 0;
+        if (n >= HCCL_SHM_HELLO_BYTES) return 0;
         usleep(2000);
     }
     return -1;
@@ -441,9 +483,10 @@ static void test_handshake(void)
     int before = shm_entries_of(me);
     TT_ASSERT_EQ(before, 0);
 
-    /* Nothing exists before the mapping side says it is ready; entries exist while
-     * the handshake runs, and vanish when it completes. The test relays the messages
-     * between the creator (sv) and the mapping side (sv2) to look in between. */
+    /* Nothing exists before the mapping side says it is ready, and nothing has a name
+     * while the handshake runs (by descriptor: the mapping side opens the creator's
+     * descriptors through /proc). The test relays the messages between the creator (sv)
+     * and the mapping side (sv2) to look in between. */
     int sv[2], sv2[2];
     socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv);
     socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv2);
@@ -454,18 +497,19 @@ static void test_handshake(void)
     TT_ASSERT_EQ(shm_entries_of(me), 0); /* the creator waits for the ready message */
     TT_ASSERT_EQ(write(sv[1], k_ready, sizeof k_ready), (ssize_t)sizeof k_ready);
     TT_ASSERT_EQ(peek_hello(sv[1]), 0);
-    TT_ASSERT_EQ(shm_entries_of(me), 5); /* segment + 4 doorbells */
-    char relay[72];
-    TT_ASSERT_EQ(read(sv[1], relay, sizeof relay), (ssize_t)sizeof relay);
-    TT_ASSERT_EQ(write(sv2[0], relay, sizeof relay), (ssize_t)sizeof relay);
+    TT_ASSERT_EQ(shm_entries_of(me), 0); /* segment and doorbells have no names */
+    hccl_shm_hello relay;
+    TT_ASSERT_EQ(read(sv[1], &relay, sizeof relay), (ssize_t)sizeof relay);
+    TT_ASSERT_EQ(relay.pid, (int32_t)me);
+    TT_ASSERT(relay.fd[0] > 2 && relay.token != 0);
+    TT_ASSERT_EQ(write(sv2[0], &relay, sizeof relay), (ssize_t)sizeof relay);
     hccl_conn *c1 = NULL;
     TT_ASSERT_EQ(hccl_shm_conn_create(sv2[1], 1, 0, hccl_now_ns() + 10 * NS, &c1), HCCL_SUCCESS);
-    TT_ASSERT_EQ(shm_entries_of(me), 0); /* the mapping side unlinked them */
-    TT_ASSERT_EQ(read(sv2[0], relay, 16), 16); /* its ready and its ack */
-    TT_ASSERT_EQ(write(sv[1], relay + 8, 8), 8);
+    TT_ASSERT_EQ(shm_entries_of(me), 0);
+    uint32_t acks[4];
+    TT_ASSERT_EQ(read_full(sv2[0], acks, 16), 16); /* its ready and its ack */
+    TT_ASSERT_EQ(write(sv[1], acks + 2, 8), 8);
     pthread_join(th, NULL);
-    close(sv2[0]);
-    close(sv2[1]);
     TT_ASSERT_EQ(j0.res, HCCL_SUCCESS);
     TT_ASSERT_EQ(shm_entries_of(me), 0);
     if (j0.conn && c1) {
@@ -474,9 +518,49 @@ static void test_handshake(void)
         TT_ASSERT(strcmp(j0.conn->ops->name, "shm") == 0);
         TT_ASSERT_EQ(j0.conn->peer, 1);
         TT_ASSERT_EQ(c1->peer, 0);
+        TT_ASSERT_EQ(conn_carries(j0.conn, c1), 0);
         j0.conn->ops->close(j0.conn);
         c1->ops->close(c1);
     }
+
+    /* Fallback: a mapping side that cannot open the descriptors (here: the hello's
+     * token is not the segment's, as where the pid is another namespace's process)
+     * asks for names; the creator then names the segment and the doorbells, and the
+     * mapping side unlinks them once it has opened them. */
+    j0 = (create_job){sv[0], 0, hccl_now_ns() + 10 * NS, 0, NULL, HCCL_E_INTERNAL};
+    pthread_create(&th, NULL, create_main, &j0);
+    TT_ASSERT_EQ(write(sv[1], k_ready, sizeof k_ready), (ssize_t)sizeof k_ready);
+    TT_ASSERT_EQ(peek_hello(sv[1]), 0);
+    TT_ASSERT_EQ(read(sv[1], &relay, sizeof relay), (ssize_t)sizeof relay);
+    relay.token ^= 1;
+    TT_ASSERT_EQ(write(sv2[0], &relay, sizeof relay), (ssize_t)sizeof relay);
+    map_job j1 = {sv2[1], NULL, HCCL_E_INTERNAL};
+    pthread_t th1;
+    pthread_create(&th1, NULL, map_main, &j1);
+    TT_ASSERT_EQ(read_full(sv2[0], acks, 16), 16); /* its ready, then "names needed" */
+    TT_ASSERT_EQ((int32_t)acks[3], HCCL_SHM_ACK_NAMES);
+    TT_ASSERT_EQ(write(sv[1], acks + 2, 8), 8);
+    TT_ASSERT_EQ(peek_hello(sv[1]), 0);
+    TT_ASSERT_EQ(shm_entries_of(me), 5); /* named: segment + 4 doorbells */
+    TT_ASSERT_EQ(read(sv[1], &relay, sizeof relay), (ssize_t)sizeof relay);
+    TT_ASSERT_EQ(relay.pid, 0);
+    TT_ASSERT_EQ(write(sv2[0], &relay, sizeof relay), (ssize_t)sizeof relay);
+    pthread_join(th1, NULL);
+    TT_ASSERT_EQ(j1.res, HCCL_SUCCESS);
+    TT_ASSERT_EQ(shm_entries_of(me), 0); /* the mapping side unlinked them */
+    TT_ASSERT_EQ(read_full(sv2[0], acks, 8), 8);
+    TT_ASSERT_EQ(write(sv[1], acks, 8), 8);
+    pthread_join(th, NULL);
+    TT_ASSERT_EQ(j0.res, HCCL_SUCCESS);
+    TT_ASSERT_EQ(shm_entries_of(me), 0);
+    if (j0.conn && j1.conn) {
+        TT_ASSERT_EQ(hccl_shm_ring_bytes(j1.conn), hccl_shm_ring_bytes(j0.conn));
+        TT_ASSERT_EQ(conn_carries(j0.conn, j1.conn), 0);
+        j0.conn->ops->close(j0.conn);
+        j1.conn->ops->close(j1.conn);
+    }
+    close(sv2[0]);
+    close(sv2[1]);
 
     /* The mapping side never answers: timeout at the deadline, nothing left behind. */
     j0 = (create_job){sv[0], 0, hccl_now_ns() + 200 * MS, 0, NULL, HCCL_E_INTERNAL};
@@ -508,19 +592,37 @@ static void test_handshake(void)
     /* A segment that is not there (peer on another host): HCCL_E_UNAVAIL on the
      * mapping side, and the same status goes back to the creator. */
     socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv);
-    struct {
-        uint32_t magic, version;
-        uint64_t ring, seg;
-        char name[48];
-    } hello = {0x4d534843u, HCCL_SHM_VERSION, 4096, 4096 + 2 * 4096, "/" HCCL_SHM_NAME_PREFIX "0-nonexistent"};
-    _Static_assert(sizeof hello == 72, "hello layout");
+    hccl_shm_hello hello = {HCCL_SHM_MAGIC, HCCL_SHM_VERSION, 4096, 4096 + 2 * 4096,
+                            "/" HCCL_SHM_NAME_PREFIX "0-nonexistent", 0, {0}, 0};
     TT_ASSERT_EQ(write(sv[0], &hello, sizeof hello), (ssize_t)sizeof hello);
     hccl_conn *cx = NULL;
     TT_ASSERT_EQ(hccl_shm_conn_create(sv[1], 1, 0, hccl_now_ns() + 2 * NS, &cx), HCCL_E_UNAVAIL);
     int32_t ack[4] = {0, 0, 0, 0}; /* its ready message, then its answer */
-    TT_ASSERT_EQ(read(sv[0], ack, sizeof ack), (ssize_t)sizeof ack);
+    TT_ASSERT_EQ(read_full(sv[0], ack, sizeof ack), (ssize_t)sizeof ack);
     TT_ASSERT_EQ(ack[1], 0);
     TT_ASSERT_EQ(ack[3], HCCL_E_UNAVAIL);
+    /* Descriptors that /proc does not have (a creator in another pid namespace, or
+     * dead): the mapping side asks for names, then takes a refusal as ever. */
+    hello.pid = (int32_t)me;
+    for (int k = 0; k < 5; k++) hello.fd[k] = 900 + k;
+    hello.token = 42;
+    TT_ASSERT_EQ(write(sv[0], &hello, sizeof hello), (ssize_t)sizeof hello);
+    hccl_shm_hello no = {HCCL_SHM_MAGIC, HCCL_SHM_VERSION, 0, 0, "", 0, {0}, 0};
+    TT_ASSERT_EQ(write(sv[0], &no, sizeof no), (ssize_t)sizeof no);
+    TT_ASSERT_EQ(hccl_shm_conn_create(sv[1], 1, 0, hccl_now_ns() + 2 * NS, &cx), HCCL_E_UNAVAIL);
+    int32_t ack3[6] = {0, 0, 0, 0, 0, 0}; /* ready, "names needed", the answer to the refusal */
+    TT_ASSERT_EQ(read_full(sv[0], ack3, sizeof ack3), (ssize_t)sizeof ack3);
+    TT_ASSERT_EQ(ack3[3], HCCL_SHM_ACK_NAMES);
+    TT_ASSERT_EQ(ack3[5], HCCL_E_UNAVAIL);
+    /* A descriptor that is not what it should be (a socket for the segment):
+     * names too, and a hello by descriptor after "names needed" is refused. */
+    hello.fd[0] = sv[1];
+    TT_ASSERT_EQ(write(sv[0], &hello, sizeof hello), (ssize_t)sizeof hello);
+    TT_ASSERT_EQ(write(sv[0], &hello, sizeof hello), (ssize_t)sizeof hello);
+    TT_ASSERT_EQ(hccl_shm_conn_create(sv[1], 1, 0, hccl_now_ns() + 2 * NS, &cx), HCCL_E_INTERNAL);
+    TT_ASSERT_EQ(read_full(sv[0], ack3, sizeof ack3), (ssize_t)sizeof ack3);
+    TT_ASSERT_EQ(ack3[3], HCCL_SHM_ACK_NAMES);
+    TT_ASSERT_EQ(ack3[5], HCCL_E_INTERNAL);
     /* Garbage instead of a hello. */
     memset(&hello, 0x5a, sizeof hello);
     TT_ASSERT_EQ(write(sv[0], &hello, sizeof hello), (ssize_t)sizeof hello);

@@ -98,19 +98,34 @@
  * same look at want. The fence orders the earlier store before that load as the
  * seq_cst store did, so the sleeper is still always woken, only a little later.
  *
- * Handshake over the caller's connected socket (blocking, with the deadline):
+ * Handshake over the caller's connected socket (blocking, with the deadline; the
+ * messages are in shm.h):
  *   side 1: send {magic, 0}: ready (so nothing is created while side 1 still sets up
- *           its pairs with lower ranks, when a killed job would leave it behind)
- *   side 0: on it, create /dev/shm/hccl-shm-<pid>-<64 random bits> and four FIFOs
- *           <name>.d0 .s0 .d1 .s1 (O_EXCL, mode 0600), map and open them all,
- *           send {magic, version, ring_bytes, seg_bytes, name}
- *           (the segment is made, reserved and mapped as an O_TMPFILE that gets its
- *           name only then, where the kernel can)
+ *           its pairs with lower ranks)
+ *   side 0: on it, create the segment without a name (an O_TMPFILE in /dev/shm, else
+ *           a memfd), reserve its pages, map it, put a random 64-bit token in its
+ *           header, and make each of the four FIFOs with mkfifo, open and unlink at
+ *           once (a name exists for those three system calls, never across a wait);
+ *           send a hello by descriptor {magic, version, ring_bytes, seg_bytes, name
+ *           (an identity only), pid, the five descriptor numbers, token}
+ *   side 1: open /proc/<pid>/fd/<n> for the five (stat first: a regular file of
+ *           seg_bytes, FIFOs), check the segment's token (a pid of another pid
+ *           namespace is another process), map, check the header, send {magic, status}
+ *   side 0: on the ack close its descriptor of the segment (the mappings keep it).
+ *   A crash at any point leaves nothing in /dev/shm.
+ * Where side 1 cannot open them (/proc denies it: hidepid, a creator that is not
+ * dumpable; the token does not match; HCCL_SHM_BY_NAME=1) it answers HCCL_SHM_ACK_NAMES
+ * instead, and the pair runs the handshake by name (version 4's):
+ *   side 0: drop what it made; create /dev/shm/hccl-shm-<pid>-<64 random bits> and
+ *           <name>.d0 .s0 .d1 .s1 (O_EXCL, mode 0600; the segment reserved and mapped
+ *           as an O_TMPFILE that gets its name only then, where the kernel can), open
+ *           them, send a hello by name (pid 0)
  *   side 1: open them, unlink them all (side 0 may have died since its hello), map
  *           the segment, check the header, send {magic, status}
  *   side 0: on the ack (or any failure) unlink the segment and the FIFOs at once.
- *   A crash leaves names in /dev/shm only between side 0's naming of the segment and
- *   side 1's opening of it (a few system calls), not while either waits or maps.
+ *   A crash then leaves names only between side 0's naming of the segment and side
+ *   1's opening of it. A side 0 that cannot create its part sends a hello with no
+ *   name, answered like any other, so both fall back to TCP with the stream in step.
  * Both sides open the FIFOs O_RDWR|O_NONBLOCK: opening never blocks, writes never
  * raise SIGPIPE, and a dead peer never makes a FIFO permanently readable.
  *
@@ -130,13 +145,14 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define SHM_MAGIC 0x4d534843u /* "CHSM" */
+#define SHM_MAGIC HCCL_SHM_MAGIC
 #define LINE 128
 #define DATA_OFFSET 4096
 #define CHUNK ((uint64_t)256 << 10) /* publish head/tail at least this often (and every ring/4) */
@@ -145,6 +161,7 @@
 #define REWIND_AT ((uint64_t)64 << 10) /* small sends from this ring offset on may rewind */
 
 HCCL_PARAM_INT_IN(shm_ring_bytes, "HCCL_SHM_RING_BYTES", 1 << 20, HCCL_SHM_RING_MIN, HCCL_SHM_RING_MAX, HCCL_PARAM_CLAMP)
+HCCL_PARAM_INT(shm_by_name, "HCCL_SHM_BY_NAME", 0)
 
 _Static_assert(ATOMIC_LLONG_LOCK_FREE == 2 && ATOMIC_INT_LOCK_FREE == 2,
                "the shared segment needs address-free (lock-free) atomics");
@@ -169,24 +186,20 @@ typedef struct seg_hdr {
     uint32_t version;
     uint64_t ring_bytes;
     _Atomic uint32_t closed[2];
+    uint64_t token; /* random; a hello by descriptor names it (see the handshake) */
     ring_ctl ring[2];
 } seg_hdr;
 _Static_assert(sizeof(ring_ctl) == 5 * LINE, "ring control layout");
 _Static_assert(sizeof(seg_hdr) <= DATA_OFFSET, "segment header layout");
 
-/* Handshake messages (host byte order: both ends are on one host). */
-typedef struct shm_hello {
-    uint32_t magic;
-    uint32_t version;
-    uint64_t ring_bytes;
-    uint64_t seg_bytes;
-    char name[NAME_LEN];
-} shm_hello;
-_Static_assert(sizeof(shm_hello) == 72, "wire layout");
+/* Handshake messages (host byte order: both ends are on one host): see shm.h. */
+typedef hccl_shm_hello shm_hello;
+_Static_assert(sizeof(shm_hello) == HCCL_SHM_HELLO_BYTES, "wire layout");
+_Static_assert(NAME_LEN == sizeof(((shm_hello *)0)->name), "wire layout");
 
 typedef struct shm_ack {
     uint32_t magic;
-    int32_t status; /* HcclResult of the mapping side */
+    int32_t status; /* HcclResult of the mapping side, or HCCL_SHM_ACK_NAMES */
 } shm_ack;
 _Static_assert(sizeof(shm_ack) == 8, "wire layout");
 
@@ -722,10 +735,23 @@ static void conn_init(shm_conn *s, int side, size_t ring_bytes, const char *name
     s->rxdata = data + (size_t)(1 - side) * ring_bytes;
 }
 
-/* Creator: the segment of s->seg_bytes, reserved and mapped before its name appears in
- * /dev/shm (an O_TMPFILE, linked in once ready), so a process killed meanwhile, during
- * most of its part of the handshake, leaves nothing. Without O_TMPFILE or /proc/self/fd:
- * under its name from the start. HCCL_E_SYSCALL: the name could not be created. */
+/* Reserve the pages of a new segment (a full /dev/shm fails here, not with SIGBUS
+ * later) and map them. */
+static HcclResult size_and_map(shm_conn *s, int fd)
+{
+    int err = hccl_shm_file_size(fd, s->seg_bytes, 1);
+    if (err) {
+        HCCL_WARN(SHM, "cannot allocate %zu bytes in /dev/shm: %s%s", s->seg_bytes, strerror(err),
+                  hccl_fsize_hint(err));
+        return HCCL_E_MEMORY;
+    }
+    return map_segment(s, fd);
+}
+
+/* Creator, by name: the segment of s->seg_bytes, reserved and mapped before its name
+ * appears in /dev/shm (an O_TMPFILE, linked in once ready), so a process killed
+ * meanwhile leaves nothing. Without O_TMPFILE or /proc/self/fd: under its name from
+ * the start. HCCL_E_SYSCALL: the name could not be created. */
 static HcclResult create_segment(shm_conn *s, const char *name)
 {
     char path[96], self[40];
@@ -738,15 +764,7 @@ static HcclResult create_segment(shm_conn *s, const char *name)
             HCCL_WARN(SHM, "cannot create shared memory %s: %s", name, strerror(errno));
             return HCCL_E_SYSCALL;
         }
-        /* Reserve the pages now: a full /dev/shm fails here, not with SIGBUS later. */
-        int err = hccl_shm_file_size(fd, s->seg_bytes, 1);
-        if (err) {
-            HCCL_WARN(SHM, "cannot allocate %zu bytes in /dev/shm: %s%s", s->seg_bytes, strerror(err),
-                      hccl_fsize_hint(err));
-            close(fd);
-            return HCCL_E_MEMORY;
-        }
-        HcclResult res = map_segment(s, fd);
+        HcclResult res = size_and_map(s, fd);
         if (res == HCCL_SUCCESS && !named) {
             snprintf(self, sizeof self, "/proc/self/fd/%d", fd);
             if (linkat(AT_FDCWD, self, AT_FDCWD, path, AT_SYMLINK_FOLLOW) != 0) {
@@ -759,6 +777,64 @@ static HcclResult create_segment(shm_conn *s, const char *name)
         close(fd);
         return res;
     }
+}
+
+/* Creator, by descriptor: the segment without a name (an O_TMPFILE in /dev/shm, else a
+ * memfd), reserved and mapped, and the four doorbells, each named only from its mkfifo
+ * to its unlink right after this process opened it. *segfd stays open until the peer
+ * has answered (it opens the segment through /proc). HCCL_E_UNAVAIL: this kernel
+ * makes no unnamed files (the handshake by name may still work). On failure the
+ * caller releases what was made (release_setup). */
+static HcclResult create_unnamed(shm_conn *s, const char *name, int *segfd)
+{
+    int fd = open("/dev/shm", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    if (fd < 0) fd = memfd_create(name + 1, MFD_CLOEXEC);
+    if (fd < 0) {
+        HCCL_INFO(SHM, "cannot create unnamed shared memory: %s", strerror(errno));
+        return HCCL_E_UNAVAIL;
+    }
+    *segfd = fd;
+    CHECK(size_and_map(s, fd));
+    char path[96];
+    for (int a = 0; a < 2; a++)
+        for (int b = 0; b < 2; b++) {
+            bell_path(path, sizeof path, name, a, b);
+            if (mkfifo(path, 0600) != 0) {
+                HCCL_WARN(SHM, "cannot create doorbell %s: %s", path, strerror(errno));
+                return HCCL_E_SYSCALL;
+            }
+            s->bell[a][b] = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+            int err = errno;
+            unlink(path);
+            if (s->bell[a][b] < 0) {
+                HCCL_WARN(SHM, "cannot open doorbell %s: %s", path, strerror(err));
+                return HCCL_E_SYSCALL;
+            }
+        }
+    return HCCL_SUCCESS;
+}
+
+/* Undo create_unnamed (or a part of it). */
+static void release_setup(shm_conn *s, int *segfd)
+{
+    if (s->hdr) munmap(s->hdr, s->seg_bytes);
+    s->hdr = NULL;
+    for (int a = 0; a < 2; a++)
+        for (int b = 0; b < 2; b++) {
+            if (s->bell[a][b] >= 0) close(s->bell[a][b]);
+            s->bell[a][b] = -1;
+        }
+    if (*segfd >= 0) close(*segfd);
+    *segfd = -1;
+}
+
+static void init_header(shm_conn *s, size_t ring_bytes, const shm_hello *hello)
+{
+    s->hdr->magic = SHM_MAGIC;
+    s->hdr->version = HCCL_SHM_VERSION;
+    s->hdr->ring_bytes = ring_bytes;
+    s->hdr->token = hello->token;
+    conn_init(s, 0, ring_bytes, hello->name);
 }
 
 /* The creator could not set up its side: a hello with no name says so, and the mapping
@@ -775,26 +851,40 @@ static void refuse_hello(int tcp_fd, uint64_t deadline_ns)
         (void)hccl_socket_recv_all(tcp_fd, &ack, sizeof ack, deadline_ns);
 }
 
-static HcclResult create_side(shm_conn *s, int tcp_fd, size_t ring_bytes, uint64_t deadline_ns)
+/* Send the hello and read the answer: the mapping side's result, or *names = 1 where
+ * it asks for the handshake by name (only after a hello by descriptor). */
+static HcclResult send_hello(shm_conn *s, int tcp_fd, const shm_hello *hello, uint64_t deadline_ns, int *names)
 {
-    HcclResult res = HCCL_SUCCESS;
-    /* Nothing is created before the peer has come to this pair: the names must not wait
-     * in /dev/shm while it sets up its pairs with lower ranks (a job killed then left them). */
-    shm_ack ready;
-    CHECK(hccl_socket_recv_all(tcp_fd, &ready, sizeof ready, deadline_ns));
-    if (ready.magic != SHM_MAGIC || ready.status != HCCL_SUCCESS) {
-        HCCL_WARN(SHM, "rank %u opened the shared-memory handshake with garbage", s->base.peer);
+    *names = 0;
+    CHECK(hccl_socket_send_all(tcp_fd, hello, sizeof *hello, deadline_ns));
+    shm_ack ack;
+    CHECK(hccl_socket_recv_all(tcp_fd, &ack, sizeof ack, deadline_ns));
+    if (ack.magic == SHM_MAGIC && ack.status == HCCL_SHM_ACK_NAMES && hello->pid) {
+        HCCL_INFO(SHM, "rank %u cannot open our descriptors through /proc: naming the shared memory",
+                  s->base.peer);
+        *names = 1;
+        return HCCL_E_UNAVAIL;
+    }
+    if (ack.magic != SHM_MAGIC || ack.status == HCCL_SHM_ACK_NAMES) {
+        HCCL_WARN(SHM, "rank %u answered the shared-memory handshake with garbage", s->base.peer);
         return HCCL_E_INTERNAL;
     }
-    shm_hello hello;
-    memset(&hello, 0, sizeof hello);
-    uint64_t rnd = 0;
-    if (hccl_random_bytes(&rnd, sizeof rnd) != 0) rnd = hccl_now_ns() ^ ((uint64_t)getpid() << 32);
-    snprintf(hello.name, sizeof hello.name, "/" HCCL_SHM_NAME_PREFIX "%ld-%016llx", (long)getpid(),
-             (unsigned long long)rnd);
-    s->seg_bytes = DATA_OFFSET + 2 * ring_bytes;
+    if (ack.status != HCCL_SUCCESS) {
+        HCCL_INFO(SHM, "rank %u could not map the shared memory (error %d)", s->base.peer, (int)ack.status);
+        return (HcclResult)ack.status;
+    }
+    return HCCL_SUCCESS;
+}
 
-    res = create_segment(s, hello.name);
+/* Creator, by name (version 4's handshake): the segment and the FIFOs under hello's
+ * name, from their creation until the peer's answer (it unlinks them once opened). */
+static HcclResult create_named(shm_conn *s, int tcp_fd, shm_hello *hello, size_t ring_bytes, uint64_t deadline_ns)
+{
+    int names;
+    hello->pid = 0;
+    memset(hello->fd, 0, sizeof hello->fd);
+    hello->token = 0;
+    HcclResult res = create_segment(s, hello->name);
     if (res == HCCL_E_SYSCALL) { /* the name is not ours to unlink */
         refuse_hello(tcp_fd, deadline_ns);
         return res;
@@ -803,95 +893,192 @@ static HcclResult create_side(shm_conn *s, int tcp_fd, size_t ring_bytes, uint64
     char path[96];
     for (int a = 0; a < 2; a++)
         for (int b = 0; b < 2; b++) {
-            bell_path(path, sizeof path, hello.name, a, b);
+            bell_path(path, sizeof path, hello->name, a, b);
             if (mkfifo(path, 0600) != 0) {
                 HCCL_WARN(SHM, "cannot create doorbell %s: %s", path, strerror(errno));
                 res = HCCL_E_SYSCALL;
                 goto refuse;
             }
         }
-    CHECK_GOTO(open_bells(s, hello.name), res, refuse);
-    s->hdr->magic = SHM_MAGIC;
-    s->hdr->version = HCCL_SHM_VERSION;
-    s->hdr->ring_bytes = ring_bytes;
-    conn_init(s, 0, ring_bytes, hello.name);
-
-    hello.magic = SHM_MAGIC;
-    hello.version = HCCL_SHM_VERSION;
-    hello.ring_bytes = ring_bytes;
-    hello.seg_bytes = s->seg_bytes;
-    CHECK_GOTO(hccl_socket_send_all(tcp_fd, &hello, sizeof hello, deadline_ns), res, out);
-    shm_ack ack;
-    CHECK_GOTO(hccl_socket_recv_all(tcp_fd, &ack, sizeof ack, deadline_ns), res, out);
-    if (ack.magic != SHM_MAGIC) {
-        HCCL_WARN(SHM, "rank %u answered the shared-memory handshake with garbage", s->base.peer);
-        res = HCCL_E_INTERNAL;
-    } else if (ack.status != HCCL_SUCCESS) {
-        HCCL_INFO(SHM, "rank %u could not map the shared memory (error %d)", s->base.peer, (int)ack.status);
-        res = (HcclResult)ack.status;
-    }
+    CHECK_GOTO(open_bells(s, hello->name), res, refuse);
+    init_header(s, ring_bytes, hello);
+    res = send_hello(s, tcp_fd, hello, deadline_ns, &names);
     goto out;
 refuse:
     refuse_hello(tcp_fd, deadline_ns);
 out:
-    unlink_all(hello.name); /* mapped and opened by both sides (or failed): gone now */
+    unlink_all(hello->name); /* mapped and opened by both sides (or failed): gone now */
+    return res;
+}
+
+static HcclResult create_side(shm_conn *s, int tcp_fd, size_t ring_bytes, uint64_t deadline_ns)
+{
+    /* Nothing is created before the peer has come to this pair (a job killed while it
+     * set up its pairs with lower ranks left named entries behind in version 3). */
+    shm_ack ready;
+    CHECK(hccl_socket_recv_all(tcp_fd, &ready, sizeof ready, deadline_ns));
+    if (ready.magic != SHM_MAGIC || ready.status != HCCL_SUCCESS) {
+        HCCL_WARN(SHM, "rank %u opened the shared-memory handshake with garbage", s->base.peer);
+        return HCCL_E_INTERNAL;
+    }
+    shm_hello hello;
+    memset(&hello, 0, sizeof hello);
+    uint64_t rnd[2] = {0, 0};
+    if (hccl_random_bytes(rnd, sizeof rnd) != 0) {
+        rnd[0] = hccl_now_ns() ^ ((uint64_t)getpid() << 32);
+        rnd[1] = rnd[0] * 0x9e3779b97f4a7c15ull + (uint64_t)(uintptr_t)s;
+    }
+    snprintf(hello.name, sizeof hello.name, "/" HCCL_SHM_NAME_PREFIX "%ld-%016llx", (long)getpid(),
+             (unsigned long long)rnd[0]);
+    hello.magic = SHM_MAGIC;
+    hello.version = HCCL_SHM_VERSION;
+    hello.ring_bytes = ring_bytes;
+    s->seg_bytes = DATA_OFFSET + 2 * ring_bytes;
+    hello.seg_bytes = s->seg_bytes;
+
+    /* By descriptor: nothing has a name while the peer is asked to open it. */
+    int segfd = -1, names = 1;
+    HcclResult res = create_unnamed(s, hello.name, &segfd);
+    if (res == HCCL_SUCCESS) {
+        hello.pid = (int32_t)getpid();
+        hello.fd[0] = segfd;
+        for (int a = 0; a < 2; a++)
+            for (int b = 0; b < 2; b++) hello.fd[1 + 2 * a + b] = s->bell[a][b];
+        hello.token = rnd[1];
+        init_header(s, ring_bytes, &hello);
+        res = send_hello(s, tcp_fd, &hello, deadline_ns, &names);
+    } else if (res != HCCL_E_UNAVAIL) {
+        release_setup(s, &segfd);
+        refuse_hello(tcp_fd, deadline_ns);
+        return res;
+    }
+    if (!names) {
+        if (segfd >= 0) close(segfd); /* the mapping (or the peer's failure) keeps nothing of it */
+        return res;
+    }
+    release_setup(s, &segfd);
+    return create_named(s, tcp_fd, &hello, ring_bytes, deadline_ns);
+}
+
+/* Mapping side: HCCL_E_UNAVAIL where the creator refused (it could not create), else
+ * HCCL_E_INTERNAL where the hello is not a valid one. */
+static HcclResult check_hello(shm_conn *s, shm_hello *h)
+{
+    h->name[NAME_LEN - 1] = 0;
+    if (h->magic == SHM_MAGIC && h->version == HCCL_SHM_VERSION && !h->name[0]) {
+        HCCL_INFO(SHM, "rank %u could not create the shared memory; using TCP", s->base.peer);
+        return HCCL_E_UNAVAIL;
+    }
+    int fds_bad = h->pid < 0;
+    for (int k = 0; k < 5 && h->pid; k++) fds_bad |= h->fd[k] < 0;
+    if (h->magic != SHM_MAGIC || h->version != HCCL_SHM_VERSION || fds_bad ||
+        strncmp(h->name, "/" HCCL_SHM_NAME_PREFIX, strlen(HCCL_SHM_NAME_PREFIX) + 1) != 0 ||
+        strchr(h->name + 1, '/') || h->ring_bytes < HCCL_SHM_RING_MIN || h->ring_bytes > HCCL_SHM_RING_MAX ||
+        (h->ring_bytes & (h->ring_bytes - 1)) || h->seg_bytes != DATA_OFFSET + 2 * h->ring_bytes) {
+        HCCL_WARN(SHM, "rank %u sent an invalid shared-memory handshake", s->base.peer);
+        return HCCL_E_INTERNAL;
+    }
+    s->seg_bytes = (size_t)h->seg_bytes;
+    return HCCL_SUCCESS;
+}
+
+/* Mapping side, hello by descriptor: the creator's five descriptors through
+ * /proc/<pid>/fd, the segment mapped. *names = 1 where they cannot be had that way
+ * (/proc denies it: hidepid, a creator that is not dumpable; the pid is another
+ * process's, in another pid namespace, which the token tells; HCCL_SHM_BY_NAME=1):
+ * the creator then names them. */
+static HcclResult open_by_fd(shm_conn *s, const shm_hello *h, int *names)
+{
+    *names = 1;
+    if (hccl_param_shm_by_name()) return HCCL_E_UNAVAIL;
+    int fd[5] = {-1, -1, -1, -1, -1};
+    HcclResult res = HCCL_E_UNAVAIL;
+    char path[64];
+    for (int k = 0; k < 5; k++) {
+        snprintf(path, sizeof path, "/proc/%d/fd/%d", (int)h->pid, (int)h->fd[k]);
+        /* stat first: where the pid is another process, its descriptor may be anything
+         * (a device, say), which opening could disturb */
+        struct stat st;
+        int ok = stat(path, &st) == 0 && (k ? S_ISFIFO(st.st_mode)
+                                            : S_ISREG(st.st_mode) && (uint64_t)st.st_size == h->seg_bytes);
+        if (ok) fd[k] = open(path, O_RDWR | O_CLOEXEC | (k ? O_NONBLOCK : 0));
+        if (fd[k] < 0) {
+            HCCL_INFO(SHM, "cannot use %s of rank %u (%s): asking for names", path, s->base.peer,
+                      ok ? strerror(errno) : "not the creator's file");
+            goto out;
+        }
+    }
+    uint64_t token = 0;
+    if (pread(fd[0], &token, sizeof token, (off_t)offsetof(seg_hdr, token)) != (ssize_t)sizeof token ||
+        token != h->token) {
+        HCCL_INFO(SHM, "process %d is not rank %u (another pid namespace?): asking for names", (int)h->pid,
+                  s->base.peer);
+        goto out;
+    }
+    *names = 0;
+    res = map_segment(s, fd[0]);
+    if (res == HCCL_SUCCESS)
+        for (int k = 1; k < 5; k++) {
+            s->bell[(k - 1) / 2][(k - 1) % 2] = fd[k];
+            fd[k] = -1;
+        }
+out:
+    for (int k = 0; k < 5; k++)
+        if (fd[k] >= 0) close(fd[k]);
+    return res;
+}
+
+/* Mapping side, hello by name: open everything, then unlink the names at once (the
+ * creator may have died since its hello, and mapping takes a while). */
+static HcclResult open_by_name(shm_conn *s, const shm_hello *h)
+{
+    int fd = shm_open(h->name, O_RDWR | O_CLOEXEC, 0);
+    if (fd < 0) {
+        /* Typically: the peer is on another host (or in another IPC namespace). */
+        HCCL_INFO(SHM, "cannot open shared memory %s of rank %u: %s", h->name, s->base.peer, strerror(errno));
+        return HCCL_E_UNAVAIL;
+    }
+    HcclResult res = open_bells(s, h->name);
+    unlink_all(h->name);
+    struct stat st;
+    if (res == HCCL_SUCCESS && (fstat(fd, &st) != 0 || (uint64_t)st.st_size != h->seg_bytes)) {
+        HCCL_WARN(SHM, "shared memory %s of rank %u has the wrong size", h->name, s->base.peer);
+        res = HCCL_E_INTERNAL;
+    }
+    if (res == HCCL_SUCCESS) res = map_segment(s, fd);
+    close(fd);
     return res;
 }
 
 static HcclResult map_side(shm_conn *s, int tcp_fd, uint64_t deadline_ns)
 {
-    HcclResult res;
     shm_ack ready = {SHM_MAGIC, HCCL_SUCCESS};
     CHECK(hccl_socket_send_all(tcp_fd, &ready, sizeof ready, deadline_ns));
     shm_hello hello;
     CHECK(hccl_socket_recv_all(tcp_fd, &hello, sizeof hello, deadline_ns));
-    hello.name[NAME_LEN - 1] = 0;
-    if (hello.magic == SHM_MAGIC && hello.version == HCCL_SHM_VERSION && !hello.name[0]) {
-        HCCL_INFO(SHM, "rank %u could not create the shared memory; using TCP", s->base.peer);
-        res = HCCL_E_UNAVAIL;
-        goto answer;
+    HcclResult res = check_hello(s, &hello);
+    if (res == HCCL_SUCCESS && hello.pid) {
+        int names;
+        res = open_by_fd(s, &hello, &names);
+        if (names) { /* the creator answers with a hello by name (or a refusal) */
+            shm_ack ask = {SHM_MAGIC, HCCL_SHM_ACK_NAMES};
+            CHECK(hccl_socket_send_all(tcp_fd, &ask, sizeof ask, deadline_ns));
+            CHECK(hccl_socket_recv_all(tcp_fd, &hello, sizeof hello, deadline_ns));
+            res = check_hello(s, &hello);
+            if (res == HCCL_SUCCESS && hello.pid) {
+                HCCL_WARN(SHM, "rank %u sent an invalid shared-memory handshake", s->base.peer);
+                res = HCCL_E_INTERNAL;
+            }
+            if (res == HCCL_SUCCESS) res = open_by_name(s, &hello);
+        }
+    } else if (res == HCCL_SUCCESS) {
+        res = open_by_name(s, &hello);
     }
-    if (hello.magic != SHM_MAGIC || hello.version != HCCL_SHM_VERSION ||
-        strncmp(hello.name, "/" HCCL_SHM_NAME_PREFIX, strlen(HCCL_SHM_NAME_PREFIX) + 1) != 0 ||
-        strchr(hello.name + 1, '/') || hello.ring_bytes < HCCL_SHM_RING_MIN || hello.ring_bytes > HCCL_SHM_RING_MAX ||
-        (hello.ring_bytes & (hello.ring_bytes - 1)) || hello.seg_bytes != DATA_OFFSET + 2 * hello.ring_bytes) {
-        HCCL_WARN(SHM, "rank %u sent an invalid shared-memory handshake", s->base.peer);
-        res = HCCL_E_INTERNAL;
-        goto answer;
-    }
-    s->seg_bytes = (size_t)hello.seg_bytes;
-    int fd = shm_open(hello.name, O_RDWR | O_CLOEXEC, 0);
-    if (fd < 0) {
-        /* Typically: the peer is on another host (or in another IPC namespace). */
-        HCCL_INFO(SHM, "cannot open shared memory %s of rank %u: %s", hello.name, s->base.peer, strerror(errno));
-        res = HCCL_E_UNAVAIL;
-        goto answer;
-    }
-    /* Open everything, then unlink the names at once (the creator may have died since
-     * its hello, and mapping takes a while): both sides hold what they need. */
-    res = open_bells(s, hello.name);
-    unlink_all(hello.name);
-    if (res != HCCL_SUCCESS) {
-        close(fd);
-        goto answer;
-    }
-    struct stat st;
-    if (fstat(fd, &st) != 0 || (uint64_t)st.st_size != hello.seg_bytes) {
-        HCCL_WARN(SHM, "shared memory %s of rank %u has the wrong size", hello.name, s->base.peer);
-        close(fd);
-        res = HCCL_E_INTERNAL;
-        goto answer;
-    }
-    res = map_segment(s, fd);
-    close(fd);
-    if (res != HCCL_SUCCESS) goto answer;
-    if (s->hdr->magic != SHM_MAGIC || s->hdr->ring_bytes != hello.ring_bytes) {
+    if (res == HCCL_SUCCESS && (s->hdr->magic != SHM_MAGIC || s->hdr->ring_bytes != hello.ring_bytes)) {
         HCCL_WARN(SHM, "shared memory %s of rank %u has a bad header", hello.name, s->base.peer);
         res = HCCL_E_INTERNAL;
-        goto answer;
     }
-    conn_init(s, 1, (size_t)hello.ring_bytes, hello.name);
-answer:;
+    if (res == HCCL_SUCCESS) conn_init(s, 1, (size_t)hello.ring_bytes, hello.name);
     shm_ack ack = {SHM_MAGIC, (int32_t)res};
     HcclResult sres = hccl_socket_send_all(tcp_fd, &ack, sizeof ack, deadline_ns);
     return res != HCCL_SUCCESS ? res : sres;

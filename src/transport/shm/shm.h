@@ -3,8 +3,9 @@
  *
  * The public entry points (hccl_shm_conn_create, hccl_shm_transport) are declared in
  * transport/transport.h; this header adds the ring-size override used by tests, the
- * name prefix of the /dev/shm entries (which exist only during the handshake), and
- * the ThreadSanitizer tokens that slots.c shares.
+ * name prefix of the /dev/shm entries (which have names only for a few system calls,
+ * or during a handshake by name), the handshake's messages, and the ThreadSanitizer
+ * tokens that slots.c shares.
  */
 #ifndef HCCL_TRANSPORT_SHM_H
 #define HCCL_TRANSPORT_SHM_H
@@ -12,11 +13,33 @@
 #include "transport/transport.h"
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* Every /dev/shm entry of this transport starts with this (segment and doorbells). */
 #define HCCL_SHM_NAME_PREFIX "hccl-shm-"
 /* Handshake and segment layout version: both sides must have the same. */
-#define HCCL_SHM_VERSION 4u
+#define HCCL_SHM_VERSION 5u
+
+/* The creator's hello (shm.c, "Handshake"). By descriptor: pid > 0, fd[] the creator's
+ * descriptors of the segment and the doorbells d0 s0 d1 s1, token the random word in the
+ * segment's header, name only an identity (nothing of that name exists). By name
+ * (pid 0): the /dev/shm entries are name and name.d0 .s0 .d1 .s1. Refused: name empty. */
+typedef struct hccl_shm_hello {
+    uint32_t magic;
+    uint32_t version;
+    uint64_t ring_bytes;
+    uint64_t seg_bytes;
+    char name[48];
+    int32_t pid;
+    int32_t fd[5];
+    uint64_t token;
+} hccl_shm_hello;
+#define HCCL_SHM_HELLO_BYTES 104
+#define HCCL_SHM_MAGIC 0x4d534843u /* "CHSM" */
+/* The mapping side's answer to a hello by descriptor it cannot open (another pid
+ * namespace, hidepid, a process that is not dumpable): send the names instead. Not an
+ * HcclResult. */
+#define HCCL_SHM_ACK_NAMES 0x454d414e /* "NAME" */
 
 /* Smallest and largest ring accepted (HCCL_SHM_RING_BYTES is rounded up to a power
  * of two and clamped into this range). */
