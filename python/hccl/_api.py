@@ -165,6 +165,11 @@ def _library_message(comm, opname=None):
     import json
     import tempfile
     try:
+        if int(os.environ.get("HCCL_FLIGHT_RECORDER_SIZE", "128"), 0) <= 0:
+            return None  # the recorder is off: asking would only add a warning
+    except ValueError:
+        pass  # the library warned and uses its default
+    try:
         fd, path = tempfile.mkstemp(prefix="hccl_err_", suffix=".json")
         os.close(fd)
         try:

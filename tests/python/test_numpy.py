@@ -17,6 +17,15 @@ def test_library_error_mismatch():
     assert r.out.count("checks passed") == 2, r
 
 
+def test_library_error_with_the_flight_recorder_off():
+    # The message falls back to the library's warning; the package does not ask the
+    # switched-off recorder for a dump (which only added a warning line per failure).
+    r = launch.run(2, launch.worker("errors.py"), "mismatch", env={"HCCL_FLIGHT_RECORDER_SIZE": "0"}, timeout=60)
+    assert "operation mismatch" in r.out, r
+    assert r.out.count("checks passed") == 2, r
+    assert "no flight recorder" not in r.out + r.err, r
+
+
 def test_library_error_timeout():
     r = launch.run(2, launch.worker("errors.py"), "timeout", timeout=60)
     assert "waiting for rank 1" in r.out and "HCCL_E_TIMEOUT" in r.out, r
