@@ -18,7 +18,9 @@
  * --signal) are forwarded as they come and change nothing else. When
  * a rank exits non-zero or by a signal, one line naming it goes to stderr, the
  * other ranks get SIGTERM and, 3 s later, SIGKILL. The exit status is the first
- * failing rank's (128 + signal number for a signal), 0 when all succeed. Ranks
+ * failing rank's (128 + signal number for a signal); else 128 + the number of the
+ * first SIGINT/SIGTERM/SIGHUP/SIGQUIT hcclrun got (ranks that caught it and exited
+ * 0 were still interrupted); 0 when all succeed. Ranks
  * also die with SIGKILL when hcclrun itself dies (PR_SET_PDEATHSIG). hcclrun is a
  * child subreaper: when a job fails or is signalled, the processes its ranks started
  * and left running (a shell's command, workers) get SIGKILL once the ranks are gone.
@@ -99,7 +101,8 @@ static void usage(FILE *f)
             "  -h, --help              this text\n"
             "\n"
             "A program name without '/' is searched in PATH, then next to hcclrun.\n"
-            "Exit status: the first failing rank's (128+signal when killed), else 0;\n"
+            "Exit status: the first failing rank's (128+signal when killed), else\n"
+            "128+signal when hcclrun was sent SIGINT/TERM/HUP/QUIT, else 0;\n"
             "2 for usage errors, 127 when the program is not found.\n",
             MAX_LOCAL_RANKS);
 }
@@ -597,7 +600,7 @@ int main(int argc, char **argv)
     /* Supervise: reap children, forward signals, pump tagged output. */
     int64_t kill_at = spawn_error ? now_ms() + KILL_GRACE_MS : -1;
     int64_t drain_until = -1;
-    int signalled = 0; /* a SIGINT/SIGTERM/SIGHUP/SIGQUIT came */
+    int signalled = 0; /* the first SIGINT/SIGTERM/SIGHUP/SIGQUIT that came (0: none) */
     struct pollfd *pfds = calloc((size_t)(1 + 2 * nchildren), sizeof(*pfds));
     int *owner = calloc((size_t)(1 + 2 * nchildren), sizeof(*owner));
     if (pfds == NULL || owner == NULL) {
@@ -666,7 +669,7 @@ int main(int argc, char **argv)
                 kill_at = -1;
                 continue;
             }
-            signalled = 1;
+            signalled = (int)si.ssi_signo;
             /* A terminal's signal already reached the whole foreground group. */
             if (si.ssi_code != SI_KERNEL) signal_children((int)si.ssi_signo);
             int64_t grace = now_ms() + SIGNAL_GRACE_MS;
@@ -727,5 +730,12 @@ int main(int argc, char **argv)
     free(owner);
     free(children);
     free(prog);
+    /* Stopped by a signal, even if every rank caught it and exited 0: not a success
+     * (as torchrun and mpirun; a batch system must not count an interrupted job done). */
+    if (!failed && signalled) {
+        fprintf(stderr, "hcclrun: stopped by signal %d (%s); exit status %d\n", signalled, strsignal(signalled),
+                128 + signalled);
+        return 128 + signalled;
+    }
     return first_status;
 }

@@ -133,8 +133,10 @@ for sig in TERM HUP USR1; do
     for _ in $(seq 100); do [ -e "$T/ready.0" ] && [ -e "$T/ready.1" ] && break; sleep 0.05; done
     kill -$sig $pid
     wait $pid; rc=$?
-    [ $rc = 0 ] && [ -e "$T/sig.0" ] && [ -e "$T/sig.1" ] && pass "SIG$sig forwarded to every rank" ||
-        fail "SIG$sig forwarded to every rank (exit $rc)"
+    # Ranks that catch it and exit 0: SIGUSR1 is a notice (0); TERM and HUP interrupted the job (128+N).
+    want=0; [ $sig = TERM ] && want=143; [ $sig = HUP ] && want=129
+    [ $rc = $want ] && [ -e "$T/sig.0" ] && [ -e "$T/sig.1" ] && pass "SIG$sig forwarded to every rank, exit $want" ||
+        fail "SIG$sig forwarded to every rank (exit $rc, want $want)"
 done
 rm -f "$T"/ready.*
 "$HCCLRUN" -n 2 sh -c ': > "'"$T"'/ready.$RANK"; exec sleep 30' 2>"$T/err" &
