@@ -244,6 +244,39 @@ def _one(tensors, what):
     return t[0]
 
 
+def _dense(t):
+    """An input as the library takes it: a strided view (a transposed tensor, a slice
+    with a step) as a contiguous copy. gloo accepts such tensors; hccl's own API
+    refuses them (it would have to copy silently), but torch.distributed's caller
+    expects gloo's behaviour."""
+    return t if t.is_contiguous() else t.contiguous()
+
+
+def _staged(t):
+    """An output the library writes: t itself, or a contiguous copy of a strided view,
+    which _land copies back into the view once the operation is done."""
+    return t if t.is_contiguous() else t.contiguous()
+
+
+def _land(work, view, buf):
+    """The result in buf goes into the caller's strided view: at once when the
+    operation ran synchronously (work is None), else when its hccl.Work finishes
+    (after the Work's own post, which fills list outputs). Returns the Work to use."""
+    if view is buf:
+        return work
+    if work is None:
+        view.copy_(buf)
+        return None
+    post = work._post
+    work._post = None  # the new Work runs it (and the old one, dropped, must not wait)
+
+    def copy_back():
+        if post is not None:
+            post()
+        view.copy_(buf)
+    return _api.Work(work._h, copy_back, work._outputs)
+
+
 def _opt(opts, attr, default):
     if opts is None:
         return default
@@ -388,12 +421,15 @@ class ProcessGroupHCCL(_BasePG):
         code = _op_from(loc, opts if op is None else op)
         if t.is_sparse:
             return self._sparse_allreduce(t, code)
+        b = _staged(t)
         if _caller_waits(loc):
-            self.comm.all_reduce(t, t, code, False)  # AVG (4) included: the extension divides
+            self.comm.all_reduce(b, b, code, False)  # AVG (4) included: the extension divides
+            if b is not t:
+                t.copy_(b)
             if self._posts:
                 self._fill_lists()
             return self._done
-        return self._work(_api.all_reduce(t, code, self.comm, True), [t])
+        return self._work(_land(_api.all_reduce(b, code, self.comm, True), t, b), [t])
 
     def _sparse_allreduce(self, t, code):
         """A sparse COO tensor (DDP's gradient of nn.Embedding(sparse=True)), as gloo
@@ -437,14 +473,18 @@ class ProcessGroupHCCL(_BasePG):
     def allreduce_coalesced(self, tensors, opts=None):
         a = True
         op = _op_from(None, opts)
-        works = [_api.all_reduce(t, op, self.comm, a) for t in tensors]
+        works = []
+        for t in tensors:
+            b = _staged(t)
+            works.append(_land(_api.all_reduce(b, op, self.comm, a), t, b))
         return self._work(_Chain(works), list(tensors))
 
     def broadcast(self, tensors, opts=None, root=None):
         a = not _caller_waits(_caller_locals())
         t = _one(tensors, "broadcast")
         root = _root(opts, root)
-        return self._work(_api.broadcast(t, root, self.comm, a), [t])
+        b = _staged(t)
+        return self._work(_land(_api.broadcast(b, root, self.comm, a), t, b), [t])
 
     def reduce(self, tensors, opts=None, op=None, root=None):
         a = not _caller_waits(_caller_locals())
@@ -453,17 +493,19 @@ class ProcessGroupHCCL(_BasePG):
         if op is None and not isinstance(opts, int):  # not reduce(tensor, root, op=SUM)
             op = opts  # the options object's reduceOp (None: SUM)
         op = _op_from(None, op)
-        return self._work(_api.reduce(t, root, op, self.comm, a), [t])
+        b = _staged(t)
+        return self._work(_land(_api.reduce(b, root, op, self.comm, a), t, b), [t])
 
     def allgather(self, output_tensors, input_tensors, opts=None):
         a = not _caller_waits(_caller_locals())
-        t = _one(input_tensors, "allgather")
+        t = _dense(_one(input_tensors, "allgather"))
         outs = output_tensors[0] if output_tensors and isinstance(output_tensors[0], (list, tuple)) else output_tensors
         return self._work(_api.all_gather(list(outs), t, self.comm, a), list(outs))
 
     def _allgather_base(self, output, input, opts=None):
         a = not _caller_waits(_caller_locals())
-        return self._work(_api.all_gather(output, input, self.comm, a), [output])
+        b = _staged(output)
+        return self._work(_land(_api.all_gather(b, _dense(input), self.comm, a), output, b), [output])
 
     def allgather_into_tensor_coalesced(self, outputs, inputs, opts=None):
         a = True
@@ -483,7 +525,7 @@ class ProcessGroupHCCL(_BasePG):
 
     def gather(self, output_tensors, input_tensors, opts=None, root=None):
         a = not _caller_waits(_caller_locals())
-        t = _one(input_tensors, "gather")
+        t = _dense(_one(input_tensors, "gather"))
         root = _root(opts, root)
         # as torch's backends: the list on the root only (the API refuses one elsewhere)
         outs = output_tensors[0] if output_tensors and isinstance(output_tensors[0], (list, tuple)) \
@@ -501,19 +543,22 @@ class ProcessGroupHCCL(_BasePG):
         ins = list(ins or [])
         if self.comm.rank != root and not ins:
             ins = None
-        return self._work(_api.scatter(t, ins, root, self.comm, a), [t])
+        b = _staged(t)
+        return self._work(_land(_api.scatter(b, ins, root, self.comm, a), t, b), [t])
 
     def reduce_scatter(self, output_tensors, input_tensors, opts=None, op=None):
         a = not _caller_waits(_caller_locals())
         t = _one(output_tensors, "reduce_scatter")
         ins = input_tensors[0] if input_tensors and isinstance(input_tensors[0], (list, tuple)) else input_tensors
         op = _op_from(None, opts if op is None else op)
-        return self._work(_api.reduce_scatter(t, list(ins), op, self.comm, a), [t])
+        b = _staged(t)
+        return self._work(_land(_api.reduce_scatter(b, list(ins), op, self.comm, a), t, b), [t])
 
     def _reduce_scatter_base(self, output, input, opts=None):
         a = not _caller_waits(_caller_locals())
         op = _op_from(None, opts)
-        return self._work(_api.reduce_scatter(output, input, op, self.comm, a), [output])
+        b = _staged(output)
+        return self._work(_land(_api.reduce_scatter(b, _dense(input), op, self.comm, a), output, b), [output])
 
     def reduce_scatter_tensor_coalesced(self, outputs, inputs, opts=None):
         a = True
@@ -525,7 +570,9 @@ class ProcessGroupHCCL(_BasePG):
         a = not _caller_waits(_caller_locals())
         osz = list(output_split_sizes) or None
         isz = list(input_split_sizes) or None
-        return self._work(_api.all_to_all_single(output, input, osz, isz, self.comm, a), [output])
+        b = _staged(output)
+        return self._work(_land(_api.all_to_all_single(b, _dense(input), osz, isz, self.comm, a), output, b),
+                          [output])
 
     def alltoall(self, output_tensors, input_tensors, opts=None):
         a = not _caller_waits(_caller_locals())
@@ -587,16 +634,17 @@ class ProcessGroupHCCL(_BasePG):
     # -- point to point (coalesced into one HcclBatchSendRecv inside batch_isend_irecv)
     def _p2p(self, tensors, peer, is_recv):
         t = _one(tensors, "recv" if is_recv else "send")
+        b = _staged(t)  # a send's strided view is only read: a copy is all it needs
         if self._coalesced is not None:
             # A Work of its own (not the shared one of inline operations): _end_coalescing
             # binds it to this batch, and its future must wait for this batch.
             w = WorkHCCL(self, None, [t])
             w._pending_batch = True
-            self._coalesced.append((is_recv, t, peer, w))
+            self._coalesced.append((is_recv, b, peer, w, t))
             return w
         if is_recv:
-            return self._work(_api.Work(self.comm.recv(t, peer, True), None, [t]), [t])
-        return self._work(_api.Work(self.comm.send(t, peer, True), None, [t]), [t])
+            return self._work(_land(_api.Work(self.comm.recv(b, peer, True), None, [b]), t, b), [t])
+        return self._work(_api.Work(self.comm.send(b, peer, True), None, [b]), [t])
 
     def send(self, tensors, dstRank, tag=0):
         return self._p2p(tensors, dstRank, False)
@@ -616,12 +664,18 @@ class ProcessGroupHCCL(_BasePG):
         items, self._coalesced = self._coalesced or [], None
         if not items:
             return None
-        h = self.comm.batch_send_recv([(r, t, p) for r, t, p, _ in items], True)
-        work = _api.Work(h, None, [t for _, t, _, _ in items])
-        for _, _, _, w in items:
+        h = self.comm.batch_send_recv([(r, b, p) for r, b, p, _, _ in items], True)
+        staged = [(t, b) for r, b, _, _, t in items if r and b is not t]
+        post = None
+        if staged:
+            def post():
+                for t, b in staged:
+                    t.copy_(b)
+        work = _api.Work(h, post, [t for _, _, _, _, t in items])
+        for _, _, _, w, _ in items:
             w._pending_batch = False
             w._bind(work)
-        return self._work(work, [t for _, t, _, _ in items])
+        return self._work(work, [t for _, _, _, _, t in items])
 
     def __repr__(self):
         return "<ProcessGroupHCCL rank %d of %d>" % (self._rank, self._size)

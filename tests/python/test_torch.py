@@ -44,6 +44,13 @@ def test_mismatched_all_to_all_splits_give_the_reason():
     assert r.out.count("1 checks passed") == 2, r
 
 
+def test_strided_views_are_written_in_place():
+    # a transposed view or a slice with a step raised "output is not contiguous" (gloo
+    # takes them, and torch code passes them)
+    r = launch.run(2, launch.worker("torch_edges.py"), "strided", timeout=120)
+    assert r.out.count("1 checks passed") == 2, r
+
+
 def test_monitored_barrier_names_the_late_rank():
     # it was a plain barrier whose wait gave up naming nobody
     r = launch.run(2, launch.worker("torch_edges.py"), "monitored", timeout=120)

@@ -46,6 +46,11 @@ mode "monitored" (2 ranks): the group's monitored_barrier (torch 1.13's
   up after its wait, naming nobody) within about the timeout, with wait_all_ranks
   both ways, and rank 1 raises with rank 0's report; with rank 0 late, rank 1 gives
   up and rank 0, coming later, fails too instead of passing alone.
+mode "strided" (2 ranks): non-contiguous tensors (transposed views, slices with a step)
+  work as with gloo, and the results land in the caller's view: all_reduce (inline,
+  async, coalesced), broadcast, reduce, all_gather (list and into a tensor),
+  reduce_scatter_tensor, scatter, all_to_all_single, send/recv and batch_isend_irecv
+  (they raised "output is not contiguous"; the memory around a slice stays as it was).
 mode "interrupt" (2 ranks, group timeout 60 s): rank 0 gets SIGINT 1 s into a
   blocking dist.all_reduce that rank 1 has not joined: KeyboardInterrupt within 2.5 s
   (the library's interrupt check, HcclSetInterruptCheck), the communicator has failed
@@ -390,7 +395,76 @@ def monitored(r):
     C.report(r)
 
 
+def strided(r):
+    dist.init_process_group("hccl", timeout=timedelta(seconds=30))
+    n = 2
+
+    def grid(k):  # a 3x4 grid per rank, passed transposed (4x3, strides (1, 4))
+        return torch.arange(12, dtype=torch.float32).view(3, 4) * (k + 1)
+
+    for mode in ("inline", "async"):
+        base = grid(r)
+        w = dist.all_reduce(base.t(), async_op=mode == "async")
+        if w is not None:
+            w.wait()
+        assert torch.equal(base, grid(0) + grid(1)), (mode, base)
+        b = grid(r)
+        w = dist.broadcast(b.t(), src=1, async_op=mode == "async")
+        if w is not None:
+            w.wait()
+        assert torch.equal(b, grid(1)), (mode, b)
+    flat = torch.arange(12, dtype=torch.float32) * (r + 1)
+    dist.all_reduce(flat[::2])  # only the even positions; the odd ones untouched
+    exp = torch.arange(12, dtype=torch.float32) * (r + 1)
+    exp[::2] = torch.arange(0, 12, 2, dtype=torch.float32) * 3
+    assert torch.equal(flat, exp), flat
+    bases = [grid(r), grid(r) + 1]
+    dist.all_reduce_coalesced([x.t() for x in bases])
+    assert torch.equal(bases[0], grid(0) + grid(1)) and torch.equal(bases[1], grid(0) + grid(1) + 2), bases
+    red = grid(r)
+    dist.reduce(red.t(), dst=0)
+    assert torch.equal(red, grid(0) + grid(1) if r == 0 else grid(r)), red
+    outs = [torch.zeros(3, 4) for _ in range(n)]
+    dist.all_gather([o.t() for o in outs], grid(r).t())
+    assert all(torch.equal(outs[q], grid(q)) for q in range(n)), outs
+    ag = torch.zeros(3, n * 4)  # its transpose (n*4 x 3) is the all_gather_into_tensor output
+    dist.all_gather_into_tensor(ag.t(), grid(r).t())
+    assert torch.equal(ag.t(), torch.cat([grid(q).t() for q in range(n)])), ag
+    rs = torch.zeros(3, 2)
+    inp = torch.arange(3 * 2 * n, dtype=torch.float32).view(3, 2 * n) * (r + 1)
+    dist.reduce_scatter_tensor(rs.t(), inp.t())
+    full = torch.arange(3 * 2 * n, dtype=torch.float32).view(3, 2 * n) * 3
+    assert torch.equal(rs.t(), full.t()[2 * r:2 * r + 2]), rs
+    sc = torch.zeros(3, 4)
+    dist.scatter(sc.t(), [grid(q).t().contiguous() for q in range(n)] if r == 0 else None, src=0)
+    assert torch.equal(sc, grid(r)), sc
+    a2a = torch.zeros(3, n * 2)
+    src = (torch.arange(3 * n * 2, dtype=torch.float32).view(3, n * 2) + 100 * r)
+    dist.all_to_all_single(a2a.t(), src.t())
+    exp = torch.cat([(torch.arange(3 * n * 2, dtype=torch.float32).view(3, n * 2) + 100 * q).t()[2 * r:2 * r + 2]
+                     for q in range(n)])
+    assert torch.equal(a2a.t(), exp), a2a
+    rv = torch.zeros(3, 4)
+    if r == 0:
+        dist.send(grid(7).t(), 1)
+        dist.recv(rv.t(), 1)
+    else:
+        dist.recv(rv.t(), 0)
+        dist.send(grid(7).t(), 0)
+    assert torch.equal(rv, grid(7)), rv
+    rv = torch.zeros(3, 4)
+    ops = [dist.P2POp(dist.isend, grid(r).t(), 1 - r), dist.P2POp(dist.irecv, rv.t(), 1 - r)]
+    for w in dist.batch_isend_irecv(ops):
+        w.wait()
+    assert torch.equal(rv, grid(1 - r)), rv
+    dist.destroy_process_group()
+    C.ok("strided views as outputs and inputs")
+    C.report(r)
+
+
 def main():
+    if sys.argv[1] == "strided":
+        return strided(int(os.environ["RANK"]))
     if sys.argv[1] == "monitored":
         return monitored(int(os.environ["RANK"]))
     if sys.argv[1] == "interrupt":
