@@ -509,7 +509,10 @@ class ProcessGroupHCCL(_BasePG):
 
     def allgather_into_tensor_coalesced(self, outputs, inputs, opts=None):
         a = True
-        works = [_api.all_gather(o, i, self.comm, a) for o, i in zip(outputs, inputs)]
+        works = []
+        for o, i in zip(outputs, inputs):
+            b = _staged(o)
+            works.append(_land(_api.all_gather(b, _dense(i), self.comm, a), o, b))
         return self._work(_Chain(works), list(outputs))
 
     def allgather_coalesced(self, output_lists, input_list, opts=None):
@@ -519,7 +522,7 @@ class ProcessGroupHCCL(_BasePG):
             raise ValueError("hccl all_gather_coalesced: output_tensor_lists must hold %d lists (one per rank) of "
                              "%d tensors (one per input); got lists of %s" % (n, k, [len(o) for o in output_lists]))
         a = True
-        works = [_api.all_gather([output_lists[q][i] for q in range(n)], t, self.comm, a)
+        works = [_api.all_gather([output_lists[q][i] for q in range(n)], _dense(t), self.comm, a)
                  for i, t in enumerate(input_list)]
         return self._work(_Chain(works), [t for o in output_lists for t in o])
 
@@ -563,7 +566,10 @@ class ProcessGroupHCCL(_BasePG):
     def reduce_scatter_tensor_coalesced(self, outputs, inputs, opts=None):
         a = True
         op = _op_from(None, opts)
-        works = [_api.reduce_scatter(o, i, op, self.comm, a) for o, i in zip(outputs, inputs)]
+        works = []
+        for o, i in zip(outputs, inputs):
+            b = _staged(o)
+            works.append(_land(_api.reduce_scatter(b, _dense(i), op, self.comm, a), o, b))
         return self._work(_Chain(works), list(outputs))
 
     def alltoall_base(self, output, input, output_split_sizes, input_split_sizes, opts=None):

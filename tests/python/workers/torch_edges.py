@@ -48,7 +48,7 @@ mode "monitored" (2 ranks): the group's monitored_barrier (torch 1.13's
   up and rank 0, coming later, fails too instead of passing alone.
 mode "strided" (2 ranks): non-contiguous tensors (transposed views, slices with a step)
   work as with gloo, and the results land in the caller's view: all_reduce (inline,
-  async, coalesced), broadcast, reduce, all_gather (list and into a tensor),
+  async, coalesced), broadcast, reduce, all_gather (list, coalesced and into a tensor),
   reduce_scatter_tensor, scatter, all_to_all_single, send/recv and batch_isend_irecv
   (they raised "output is not contiguous"; the memory around a slice stays as it was).
 mode "interrupt" (2 ranks, group timeout 60 s): rank 0 gets SIGINT 1 s into a
@@ -421,6 +421,9 @@ def strided(r):
     bases = [grid(r), grid(r) + 1]
     dist.all_reduce_coalesced([x.t() for x in bases])
     assert torch.equal(bases[0], grid(0) + grid(1)) and torch.equal(bases[1], grid(0) + grid(1) + 2), bases
+    lists = [[torch.zeros(3, 4).t(), torch.zeros(4)[::2]] for _ in range(n)]
+    dist.all_gather_coalesced(lists, [grid(r).t(), (torch.arange(4, dtype=torch.float32) + r)[::2]])
+    assert all(torch.equal(lists[q][0], grid(q).t()) and lists[q][1].tolist() == [q, q + 2.0] for q in range(n)), lists
     red = grid(r)
     dist.reduce(red.t(), dst=0)
     assert torch.equal(red, grid(0) + grid(1) if r == 0 else grid(r)), red
