@@ -252,10 +252,9 @@ def _dense(t):
     return t if t.is_contiguous() else t.contiguous()
 
 
-def _staged(t):
-    """An output the library writes: t itself, or a contiguous copy of a strided view,
-    which _land copies back into the view once the operation is done."""
-    return t if t.is_contiguous() else t.contiguous()
+# An output the library writes: t itself, or a contiguous copy of a strided view, which
+# _land copies back into the view once the operation is done.
+_staged = _dense
 
 
 def _land(work, view, buf):
