@@ -277,8 +277,12 @@ def _make_error(code, opname, comm, peer, detail, warn=""):
     culprits = _missing_ranks(lib) if lib else []
     aborted = re.match(r"(?:%s; the first failure, [^:]*: )?rank (\d+)(?:%s)? aborted: " % (_REFUSED, _HOST), lib) \
         if lib and code == E_REMOTE else None
+    gone = re.search(r"\brank (\d+)(?:%s)? exited, or destroyed its communicator|connection to rank (\d+)(?:%s)? lost "
+                     r"during" % (_HOST, _HOST), lib) if lib and not aborted else None
     if aborted:  # a peer failed first: the rest of the text is its own report
         peers, exact = [g(int(aborted.group(1)))], True
+    elif gone:  # a peer's connection closed: that peer, not every rank
+        peers, exact = [g(int(gone.group(1) or gone.group(2)))], True
     elif culprits:  # the ranks the library found had not reached the operation
         peers, exact = [g(x) for x in culprits], True
     elif lib and "waiting for:" in lib:  # every rank is in it: the ones this rank waits on

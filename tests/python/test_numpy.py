@@ -37,6 +37,7 @@ RANK_CHECKED = [
     ("timeout_names_the_missing_rank_not_the_neighbour", 3, "errors.py", "timeout3", {"HCCL_REFERENCE_ALGOS": "1"}),
     ("timeout_names_the_missing_rank_and_its_host", 3, "errors.py", "timeout3hosts", {"HCCL_REFERENCE_ALGOS": "1"}),
     ("deadlocked_receives_name_the_other_rank", 2, "errors.py", "deadlock", None),
+    ("an_exited_rank_is_the_peer_named", 3, "errors.py", "exit3", None),
     ("fork_child_cannot_use_the_parents_communicator", 2, "errors.py", "fork", None),
     ("fork_child_exits_with_the_parents_operation_queued", 2, "errors.py", "forkpending", None),
     ("ctrl_c_interrupts_a_synchronous_collective", 2, "errors.py", "interrupt", None),

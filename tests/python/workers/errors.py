@@ -13,6 +13,10 @@
   deadlock  2 ranks, each receives from the other and nobody sends: each error names
             the other rank (the one that times out second fails with HCCL_E_REMOTE,
             quoting the first's report, which names itself as waited for).
+  exit3     3 ranks, rank 1 exits (os._exit) before an all_reduce: an error that says
+            rank 1 exited (its connection closed) names rank 1 alone in e.peers (it
+            listed every other rank, the live rank 2 too); one that quotes a peer's
+            abort names that peer.
   fork      rank 0 forks; the child's all_reduce on the inherited communicator must
             fail (it used to complete with rank 1 in the parent's place, so that the
             parent's next all_reduce paired with rank 1's following one); then the
@@ -119,6 +123,23 @@ def main():
         except hccl.HcclError as e:
             assert e.code_name in ("HCCL_E_TIMEOUT", "HCCL_E_REMOTE") and e.peers == [1 - r], (e.peers, e)
         C.ok("deadlock names the peer")
+    elif mode == "exit3":
+        if r == 1:
+            C.ok("exits")
+            C.report(r)
+            os._exit(0)
+        try:
+            hccl.all_reduce(np.ones(4, np.float32))
+            raise AssertionError("all_reduce with an exited rank returned")
+        except hccl.HcclError as e:
+            lib = e.library_message or ""
+            print("rank %d: peers %s: %s" % (r, e.peers, lib), flush=True)
+            if " aborted: " in lib:
+                assert e.peers == [2 - r], (e.peers, lib)
+            else:
+                assert "rank 1 exited" in lib or "connection to rank 1 lost" in lib, lib
+                assert e.peers == [1], (e.peers, lib)
+        C.ok("an exited rank is the one named")
     elif mode == "fork":
         if r == 0:
             pid = os.fork()
