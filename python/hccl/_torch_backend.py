@@ -423,8 +423,7 @@ class ProcessGroupHCCL(_BasePG):
         b = _staged(t)
         if _caller_waits(loc):
             self.comm.all_reduce(b, b, code, False)  # AVG (4) included: the extension divides
-            if b is not t:
-                t.copy_(b)
+            _land(None, t, b)
             if self._posts:
                 self._fill_lists()
             return self._done
