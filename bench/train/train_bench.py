@@ -27,6 +27,8 @@ step each, in an order that rotates every step, each turn starting from a barrie
 change in the machine's load hits every configuration alike. One thread per rank for
 torch (torch.set_num_threads(1), OMP_NUM_THREADS=1, OPENBLAS_NUM_THREADS=1) for both
 backends; the report names the BLAS torch loaded (`make bench-train` installs OpenBLAS).
+The ranks keep freed memory (glibc's MALLOC_TRIM_THRESHOLD_ and MALLOC_MMAP_THRESHOLD_
+at 256 MiB unless set; --glibc-malloc leaves glibc's defaults).
 
 Per timed step: step time = the slowest rank's (barrier to the end of its optimizer
 step); communication share = the mean over ranks of (time the training thread spends
@@ -364,11 +366,13 @@ def worker(cfg):
             if s >= cfg["warmup"]:
                 cpu[(k + s) % n] += time.process_time() - c0
     blas = blas_library()
+    malloc = "trim/mmap thresholds %s/%s" % tuple(os.environ.get(v, "default") for v in
+                                                  ("MALLOC_TRIM_THRESHOLD_", "MALLOC_MMAP_THRESHOLD_"))
     results = {}
     for k, tr in enumerate(trainers):
         tr.close()
         rec = dict(tr.rec, cpu=cpu[k], buckets=tr.nb, params=sum(p.numel() for p in tr.params),
-                   tensors=len(tr.params), tokens_per_step=M * B * S, blas=blas)
+                   tensors=len(tr.params), tokens_per_step=M * B * S, blas=blas, malloc=malloc)
         results.setdefault(tr.backend, {})[tr.row] = rec
     with open(os.path.join(cfg["tmp"], "rank%d.json" % rank), "w") as f:
         json.dump(results, f)
@@ -396,6 +400,12 @@ def launch(cfg, world, timeout):
                    LOCAL_WORLD_SIZE=str(world), MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
                    OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1",
                    HCCL_HOST_ID="simhost%d" % (r // cfg["ranks_per_host"]))
+        if not cfg["glibc_malloc"]:
+            # Keep freed memory in the process: with glibc's defaults every step's
+            # temporaries of ~1 MB (AdamW's, backward's) go back to the kernel and come
+            # back as page faults (AdamW 9-10 -> 1-2 ms a step). Values the user set win.
+            for var in ("MALLOC_TRIM_THRESHOLD_", "MALLOC_MMAP_THRESHOLD_"):
+                env.setdefault(var, str(256 << 20))
         procs.append(subprocess.Popen([sys.executable, os.path.abspath(__file__), "--worker", json.dumps(cfg)],
                                       env=env))
     deadline = time.time() + timeout
@@ -449,7 +459,7 @@ def summarise(runs, world, backend, row, warmup):
             "comm_ms": 1e3 * median(comm), "opt_ms": 1e3 * median(opt), "acc_ms": 1e3 * median(acc),
             "step_ms_all": [1e3 * t for t in T], "cpu_per_rank": cpu / busy, "loss": loss,
             "buckets": rs[0]["buckets"], "params": rs[0]["params"], "tensors": rs[0]["tensors"],
-            "blas": rs[0]["blas"]}
+            "blas": rs[0]["blas"], "malloc": rs[0]["malloc"]}
 
 
 def loadavg():
@@ -471,11 +481,11 @@ def render(res, args, meta):
     lines.append("")
     lines.append("%s; model %s parameters in %d tensors (%d buckets of <= %.2g MiB), %d layers, d=%d, "
                  "vocab %d, seq %d; %d micro-batches of %d sequences per rank per step (%d tokens); "
-                 "%d timed steps after %d warm-up x %d launch(es), medians; load average %s -> %s; BLAS %s."
+                 "%d timed steps after %d warm-up x %d launch(es), medians; load average %s -> %s; BLAS %s; glibc malloc %s."
                  % (meta["date"], f"{meta['params']:,}", meta["tensors"], meta["buckets"], args.bucket_mb,
                     args.layers, args.d, args.vocab, args.seq, args.micro, args.mb, args.micro * args.mb * args.seq,
                     args.steps, args.warmup, args.repeat,
-                    "/".join("%.2f" % x for x in meta["load_start"]), "/".join("%.2f" % x for x in meta["load_end"]), meta["blas"]))
+                    "/".join("%.2f" % x for x in meta["load_start"]), "/".join("%.2f" % x for x in meta["load_end"]), meta["blas"], meta["malloc"]))
     for world in args.worlds:
         G = rph(args, world)
         lines += ["", "### %d ranks (%d simulated host%s of %d)" % (world, world // G, "s" if world // G > 1 else "", G), ""]
@@ -567,6 +577,8 @@ def main():
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--tol", type=float, default=1e-4, help="max |loss - loss of row a| allowed")
     ap.add_argument("--timeout", type=float, default=600, help="seconds per launch")
+    ap.add_argument("--glibc-malloc", action="store_true",
+                    help="leave glibc's malloc trim/mmap thresholds at their defaults in the ranks")
     ap.add_argument("--quick", action="store_true", help="few steps, small model (a smoke test)")
     ap.add_argument("--build", default=None,
                     help="CMake build dir: workers import hccl from BUILD/python; default --out BUILD/bench-train")
@@ -593,7 +605,8 @@ def main():
         if world % G:
             raise SystemExit("--ranks-per-host %d does not divide %d ranks" % (G, world))
         cfg = {k: getattr(args, k) for k in ("steps", "warmup", "micro", "mb", "seq", "d", "layers",
-                                             "heads", "vocab", "lr", "bucket_mb", "seed", "rows", "backends")}
+                                             "heads", "vocab", "lr", "bucket_mb", "seed", "rows", "backends",
+                                             "glibc_malloc")}
         cfg.update(ranks_per_host=G)
         runs = []
         for rep in range(args.repeat):
@@ -649,7 +662,7 @@ def main():
     first = res[args.worlds[0]][args.backends[0]][args.rows[0]]
     meta = {"command": cmd, "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "load_start": load_start,
             "load_end": load_end, "params": first["params"], "tensors": first["tensors"],
-            "buckets": first["buckets"], "blas": first["blas"], "dev": dev, "bars": bars}
+            "buckets": first["buckets"], "blas": first["blas"], "malloc": first["malloc"], "dev": dev, "bars": bars}
     md = render(res, args, meta)
     with open(os.path.join(args.out, "train_bench.md"), "w") as f:
         f.write(md)

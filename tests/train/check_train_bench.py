@@ -36,6 +36,10 @@ def main():
             r = res["results"]["2"][b][row]
             assert r["tok_s"] > 0 and 0 <= r["share"] < 1, (b, row, r["tok_s"], r["share"])
             assert len(r["loss"]) == 4 and r["loss"][-1] < r["loss"][0] + 0.5, (b, row, r["loss"])
+    # the ranks ran with the benchmark's malloc settings unless the caller set its own
+    want = "/".join(os.environ.get(v, str(256 << 20)) for v in ("MALLOC_TRIM_THRESHOLD_", "MALLOC_MMAP_THRESHOLD_"))
+    assert res["meta"]["malloc"] == "trim/mmap thresholds " + want, res["meta"]["malloc"]
+    assert "glibc malloc trim/mmap thresholds " + want in md
     print("ok")
 
 
