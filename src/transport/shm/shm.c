@@ -115,7 +115,8 @@
  *   A crash at any point leaves nothing in /dev/shm.
  * Where side 1 cannot open them (/proc denies it: hidepid, a creator that is not
  * dumpable; the token does not match; HCCL_SHM_BY_NAME=1) it answers HCCL_SHM_ACK_NAMES
- * instead, and the pair runs the handshake by name (version 4's):
+ * instead, and the pair runs the handshake by name (version 4's); a side 0 with
+ * HCCL_SHM_BY_NAME=1 starts with it:
  *   side 0: drop what it made; create /dev/shm/hccl-shm-<pid>-<64 random bits> and
  *           <name>.d0 .s0 .d1 .s1 (O_EXCL, mode 0600; the segment reserved and mapped
  *           as an O_TMPFILE that gets its name only then, where the kernel can), open
@@ -936,9 +937,10 @@ static HcclResult create_side(shm_conn *s, int tcp_fd, size_t ring_bytes, uint64
     s->seg_bytes = DATA_OFFSET + 2 * ring_bytes;
     hello.seg_bytes = s->seg_bytes;
 
-    /* By descriptor: nothing has a name while the peer is asked to open it. */
+    /* By descriptor: nothing has a name while the peer is asked to open it (unless
+     * this process asks for names itself: then straight to them). */
     int segfd = -1, names = 1;
-    HcclResult res = create_unnamed(s, hello.name, &segfd);
+    HcclResult res = hccl_param_shm_by_name() ? HCCL_E_UNAVAIL : create_unnamed(s, hello.name, &segfd);
     if (res == HCCL_SUCCESS) {
         hello.pid = (int32_t)getpid();
         hello.fd[0] = segfd;
