@@ -523,28 +523,117 @@ void hccl_boot_root_linger(uint64_t id, uint64_t max_ns)
 /* Ranks of this process that failed while their group connected its mesh: threads as
  * ranks (HcclCommInitAll, or the application's own threads) learn it here at once,
  * where ranks in other processes only see a connection that never comes. The pid: a
- * child of fork has a copy of the list but none of the ranks. */
+ * child of fork has a copy of the list but none of the ranks.
+ *
+ * A rank table's group has the table's identity on every try, so a retry from the same
+ * table in this process (threads as ranks) must not find the failures of the try
+ * before. The creation tells when each rank's attempt begins and ends
+ * (hccl_boot_attempt_begin/end); a record keeps its rank's attempt (gen) and the
+ * number (seq, one counter for all of them, under finished_lock) at which it began
+ * (begun). For the sibling self that reads it, a record is stale when:
+ *  - its rank has begun a newer attempt since (gen differs): that one may succeed;
+ *  - self ended an attempt after the failed one began: self took part in that try
+ *    (and failed, or gave up, with it); its present attempt is a retry;
+ *  - a call that named no rank of the table (a bad rank id: it has no attempt of a
+ *    rank) ended after the failed rank's attempt before it, and both it and the
+ *    failed attempt ended before self's present attempt began: self is taken for
+ *    that call's retry.
+ * Otherwise it holds, whatever the order of begin, failure and check: a rank that
+ * failed before a sibling began (a thread started later), or before it looked, is
+ * still seen by it at once. A sibling whose previous attempt ended before the failed
+ * one began is taken for a late start of that try; and in a try that had a bad rank
+ * id, a sibling that begins after the failed rank returned waits for it (until
+ * HCCL_CONNECT_TIMEOUT) instead.
+ * Records of groups that tell no attempts (root info, launches, sub-communicators)
+ * hold as before: gen and begun 0. */
 #define FAILED_RANKS 64
 static struct {
     uint64_t id, secret;
     pid_t pid;
     uint32_t rank;
     HcclResult res;
+    uint64_t gen, begun, prev_end; /* its rank's attempt, its begin, the end of the one before */
     char reason[400];
 } failed_ranks[FAILED_RANKS];
 static unsigned failed_next;
+
+/* The attempts of each (group, rank) of this process; rank UINT32_MAX: calls that named
+ * no rank of the group. One per rank of each rank table used here: never freed. */
+typedef struct boot_attempt {
+    uint64_t id, secret;
+    pid_t pid;
+    uint32_t rank;
+    uint64_t gen, begun, ended; /* attempts begun; seq of the last begin, of the last end */
+} boot_attempt;
+static boot_attempt *attempts;
+static uint32_t n_attempts, cap_attempts;
+static uint64_t attempt_seq;
+
+/* The entry of (ident, rank) in this process; with make, added where missing (NULL: no
+ * memory, or none and !make). Under finished_lock. */
+static boot_attempt *attempt_of(const hccl_boot_ident *ident, uint32_t rank, int make)
+{
+    pid_t me = getpid();
+    for (uint32_t i = 0; i < n_attempts; i++) {
+        boot_attempt *a = &attempts[i];
+        if (a->id != ident->id || a->secret != ident->secret || a->rank != rank) continue;
+        if (a->pid != me) *a = (boot_attempt){ident->id, ident->secret, me, rank, 0, 0, 0}; /* the parent's */
+        return a;
+    }
+    if (!make) return NULL;
+    boot_attempt *grown = hccl_grow(attempts, &cap_attempts, n_attempts, sizeof *attempts, 16);
+    if (!grown) return NULL;
+    attempts = grown;
+    attempts[n_attempts] = (boot_attempt){ident->id, ident->secret, me, rank, 0, 0, 0};
+    return &attempts[n_attempts++];
+}
+
+void hccl_boot_attempt_begin(const hccl_boot_ident *ident, uint32_t rank)
+{
+    pthread_mutex_lock(&finished_lock);
+    boot_attempt *a = attempt_of(ident, rank, 1);
+    if (a) {
+        a->gen++;
+        a->begun = ++attempt_seq;
+    }
+    pthread_mutex_unlock(&finished_lock);
+}
+
+void hccl_boot_attempt_end(const hccl_boot_ident *ident, uint32_t rank)
+{
+    pthread_mutex_lock(&finished_lock);
+    boot_attempt *a = attempt_of(ident, rank, 1);
+    if (a) a->ended = ++attempt_seq;
+    pthread_mutex_unlock(&finished_lock);
+}
 
 void hccl_boot_rank_failed(const hccl_boot_ident *ident, uint32_t rank, HcclResult res, const char *reason)
 {
     pthread_mutex_lock(&finished_lock);
     unsigned i = failed_next++ % FAILED_RANKS;
+    const boot_attempt *a = attempt_of(ident, rank, 0);
     failed_ranks[i].id = ident->id;
     failed_ranks[i].secret = ident->secret;
     failed_ranks[i].pid = getpid();
     failed_ranks[i].rank = rank;
     failed_ranks[i].res = res;
+    failed_ranks[i].gen = a ? a->gen : 0;
+    failed_ranks[i].begun = a ? a->begun : 0;
+    failed_ranks[i].prev_end = a ? a->ended : 0;
     snprintf(failed_ranks[i].reason, sizeof failed_ranks[i].reason, "%s", reason && *reason ? reason : "see its log");
     pthread_mutex_unlock(&finished_lock);
+}
+
+/* Whether record i is stale for self (see above). Under finished_lock. */
+static int failed_stale(unsigned i, const hccl_boot_ident *ident, uint32_t self)
+{
+    const boot_attempt *r = attempt_of(ident, failed_ranks[i].rank, 0), *s = attempt_of(ident, self, 0),
+                       *none = attempt_of(ident, UINT32_MAX, 0);
+    if ((r ? r->gen : 0) != failed_ranks[i].gen) return 1;
+    if (!failed_ranks[i].begun) return 0;
+    if (s && s->ended > failed_ranks[i].begun) return 1;
+    return none && s && r && none->ended > failed_ranks[i].prev_end && none->ended < s->begun &&
+           r->ended > failed_ranks[i].begun && r->ended < s->begun;
 }
 
 int hccl_boot_peer_failed(const hccl_boot_ident *ident, uint32_t self, uint32_t *rank, HcclResult *res, char *reason,
@@ -557,7 +646,7 @@ int hccl_boot_peer_failed(const hccl_boot_ident *ident, uint32_t self, uint32_t 
     for (unsigned k = 0; k < n && !found; k++) {
         unsigned i = (failed_next - n + k) % FAILED_RANKS; /* oldest first: the first to fail says why */
         if (failed_ranks[i].id != ident->id || failed_ranks[i].secret != ident->secret || failed_ranks[i].pid != me ||
-            failed_ranks[i].rank == self || ident->id == 0)
+            failed_ranks[i].rank == self || ident->id == 0 || failed_stale(i, ident, self))
             continue;
         found = 1;
         if (rank) *rank = failed_ranks[i].rank;

@@ -166,10 +166,18 @@ int hccl_boot_mesh_heard(int listen_fd, hccl_boot_stash *stash, const hccl_boot_
  * mesh fail now, naming it and its reason, instead of at HCCL_CONNECT_TIMEOUT. A
  * listener that refuses (its rank has not opened it yet) is tried again until linger_ns
  * has passed; returns once every other rank was told. Nothing is recorded in the
- * process (hccl_boot_rank_failed): the group's identity is the table's, and a record
- * would fail a later creation from the same table. */
+ * process (hccl_boot_rank_failed): the report reaches the ranks of this process too. */
 void hccl_boot_mesh_report_unjoined(const hccl_boot_ident *ident, uint32_t nranks, const hccl_boot_peer *table,
                                     uint32_t rank, HcclResult res, const char *reason, uint64_t linger_ns);
+
+/* A creation whose group's identity does not change between tries (a rank table's: a
+ * retry from the same table has it too) tells when each of its ranks' attempts begins
+ * and ends (rank UINT32_MAX: a call that named no rank of the group, a bad rank id):
+ * a failure recorded in an attempt (hccl_boot_rank_failed) is then not seen by the
+ * ranks' later attempts (hccl_boot_peer_failed), while the siblings of its own try
+ * see it at once whenever they begin or look. */
+void hccl_boot_attempt_begin(const hccl_boot_ident *ident, uint32_t rank);
+void hccl_boot_attempt_end(const hccl_boot_ident *ident, uint32_t rank);
 
 /* Record that rank of ident's group failed in this process after joining (reason: its
  * WARN): the group's other ranks in this process (threads as ranks: HcclCommInitAll)
@@ -177,8 +185,9 @@ void hccl_boot_mesh_report_unjoined(const hccl_boot_ident *ident, uint32_t nrank
  * hccl_boot_mesh records its own failures. Remembers the last 64. */
 void hccl_boot_rank_failed(const hccl_boot_ident *ident, uint32_t rank, HcclResult res, const char *reason);
 
-/* Whether a rank of ident's group other than self failed in this process: the first
- * that did, with its result and reason (each out-pointer may be NULL). */
+/* Whether a rank of ident's group other than self failed in this process (in self's
+ * try, where the group tells its attempts): the first that did, with its result and
+ * reason (each out-pointer may be NULL). */
 int hccl_boot_peer_failed(const hccl_boot_ident *ident, uint32_t self, uint32_t *rank, HcclResult *res, char *reason,
                           size_t len);
 

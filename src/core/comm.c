@@ -1116,6 +1116,40 @@ static HcclResult ranktable_unique_addrs(const hccl_comm *c, const char *path)
     return res;
 }
 
+/* Where rank r of a table listens: its address (device_ip, else host_ip) and its port
+ * (device_port, else HCCL_IF_BASE_PORT base + its index on its server, whose first
+ * rank is first_of_server); 0 where that is past 65535. */
+static uint16_t ranktable_port(const hccl_ranktable *rt, uint32_t r, uint32_t first_of_server, int64_t base,
+                               const char **ip)
+{
+    const hccl_rt_rank *e = &rt->ranks[r];
+    *ip = e->device_ip[0] ? e->device_ip : e->host_ip;
+    if (e->device_port) return e->device_port;
+    return base + (r - first_of_server) > 65535 ? 0 : (uint16_t)(base + (r - first_of_server));
+}
+
+/* Everyone knows everyone's address from the file: no root needed. The job identity
+ * is a hash of the table (plus HCCL_JOB_SECRET when set): the same on every try. */
+static void ranktable_ident(const hccl_ranktable *rt, int64_t base, hccl_boot_ident *ident)
+{
+    uint64_t h = HCCL_FNV_SEED;
+    const char *js = getenv("HCCL_JOB_SECRET");
+    if (js) h = hccl_fnv1a(js, strlen(js), h);
+    uint32_t first_of_server = 0;
+    for (uint32_t r = 0; r < rt->nranks; r++) {
+        const hccl_rt_rank *e = &rt->ranks[r];
+        if (r == 0 || rt->ranks[r - 1].server_index != e->server_index) first_of_server = r;
+        const char *ip;
+        uint16_t port = ranktable_port(rt, r, first_of_server, base, &ip);
+        h = hccl_fnv1a(ip, strlen(ip), h);
+        h = hccl_fnv1a(&port, sizeof port, h);
+        h = hccl_fnv1a(&e->rank_id, sizeof e->rank_id, h);
+    }
+    memset(ident, 0, sizeof *ident);
+    ident->secret = h;
+    ident->id = hccl_fnv1a("ranktable", 9, h);
+}
+
 HcclResult hccl_comm_init_ranktable(const char *path, uint32_t rank, const HcclCommConfig *config, hccl_comm **out)
 {
     hccl_ranktable rt;
@@ -1128,14 +1162,21 @@ HcclResult hccl_comm_init_ranktable(const char *path, uint32_t rank, const HcclC
     /* An invalid config fails this rank, but only once the others can be told (below). */
     hccl_comm_cfg cfg;
     hccl_comm *c = NULL;
+    int attempt = 0;
     uint64_t warn_seq = hccl_log_warn_seq();
     HcclResult cfg_res = hccl_comm_cfg_resolve(config, &cfg);
     char cfg_why[256];
     snprintf(cfg_why, sizeof cfg_why, "%s",
              hccl_log_warn_seq() != warn_seq ? hccl_log_last_warn() : hccl_result_str(cfg_res));
     if (cfg_res != HCCL_SUCCESS) (void)hccl_comm_cfg_resolve(NULL, &cfg);
+    int64_t base = hccl_param_read_int_in("HCCL_IF_BASE_PORT", 60000, 1, 65535, HCCL_PARAM_DEFAULT);
+    hccl_boot_ident ident;
+    ranktable_ident(&rt, base, &ident);
     if (rank >= rt.nranks) {
         HCCL_WARN(INIT, "rank %u is out of range: the rank table %s lists %u ranks", rank, path, rt.nranks);
+        /* It took part in a try of the group as no rank: its retry is a rank's later
+         * attempt (hccl_boot_attempt_end). */
+        hccl_boot_attempt_end(&ident, UINT32_MAX);
         res = HCCL_E_PARA;
         goto done;
     }
@@ -1144,36 +1185,30 @@ HcclResult hccl_comm_init_ranktable(const char *path, uint32_t rank, const HcclC
         res = HCCL_E_MEMORY;
         goto done;
     }
-    /* Everyone knows everyone's address from the file: no root needed. The job
-     * identity is a hash of the table (plus HCCL_JOB_SECRET when set). */
-    uint64_t h = HCCL_FNV_SEED;
-    const char *js = getenv("HCCL_JOB_SECRET");
-    if (js) h = hccl_fnv1a(js, strlen(js), h);
-    int64_t base = hccl_param_read_int_in("HCCL_IF_BASE_PORT", 60000, 1, 65535, HCCL_PARAM_DEFAULT);
     uint32_t first_of_server = 0;
     for (uint32_t r = 0; r < rt.nranks; r++) {
         hccl_rt_rank *e = &rt.ranks[r];
         if (r == 0 || rt.ranks[r - 1].server_index != e->server_index) first_of_server = r;
-        if (!e->device_port && base + (r - first_of_server) > 65535) {
+        const char *ip;
+        uint16_t port = ranktable_port(&rt, r, first_of_server, base, &ip);
+        if (!port) {
             HCCL_WARN(INIT, "rank table %s: rank %u has no device_port and HCCL_IF_BASE_PORT %lld + %u is past port "
                       "65535", path, r, (long long)base, r - first_of_server);
             res = HCCL_E_PARA;
             goto done;
         }
-        uint16_t port = e->device_port ? e->device_port : (uint16_t)(base + (r - first_of_server));
-        const char *ip = e->device_ip[0] ? e->device_ip : e->host_ip;
         CHECK_GOTO(hccl_addr_parse(ip, port, &c->peers[r].addr), res, done);
         snprintf(c->peers[r].host, sizeof c->peers[r].host, "%.63s", e->server_id);
         c->peers[r].rank = r;
         c->peers[r].host_hash = hccl_fnv1a(e->server_id, strlen(e->server_id), HCCL_FNV_SEED);
-        h = hccl_fnv1a(ip, strlen(ip), h);
-        h = hccl_fnv1a(&port, sizeof port, h);
-        h = hccl_fnv1a(&e->rank_id, sizeof e->rank_id, h);
     }
     CHECK_GOTO(ranktable_unique_addrs(c, path), res, done);
-    c->ident.secret = h;
-    c->ident.id = hccl_fnv1a("ranktable", 9, h);
+    c->ident = ident;
     c->peers[rank].pid = (uint32_t)getpid();
+    /* This rank's attempt, until it returns: a failure recorded in another try of the
+     * same table (threads as ranks retrying) is not this one's. */
+    hccl_boot_attempt_begin(&c->ident, rank);
+    attempt = 1;
     /* From here every rank's listener is known: a failure before this rank opens its own
      * is told to the others (not_joined), which would otherwise wait for it until
      * HCCL_CONNECT_TIMEOUT. */
@@ -1209,6 +1244,7 @@ not_joined: {
 }
 done:
     if (c) comm_free(c);
+    if (attempt) hccl_boot_attempt_end(&ident, rank);
     hccl_ranktable_free(&rt);
     return res;
 }

@@ -8,7 +8,9 @@
  *   HcclCommInitClusterInfoConfig with a configured communicator name. Between them, a
  *   rank (the last, then rank 0) with an invalid HcclCommConfig, which must make every
  *   rank fail at once with HCCL_E_PARA and its reason; the same with the ranks as
- *   threads of one process, which must then succeed from the same table.
+ *   threads of one process, which must then succeed from the same table; and so must
+ *   threads after a try where that rank passed a bad rank id (the others time out
+ *   in HCCL_CONNECT_TIMEOUT=3 and record their failure in the process).
  * env: 3 processes with the torchrun variables (RANK, WORLD_SIZE, LOCAL_RANK,
  *   LOCAL_WORLD_SIZE, MASTER_ADDR=127.0.0.1, MASTER_PORT=P with P+1 free) and
  *   HCCL_JOB_SECRET call HcclCommInitFromEnv(NULL, &comm); then the same with
@@ -163,7 +165,7 @@ static int run_table(const conf_opts *o, const char *text, const char *what, int
  * failure leaves nothing behind in the process). */
 typedef struct {
     const char *path;
-    int rank, bad;
+    int rank, bad, bad_id; /* bad_id: the bad rank passes rank id NR + 2 instead */
     HcclResult rc;
     double took;
     HcclComm comm;
@@ -176,41 +178,49 @@ static void *table_thread(void *p)
     aclrtSetDevice(a->rank);
     HcclCommConfig cfg;
     HcclCommConfigInit(&cfg);
-    if (a->rank == a->bad) cfg.hcclDeterministic = 7;
+    if (a->rank == a->bad && !a->bad_id) cfg.hcclDeterministic = 7;
     if (a->bad < 0 && a->rank == 0) usleep(300 * 1000); /* the retry: the others wait for rank 0 */
     double t0 = conf_now();
-    a->rc = HcclCommInitClusterInfoConfig(a->path, (uint32_t)a->rank, &cfg, &a->comm);
+    uint32_t id = a->rank == a->bad && a->bad_id ? NR + 2 : (uint32_t)a->rank;
+    a->rc = HcclCommInitClusterInfoConfig(a->path, id, &cfg, &a->comm);
     a->took = conf_now() - t0;
     snprintf(a->why, sizeof a->why, "%s", a->rc != HCCL_SUCCESS ? HcclGetLastErrorMessage() : "");
     return NULL;
 }
 
-static int table_bad_cfg_threads(const char *path, int bad)
+static int table_bad_cfg_threads(const char *path, int bad, int bad_id)
 {
     fflush(stderr);
     pid_t pid = fork();
     if (pid == 0) {
         alarm(60);
-        setenv("HCCL_CONNECT_TIMEOUT", "30", 1);
+        setenv("HCCL_CONNECT_TIMEOUT", bad_id ? "3" : "30", 1);
         int failed = 0;
         for (int round = 0; round < 2; round++) {
             table_thread_arg a[NR];
             pthread_t th[NR];
             for (int r = 0; r < NR; r++) {
-                a[r] = (table_thread_arg){.path = path, .rank = r, .bad = round ? -1 : bad};
+                a[r] = (table_thread_arg){.path = path, .rank = r, .bad = round ? -1 : bad, .bad_id = bad_id};
                 pthread_create(&th[r], NULL, table_thread, &a[r]);
             }
             for (int r = 0; r < NR; r++) pthread_join(th[r], NULL);
             for (int r = 0; r < NR; r++) {
-                if (round == 0 && (a[r].rc != HCCL_E_PARA || a[r].took > 10 || !strstr(a[r].why, "hcclDeterministic"))) {
+                if (round == 0 && bad_id && (r == bad ? a[r].rc != HCCL_E_PARA : a[r].rc == HCCL_SUCCESS)) {
+                    fprintf(stderr, "FAIL: rank table, threads: rank %d: rank %d's rank id %d gave %d (\"%s\")\n", r,
+                            bad, NR + 2, (int)a[r].rc, a[r].why);
+                    failed = 1;
+                }
+                if (round == 0 && !bad_id &&
+                    (a[r].rc != HCCL_E_PARA || a[r].took > 10 || !strstr(a[r].why, "hcclDeterministic"))) {
                     fprintf(stderr, "FAIL: rank table, threads: rank %d: rank %d's hcclDeterministic 7 gave %d after "
                             "%.1f s (\"%s\"), not HCCL_E_PARA at once naming it\n", r, bad, (int)a[r].rc, a[r].took,
                             a[r].why);
                     failed = 1;
                 }
                 if (round == 1 && a[r].rc != HCCL_SUCCESS) {
-                    fprintf(stderr, "FAIL: rank table, threads: rank %d: a retry with valid configs after rank %d's "
-                            "invalid one gave %d (\"%s\")\n", r, bad, (int)a[r].rc, a[r].why);
+                    fprintf(stderr, "FAIL: rank table, threads: rank %d: a retry with valid arguments after rank %d's "
+                            "invalid %s gave %d (\"%s\")\n", r, bad, bad_id ? "rank id" : "config", (int)a[r].rc,
+                            a[r].why);
                     failed = 1;
                 }
                 if (a[r].comm) HcclCommDestroy(a[r].comm);
@@ -221,7 +231,8 @@ static int table_bad_cfg_threads(const char *path, int bad)
     int st = 0;
     waitpid(pid, &st, 0);
     if (WIFEXITED(st) && WEXITSTATUS(st) == 0) return 0;
-    fprintf(stderr, "FAIL: rank table, threads, an invalid config on rank %d: status %#x\n", bad, st);
+    fprintf(stderr, "FAIL: rank table, threads, an invalid %s on rank %d: status %#x\n", bad_id ? "rank id" : "config",
+            bad, st);
     return 1;
 }
 
@@ -271,7 +282,10 @@ static int table_bad_cfg(const char *text, int bad)
             failed++;
         }
     }
-    failed += table_bad_cfg_threads(path, bad);
+    failed += table_bad_cfg_threads(path, bad, 0);
+    /* The ranks that time out for a rank that passed a bad rank id record their failure
+     * in the process: a retry from the same table must not find it. */
+    failed += table_bad_cfg_threads(path, bad, 1);
     unlink(path);
     return failed;
 }
