@@ -2,6 +2,7 @@
  * hcclrun.c - a small torchrun-style launcher for HCCL programs.
  *
  *   hcclrun -n N [--nnodes M --node-rank K --master-addr A --master-port P]
+ *           (--master-addr and --master-port are required when M > 1)
  *           [--tag-output] [--bind-to core|none] [--] program args...
  *
  * Starts N local ranks with fork + execv and gives each the variables
@@ -92,7 +93,8 @@ static void usage(FILE *f)
             "  -n, --nproc-per-node N  ranks on this node (required, 1..%d)\n"
             "  --nnodes M              number of nodes (default 1; M x N at most 65536)\n"
             "  --node-rank K           this node's index, 0..M-1 (default 0)\n"
-            "  --master-addr A         address of the node running rank 0 (default 127.0.0.1)\n"
+            "  --master-addr A         address of the node running rank 0 (default 127.0.0.1;\n"
+            "                          required when M > 1)\n"
             "  --master-port P         port; the root uses P+1 (default: a free pair;\n"
             "                          required when M > 1)\n"
             "  --tag-output            prefix every output line with \"[rank] \"\n"
@@ -344,7 +346,7 @@ int main(int argc, char **argv)
 {
     long nproc = -1, nnodes = 1, node_rank = 0, port = 0;
     const char *master_addr = "127.0.0.1";
-    int port_given = 0, i;
+    int port_given = 0, addr_given = 0, i;
     char *prog;
     char secret[32], portstr[16];
     sigset_t sigs, oldmask;
@@ -407,6 +409,7 @@ int main(int argc, char **argv)
         } else if (strcmp(name, "--master-addr") == 0) {
             if (*val == '\0' || strlen(val) > 255) return usage_error("bad master address '%s'", val);
             master_addr = val;
+            addr_given = 1;
         } else {
             if (parse_int(val, 1, 65534, &port)) return usage_error("bad master port '%s' (1..65534)", val);
             port_given = 1;
@@ -421,6 +424,10 @@ int main(int argc, char **argv)
         return usage_error("%s ranks: a communicator has at most 65536 (--nnodes x -n)", what);
     }
     if (nnodes > 1 && !port_given) return usage_error("--master-port is required with --nnodes > 1%s", "");
+    /* 127.0.0.1 is rank 0's node only: every other node would look for the root on itself. */
+    if (nnodes > 1 && !addr_given)
+        return usage_error("--master-addr is required with --nnodes > 1 (the address of node 0, where rank 0 "
+                           "runs)%s", "");
 
     /* --bind-to core: the CPUs we may use, in order; one per local rank. */
     int *cpus = NULL;

@@ -27,6 +27,9 @@ check_rc() { # name expected actual
 "$HCCLRUN" -n 2 --bogus true 2>/dev/null; check_rc "unknown option" 2 $?
 "$HCCLRUN" -n 1 --nnodes 2 true 2>/dev/null; check_rc "--nnodes 2 without --master-port" 2 $?
 "$HCCLRUN" -n 1 --nnodes 2 --node-rank 2 --master-port 5000 true 2>/dev/null; check_rc "--node-rank >= --nnodes" 2 $?
+# Without --master-addr a node other than 0 would look for rank 0 on 127.0.0.1, itself.
+"$HCCLRUN" -n 1 --nnodes 2 --node-rank 1 --master-port 5000 true 2>"$T/err"; check_rc "--nnodes 2 without --master-addr" 2 $?
+grep -q -- "--master-addr is required with --nnodes > 1" "$T/err" && pass "... and says so" || { fail "... and says so"; cat "$T/err"; }
 "$HCCLRUN" -n 1 --master-port 70000 true 2>/dev/null; check_rc "port out of range" 2 $?
 # More ranks in all than a communicator may have (65536): refused before any rank starts.
 "$HCCLRUN" -n 4096 --nnodes 17 --node-rank 16 --master-port 5000 true 2>"$T/err"; check_rc "--nnodes x -n > 65536" 2 $?
