@@ -371,11 +371,11 @@ int main(int argc, char **argv)
             tag_output = 1;
             continue;
         }
-        /* Options with a value: "-n 4", "-n4", "--nnodes 2", "--nnodes=2". */
+        /* Options with a value: "-n 4", "-n4", "-n=4", "--nnodes 2", "--nnodes=2". */
         if (a[1] != '-') {
             if (a[1] != 'n') return usage_error("unknown option '%s'", a);
             snprintf(name, sizeof(name), "-n");
-            if (a[2] != '\0') val = a + 2;
+            if (a[2] != '\0') val = a[2] == '=' ? a + 3 : a + 2;
         } else {
             const char *eq = strchr(a, '=');
             size_t len = eq ? (size_t)(eq - a) : strlen(a);

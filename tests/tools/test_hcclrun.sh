@@ -45,6 +45,12 @@ grep -q "69632 ranks: a communicator has at most 65536" "$T/err" && pass "... an
 # --- success and variables ----------------------------------------------------------
 "$HCCLRUN" -n 3 true; check_rc "3 ranks succeed" 0 $?
 "$HCCLRUN" -n 2 -- sh -c 'exit 0'; check_rc "-- separator" 0 $?
+# The value forms of -n: "-n 2", "-n2", "-n=2", "--nproc-per-node=2", "--nproc_per_node 2".
+for form in "-n 2" "-n2" "-n=2" "--nproc-per-node=2" "--nproc-per-node 2" "--nproc_per_node=2"; do
+    # shellcheck disable=SC2086
+    out=$("$HCCLRUN" $form sh -c 'echo "$LOCAL_WORLD_SIZE"' 2>&1)
+    [ "$out" = "$(printf '2\n2')" ] && pass "'$form' starts 2 ranks" || fail "'$form' starts 2 ranks: $out"
+done
 cat > "$T/show_env.sh" <<'EOS'
 #!/bin/sh
 echo "$RANK $WORLD_SIZE $LOCAL_RANK $LOCAL_WORLD_SIZE $GROUP_RANK $MASTER_ADDR $MASTER_PORT $HCCL_JOB_SECRET" > "$OUTDIR/env.$RANK"
