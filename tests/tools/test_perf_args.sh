@@ -14,6 +14,8 @@ T=$(mktemp -d /tmp/perf-args.XXXXXX)
 trap 'rm -rf "$T"' EXIT
 
 "$AR" -h | grep -q "usage: all_reduce_perf" && pass "-h" || fail "-h"
+# Every size suffix parse_size takes is listed (T as well: -e says "at most 1T").
+"$AR" -h | grep -q "K, M, G, T suffixes" && pass "-h lists the T suffix" || fail "-h lists the T suffix"
 "$AR" -b x 2>/dev/null; check_rc "bad size" 2 $?
 "$AR" -b 12Q 2>/dev/null; check_rc "bad size suffix" 2 $?
 "$AR" -b -5 2>/dev/null; check_rc "negative size" 2 $?

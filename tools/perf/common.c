@@ -159,7 +159,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: %s [options]\n"
-            "  -b, --minbytes SIZE      smallest size (default 32M); sizes take K, M, G suffixes (x1024)\n"
+            "  -b, --minbytes SIZE      smallest size (default 32M); sizes take K, M, G, T suffixes (x1024)\n"
             "  -e, --maxbytes SIZE      largest size, at most 1T (default 32M)\n"
             "  -f, --stepfactor F       multiply the size by F (> 1) each step\n"
             "  -i, --stepbytes SIZE     else add SIZE each step (default 1M)\n"
@@ -190,7 +190,7 @@ static void usage(FILE *f)
             progname);
 }
 
-/* Parses "8", "128K", "128M", "1G" (powers of 1024; an optional trailing B). */
+/* Parses "8", "128K", "128M", "1G", "1T" (powers of 1024; an optional trailing B). */
 static int parse_size(const char *s, size_t *out)
 {
     char *end;
