@@ -579,7 +579,10 @@ int main(int argc, char **argv)
                     fprintf(stderr, "hcclrun: rank %d: cannot bind to CPU %d: %s\n", rank, cpus[l], strerror(errno));
             }
             execv(prog, &argv[i]);
-            fprintf(stderr, "hcclrun: cannot execute %s: %s\n", prog, strerror(errno));
+            /* The file was found executable: ENOENT means what it needs to run is missing. */
+            int e = errno;
+            fprintf(stderr, "hcclrun: rank %d: cannot execute %s: %s%s\n", rank, prog, strerror(e),
+                    e == ENOENT ? " (the interpreter on its #! line, or its ELF loader, is missing)" : "");
             _exit(127);
         }
         children[l].pid = pid;

@@ -41,6 +41,12 @@ grep -q "69632 ranks: a communicator has at most 65536" "$T/err" && pass "... an
 [ "$(wc -l < "$T/err")" = 1 ] && grep -q "not an executable file" "$T/err" && pass "... one line says so" ||
     { fail "... one line says so"; cat "$T/err"; }
 "$HCCLRUN" -n 2 "$T" 2>/dev/null; check_rc "a directory as the program" 127 $?
+# An executable whose interpreter is missing: execve says ENOENT; the line must not
+# claim the program itself is missing, and names the rank.
+printf '#!/no/such/interpreter\n' > "$T/bad_interp"; chmod +x "$T/bad_interp"
+"$HCCLRUN" -n 1 "$T/bad_interp" 2>"$T/err"; check_rc "program with a missing interpreter" 127 $?
+grep -q "rank 0: cannot execute .*bad_interp: .*interpreter on its #! line" "$T/err" && pass "... says the interpreter is missing" ||
+    { fail "... says the interpreter is missing"; cat "$T/err"; }
 
 # --- success and variables ----------------------------------------------------------
 "$HCCLRUN" -n 3 true; check_rc "3 ranks succeed" 0 $?
