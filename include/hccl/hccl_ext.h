@@ -26,8 +26,8 @@ extern HcclResult HcclGather(void *sendBuf, void *recvBuf, uint64_t sendCount, H
 
 /*
  * Create a communicator from a launcher's environment (see docs/launchers.md):
- *   rank/size from RANK/WORLD_SIZE (torchrun, hcclrun), SLURM_PROCID/SLURM_NTASKS,
- *   OMPI_COMM_WORLD_RANK/OMPI_COMM_WORLD_SIZE, or PMI_RANK/PMI_SIZE (first found);
+ *   rank/size from RANK/WORLD_SIZE (torchrun, hcclrun), OMPI_COMM_WORLD_RANK/
+ *   OMPI_COMM_WORLD_SIZE, PMI_RANK/PMI_SIZE, or SLURM_PROCID/SLURM_NTASKS (first found);
  *   the root from HCCL_ROOT_ADDR/HCCL_ROOT_PORT, else MASTER_ADDR and MASTER_PORT + 1.
  * Rank 0 hosts the root. config may be NULL.
  */

@@ -5,11 +5,13 @@
  * Rank and size, first launcher found wins (a launcher is "found" when either of its two
  * variables is set and non-empty; then both must be valid):
  *   torchrun/hcclrun  RANK / WORLD_SIZE
- *   slurm             SLURM_PROCID / SLURM_NTASKS
  *   openmpi           OMPI_COMM_WORLD_RANK / OMPI_COMM_WORLD_SIZE
  *   pmi               PMI_RANK / PMI_SIZE            (MPICH, Intel MPI)
- * Local rank: the found launcher's own variable first, then LOCAL_RANK, SLURM_LOCALID,
- * OMPI_COMM_WORLD_LOCAL_RANK, MPI_LOCALRANKID; -1 when none is set.
+ *   slurm             SLURM_PROCID / SLURM_NTASKS
+ * Slurm comes last: an sbatch script has SLURM_PROCID=0 and SLURM_NTASKS itself, so the
+ * ranks of an mpirun (or mpiexec) run inside it inherit those, the same on every rank.
+ * Local rank: the found launcher's own variable first, then LOCAL_RANK,
+ * OMPI_COMM_WORLD_LOCAL_RANK, MPI_LOCALRANKID, SLURM_LOCALID; -1 when none is set.
  * Root: address HCCL_ROOT_ADDR else MASTER_ADDR; port HCCL_ROOT_PORT (1..65535) else
  * MASTER_PORT + 1 (MASTER_PORT itself is torch's TCPStore). "[v6addr]" brackets are removed.
  * Secret: HCCL_JOB_SECRET read as a number, first match wins: "0x" + 1..16 hex digits;
@@ -41,9 +43,9 @@ typedef struct launcher {
 
 static const launcher launchers[] = {
     {"torchrun", "RANK", "WORLD_SIZE", "LOCAL_RANK"},
-    {"slurm", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID"},
     {"openmpi", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK"},
     {"pmi", "PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID"},
+    {"slurm", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID"},
 };
 #define NLAUNCHERS (sizeof launchers / sizeof launchers[0])
 

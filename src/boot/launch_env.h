@@ -1,11 +1,12 @@
 /*
  * launch_env.h - read rank, size and root address from a launcher's environment.
  *
- * Sources, first found wins: RANK/WORLD_SIZE (torchrun, hcclrun), SLURM_PROCID/
- * SLURM_NTASKS, OMPI_COMM_WORLD_RANK/OMPI_COMM_WORLD_SIZE, PMI_RANK/PMI_SIZE.
+ * Sources, first found wins: RANK/WORLD_SIZE (torchrun, hcclrun), OMPI_COMM_WORLD_RANK/
+ * OMPI_COMM_WORLD_SIZE, PMI_RANK/PMI_SIZE, SLURM_PROCID/SLURM_NTASKS (last: an sbatch
+ * script's own SLURM_PROCID=0 reaches the ranks of an mpirun run inside it).
  * Root: HCCL_ROOT_ADDR/HCCL_ROOT_PORT when set, else MASTER_ADDR and MASTER_PORT + 1
  * (MASTER_PORT itself belongs to torch's store). Local rank from LOCAL_RANK,
- * SLURM_LOCALID, OMPI_COMM_WORLD_LOCAL_RANK or MPI_LOCALRANKID.
+ * OMPI_COMM_WORLD_LOCAL_RANK, MPI_LOCALRANKID or SLURM_LOCALID.
  * Job secret: HCCL_JOB_SECRET, else derived from the job id variables
  * (TORCHELASTIC_RUN_ID, SLURM_JOB_ID, OMPI_MCA_ess_base_jobid) and the root address.
  */

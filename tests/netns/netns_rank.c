@@ -407,7 +407,7 @@ int main(int argc, char **argv)
     const char *init_label = o.init;
     static char env_label[64];
     if (is_env) {
-        const char *vars[] = {"RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK"};
+        const char *vars[] = {"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"}; /* the library's order */
         for (size_t k = 0; k < sizeof vars / sizeof vars[0] && dev < 0; k++)
             if (getenv(vars[k]) && *getenv(vars[k])) {
                 dev = atoi(getenv(vars[k]));

@@ -65,6 +65,16 @@ for L in "SLURM_PROCID SLURM_NTASKS SLURM_LOCALID" "OMPI_COMM_WORLD_RANK OMPI_CO
         { fail "all_reduce_perf under $1/$2: exit $rc"; cat "$T/out" "$T/err"; }
 done
 
+# mpirun inside an sbatch script: the ranks inherit the script's SLURM_PROCID=0 and
+# SLURM_NTASKS; Open MPI's variables, which differ per rank, must win.
+printf '#!/bin/sh\nexport OMPI_COMM_WORLD_RANK=$RANK OMPI_COMM_WORLD_SIZE=$WORLD_SIZE OMPI_COMM_WORLD_LOCAL_RANK=$LOCAL_RANK\nexport SLURM_PROCID=0 SLURM_NTASKS=$WORLD_SIZE SLURM_LOCALID=0\nunset RANK WORLD_SIZE LOCAL_RANK\nexec "$@"\n' \
+    > "$T/as_launcher.sh"
+timeout 120 "$HCCLRUN" -n 2 "$T/as_launcher.sh" "$BIN/all_reduce_perf" -b 8 -e 8 -w 1 -n 2 > "$T/out" 2> "$T/err"
+rc=$?
+[ $rc = 0 ] && grep -q "AllReduce: 2 ranks (2 processes x 1 thread)" "$T/out" &&
+    pass "all_reduce_perf under mpirun in an sbatch script (SLURM_PROCID=0 on every rank)" ||
+    { fail "all_reduce_perf under mpirun in an sbatch script: exit $rc"; cat "$T/out" "$T/err"; }
+
 # Whether a host is crowded (more ranks than CPUs) is agreed from the CPUs the ranks may
 # run on together: 2 ranks bound one per CPU are not; 2 ranks sharing one CPU are.
 cpus=$(taskset -pc $$ | sed 's/.*: *//')

@@ -123,11 +123,28 @@ static void test_precedence(void)
     TT_ASSERT_EQ(e.rank, 4);
     TT_ASSERT_EQ(e.nranks, 5);
     TT_ASSERT_EQ(e.local_rank, 0);
-    /* slurm over openmpi and pmi; the launcher's own local rank variable first. */
+    /* mpirun inside an sbatch script: every rank inherits the batch step's
+     * SLURM_PROCID=0 and SLURM_NTASKS; Open MPI's variables are the ones that differ. */
     TT_ASSERT(rd(&e, err, sizeof err,
-                 ENV("PMI_RANK=9", "PMI_SIZE=10", "OMPI_COMM_WORLD_RANK=8", "OMPI_COMM_WORLD_SIZE=10",
-                     "OMPI_COMM_WORLD_LOCAL_RANK=3", "SLURM_PROCID=1", "SLURM_NTASKS=2", "SLURM_LOCALID=1",
-                     "MASTER_ADDR=a", "MASTER_PORT=100")) == HCCL_SUCCESS);
+                 ENV("SLURM_PROCID=0", "SLURM_NTASKS=4", "SLURM_LOCALID=0", "OMPI_COMM_WORLD_RANK=3",
+                     "OMPI_COMM_WORLD_SIZE=4", "OMPI_COMM_WORLD_LOCAL_RANK=1", "MASTER_ADDR=a",
+                     "MASTER_PORT=100")) == HCCL_SUCCESS);
+    TT_ASSERT(strcmp(e.source, "openmpi") == 0);
+    TT_ASSERT_EQ(e.rank, 3);
+    TT_ASSERT_EQ(e.nranks, 4);
+    TT_ASSERT_EQ(e.local_rank, 1);
+    /* MPICH's mpiexec (PMI) inside an sbatch script, likewise. */
+    TT_ASSERT(rd(&e, err, sizeof err,
+                 ENV("SLURM_PROCID=0", "SLURM_NTASKS=2", "SLURM_LOCALID=0", "PMI_RANK=5", "PMI_SIZE=8",
+                     "MPI_LOCALRANKID=5", "MASTER_ADDR=a", "MASTER_PORT=100")) == HCCL_SUCCESS);
+    TT_ASSERT(strcmp(e.source, "pmi") == 0);
+    TT_ASSERT_EQ(e.rank, 5);
+    TT_ASSERT_EQ(e.nranks, 8);
+    TT_ASSERT_EQ(e.local_rank, 5);
+    /* slurm alone (srun); the launcher's own local rank variable first. */
+    TT_ASSERT(rd(&e, err, sizeof err,
+                 ENV("LOCAL_RANK=", "SLURM_PROCID=1", "SLURM_NTASKS=2", "SLURM_LOCALID=1", "MASTER_ADDR=a",
+                     "MASTER_PORT=100")) == HCCL_SUCCESS);
     TT_ASSERT(strcmp(e.source, "slurm") == 0);
     TT_ASSERT_EQ(e.rank, 1);
     TT_ASSERT_EQ(e.local_rank, 1);
@@ -143,7 +160,11 @@ static void test_precedence(void)
     TT_ASSERT(rd(&e, err, sizeof err,
                  ENV("PMI_RANK=1", "PMI_SIZE=4", "OMPI_COMM_WORLD_LOCAL_RANK=3", "SLURM_LOCALID=2",
                      "MASTER_ADDR=a", "MASTER_PORT=100")) == HCCL_SUCCESS);
-    TT_ASSERT_EQ(e.local_rank, 2);
+    TT_ASSERT_EQ(e.local_rank, 3);
+    TT_ASSERT(rd(&e, err, sizeof err,
+                 ENV("RANK=1", "WORLD_SIZE=4", "MPI_LOCALRANKID=3", "SLURM_LOCALID=2", "MASTER_ADDR=a",
+                     "MASTER_PORT=100")) == HCCL_SUCCESS);
+    TT_ASSERT_EQ(e.local_rank, 3);
     /* Empty variables count as unset. */
     TT_ASSERT(rd(&e, err, sizeof err,
                  ENV("RANK=", "WORLD_SIZE=", "SLURM_PROCID=0", "SLURM_NTASKS=1", "HCCL_ROOT_ADDR=",

@@ -1,8 +1,8 @@
 /*
  * common.c - the driver shared by every *_perf benchmark, after nccl-tests.
  *
- * Ranks: under a launcher (RANK/WORLD_SIZE, SLURM_PROCID/SLURM_NTASKS,
- * OMPI_COMM_WORLD_RANK/_SIZE or PMI_RANK/PMI_SIZE set) this process is one rank and
+ * Ranks: under a launcher (RANK/WORLD_SIZE, OMPI_COMM_WORLD_RANK/_SIZE, PMI_RANK/PMI_SIZE
+ * or SLURM_PROCID/SLURM_NTASKS set, first found) this process is one rank and
  * joins with HcclCommInitFromEnv(); otherwise -g N ranks run as threads of this
  * process on communicators from HcclCommInitAll(). Each rank has one stream and
  * buffers from aclrtMalloc.
@@ -822,11 +822,11 @@ static void *thread_main(void *arg)
 static const struct {
     const char *rank_var, *size_var;
 } launchers[] = {{"RANK", "WORLD_SIZE"},
-                 {"SLURM_PROCID", "SLURM_NTASKS"},
                  {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"},
-                 {"PMI_RANK", "PMI_SIZE"}};
-static const char *const local_rank_vars[] = {"LOCAL_RANK", "SLURM_LOCALID", "OMPI_COMM_WORLD_LOCAL_RANK",
-                                              "MPI_LOCALRANKID"};
+                 {"PMI_RANK", "PMI_SIZE"},
+                 {"SLURM_PROCID", "SLURM_NTASKS"}};
+static const char *const local_rank_vars[] = {"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID",
+                                              "SLURM_LOCALID"};
 
 static const char *env_set(const char *name)
 {
