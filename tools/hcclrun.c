@@ -27,7 +27,7 @@
  * and left running (a shell's command, workers) get SIGKILL once the ranks are gone.
  *
  * --tag-output: each rank's stdout and stderr go through pipes and every line is
- * written out prefixed with "[rank] ".
+ * written out prefixed with "[rank] " (a line over LINE_MAX_BYTES in pieces of that size).
  *
  * --bind-to core: local rank l runs on the l-th CPU of hcclrun's own affinity set (as
  * Open MPI binds by default): no migration, and two ranks' threads never queue on one

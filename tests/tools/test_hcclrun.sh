@@ -182,6 +182,11 @@ check_rc "--tag-output run" 0 $?
 grep -qx "\[0\] hello 0" "$T/out" && grep -qx "\[1\] hello 1" "$T/out" && grep -qx "\[1\] no newline" "$T/out" &&
     grep -qx "\[0\] oops" "$T/err" && ! grep -q oops "$T/out" && pass "--tag-output prefixes lines" ||
     { fail "--tag-output prefixes lines"; cat "$T/out" "$T/err"; }
+# A line over 64 KiB comes out as prefixed pieces that put it back together.
+"$HCCLRUN" -n 2 --tag-output sh -c 'head -c 150000 /dev/zero | tr "\0" y; echo' >"$T/out"
+[ "$(grep -c '^\[0\] y' "$T/out")" = 3 ] && [ "$(grep '^\[1\] ' "$T/out" | sed 's/^\[1\] //' | tr -d '\n' | wc -c)" = 150000 ] &&
+    ! grep -q '^[^[]' "$T/out" && pass "--tag-output splits an overlong line into prefixed pieces" ||
+    { fail "--tag-output splits an overlong line into prefixed pieces"; cut -c1-40 "$T/out"; }
 # Two pipes per rank: past the descriptor limit the job stops (exit 1) with one line
 # naming the rank and the limit, not a bare "pipe: Too many open files".
 (ulimit -n 64 && exec "$HCCLRUN" -n 40 --tag-output sleep 5) >/dev/null 2>"$T/err"; check_rc "--tag-output past ulimit -n" 1 $?
