@@ -41,8 +41,9 @@ typedef struct aclprofConfig aclprofConfig;
 typedef struct aclprofAicoreEvents aclprofAicoreEvents;
 
 /* profilerResultPath: length bytes, not empty. A second aclprofInit before
- * aclprofFinalize is ACL_ERROR_REPEAT_INITIALIZE; the other calls need aclprofInit
- * first (ACL_ERROR_UNINITIALIZE). */
+ * aclprofFinalize is ACL_ERROR_REPEAT_INITIALIZE; aclprofStart, aclprofStop and
+ * aclprofFinalize need aclprofInit first (ACL_ERROR_UNINITIALIZE), aclprofCreateConfig
+ * and aclprofDestroyConfig do not. */
 extern aclError aclprofInit(const char *profilerResultPath, size_t length);
 extern aclError aclprofFinalize(void);
 /* NULL when an argument is bad: deviceIdList NULL or deviceNums 0, a device id out of

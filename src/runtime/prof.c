@@ -25,8 +25,10 @@ static hccl_rt_map prof_cfgs; /* live config -> 1 while started, else 0; under p
 aclError aclprofInit(const char *profilerResultPath, size_t length)
 {
     if (!profilerResultPath || length == 0 || !*profilerResultPath)
-        return hccl_rt_error(ACL_ERROR_INVALID_PARAM, "aclprofInit: the result path is %s",
-                             !profilerResultPath ? "NULL" : "empty");
+        return hccl_rt_error(ACL_ERROR_INVALID_PARAM, "aclprofInit: %s",
+                             !profilerResultPath    ? "the result path is NULL"
+                             : !*profilerResultPath ? "the result path is empty"
+                                                    : "length is 0 (the result path's length in bytes)");
     pthread_mutex_lock(&prof_mu);
     int again = prof_initialized;
     prof_initialized = 1;

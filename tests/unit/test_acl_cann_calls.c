@@ -91,6 +91,9 @@ static void test_prof(void)
     TT_ASSERT_EQ(aclprofFinalize(), ACL_ERROR_UNINITIALIZE);
     TT_ASSERT_EQ(aclprofInit(NULL, 4), ACL_ERROR_INVALID_PARAM);
     TT_ASSERT_EQ(aclprofInit("/tmp/x", 0), ACL_ERROR_INVALID_PARAM);
+    TT_ASSERT(msg_has("aclprofInit: length is 0")); /* the path is not empty */
+    TT_ASSERT_EQ(aclprofInit("", 1), ACL_ERROR_INVALID_PARAM);
+    TT_ASSERT(msg_has("aclprofInit: the result path is empty"));
     TT_ASSERT_EQ(aclprofInit("/tmp/x", 6), ACL_SUCCESS);
     TT_ASSERT_EQ(aclprofInit("/tmp/x", 6), ACL_ERROR_REPEAT_INITIALIZE);
     TT_ASSERT(aclprofCreateConfig(NULL, 1, ACL_AICORE_NONE, NULL, types) == NULL);
