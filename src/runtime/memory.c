@@ -226,6 +226,10 @@ static aclError mem_task(void *arg)
 static aclError enqueue_op(void *dst, const void *src, size_t count, unsigned char value, int stage,
                            aclrtStream stream, const char *api)
 {
+    /* A dead stream is named as such before the source is staged (which could fail for
+     * want of memory, or read a large source for nothing). */
+    if (stage && !hccl_rt_stream_live(stream))
+        return hccl_rt_error(ACL_ERROR_RT_INVALID_HANDLE, "%s: %p is not a live stream", api, stream);
     size_t extra = stage ? count : 0;
     if (extra > SIZE_MAX - sizeof(mem_op))
         return hccl_rt_error(ACL_ERROR_BAD_ALLOC, "%s: cannot stage %zu bytes", api, count);
@@ -329,6 +333,8 @@ aclError aclrtMemcpy2dAsync(void *dst, size_t dpitch, const void *src, size_t sp
     if (rc != ACL_SUCCESS) return rc;
     /* As aclrtMemcpyAsync: only a queued copy stages its source. */
     int stage = kind == ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE && stream;
+    if (stage && !hccl_rt_stream_live(stream)) /* as enqueue_op: before staging */
+        return hccl_rt_error(ACL_ERROR_RT_INVALID_HANDLE, "%s: %p is not a live stream", api, stream);
     size_t extra = 0;
     if (stage && (height > (SIZE_MAX - sizeof(mem2d_op)) / width))
         return hccl_rt_error(ACL_ERROR_BAD_ALLOC, "%s: cannot stage %zu rows of %zu bytes", api, height, width);

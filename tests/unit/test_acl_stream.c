@@ -436,6 +436,16 @@ static void test_null_and_async(void)
     TT_ASSERT_EQ(aclrtDestroyStream(&junk), ACL_ERROR_RT_INVALID_HANDLE);
     TT_ASSERT_EQ(aclrtMemcpyAsync(dst, 8, src, 8, ACL_MEMCPY_DEFAULT, &junk), ACL_ERROR_RT_INVALID_HANDLE);
     TT_ASSERT_EQ(aclrtMemcpyAsync(dst, 8, src, 0, ACL_MEMCPY_DEFAULT, &junk), ACL_ERROR_RT_INVALID_HANDLE);
+    /* A staged copy names the dead stream, not the memory its staging would need. */
+    {
+        const size_t huge = (size_t)1 << 46;
+        TT_ASSERT_EQ(aclrtMemcpyAsync(dst, huge, src, huge, ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE, &junk),
+                     ACL_ERROR_RT_INVALID_HANDLE);
+        TT_ASSERT(strstr(aclGetRecentErrMsg(), "not a live stream") != NULL);
+        TT_ASSERT_EQ(aclrtMemcpy2dAsync(dst, huge, src, huge, huge, 2, ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE, &junk),
+                     ACL_ERROR_RT_INVALID_HANDLE);
+        TT_ASSERT(strstr(aclGetRecentErrMsg(), "not a live stream") != NULL);
+    }
     TT_ASSERT_EQ(junk, 0);
 
     TT_ASSERT_EQ(aclrtLaunchHostTask(s, sync_self, s), ACL_SUCCESS);
