@@ -296,6 +296,12 @@ static void copy_rows(void *dst, size_t dpitch, const void *src, size_t spitch, 
     }
     unsigned char *d = dst;
     const unsigned char *s = src;
+    if (d > s) { /* last row first: rows moved to higher addresses in place are read before they are overwritten */
+        d += (height - 1) * dpitch;
+        s += (height - 1) * spitch;
+        for (size_t i = 0; i < height; i++, d -= dpitch, s -= spitch) memmove(d, s, width);
+        return;
+    }
     for (size_t i = 0; i < height; i++, d += dpitch, s += spitch)
         if (d != s) memmove(d, s, width);
 }

@@ -268,6 +268,19 @@ static void test_memcpy2d(void)
     TT_ASSERT_EQ(aclrtMemcpy2d(dst, DP, dev, W, W, ROWS, ACL_MEMCPY_DEVICE_TO_HOST), ACL_SUCCESS);
     TT_ASSERT(check_dst(dst));
 
+    /* In place, overlapping, as memmove would (and as with contiguous rows): rows
+     * 0..2 move one row down, then back up. */
+    {
+        unsigned char b[4 * 8], want[4 * 8];
+        for (int i = 0; i < 32; i++) b[i] = want[i] = (unsigned char)i;
+        for (int r = 3; r >= 1; r--) memcpy(want + r * 8, want + (r - 1) * 8, 4);
+        TT_ASSERT_EQ(aclrtMemcpy2d(b + 8, 8, b, 8, 4, 3, ACL_MEMCPY_DEVICE_TO_DEVICE), ACL_SUCCESS);
+        TT_ASSERT(memcmp(b, want, sizeof b) == 0);
+        for (int r = 0; r < 3; r++) memcpy(want + r * 8, want + (r + 1) * 8, 4);
+        TT_ASSERT_EQ(aclrtMemcpy2d(b, 8, b + 8, 8, 4, 3, ACL_MEMCPY_DEVICE_TO_DEVICE), ACL_SUCCESS);
+        TT_ASSERT(memcmp(b, want, sizeof b) == 0);
+    }
+
     /* Bad arguments: the documented error, nothing written. */
     memset(dst, 0xee, sizeof dst);
     TT_ASSERT_EQ(aclrtMemcpy2d(NULL, DP, src, SP, W, ROWS, ACL_MEMCPY_HOST_TO_DEVICE), ACL_ERROR_INVALID_PARAM);
