@@ -48,6 +48,14 @@ typedef enum aclrtEventRecordedStatus {
     ACL_EVENT_RECORDED_STATUS_COMPLETE = 1
 } aclrtEventRecordedStatus;
 
+/* aclrtQueryEvent's (deprecated upstream): note the values are the reverse of
+ * aclrtEventRecordedStatus's. */
+typedef enum aclrtEventStatus {
+    ACL_EVENT_STATUS_COMPLETE = 0,
+    ACL_EVENT_STATUS_NOT_READY = 1,
+    ACL_EVENT_STATUS_RESERVED = 2
+} aclrtEventStatus;
+
 typedef enum aclrtEventWaitStatus {
     ACL_EVENT_WAIT_STATUS_COMPLETE = 0,
     ACL_EVENT_WAIT_STATUS_NOT_READY = 1,
@@ -208,6 +216,8 @@ extern aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream);
 extern aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event);
 extern aclError aclrtSynchronizeEvent(aclrtEvent event);
 extern aclError aclrtQueryEventStatus(aclrtEvent event, aclrtEventRecordedStatus *status);
+/* Deprecated upstream for aclrtQueryEventStatus; the same answer in the older enum. */
+extern aclError aclrtQueryEvent(aclrtEvent event, aclrtEventStatus *status);
 /* COMPLETE when every aclrtStreamWaitEvent for the event made before the call has
  * finished waiting (none made counts as complete). */
 extern aclError aclrtQueryEventWaitStatus(aclrtEvent event, aclrtEventWaitStatus *status);

@@ -464,6 +464,16 @@ aclError aclrtQueryEventStatus(aclrtEvent event, aclrtEventRecordedStatus *statu
     return ACL_SUCCESS;
 }
 
+aclError aclrtQueryEvent(aclrtEvent event, aclrtEventStatus *status)
+{
+    if (!status) return hccl_rt_error(ACL_ERROR_INVALID_PARAM, "aclrtQueryEvent: status is NULL");
+    aclrtEventRecordedStatus st;
+    aclError err = aclrtQueryEventStatus(event, &st);
+    if (err == ACL_SUCCESS)
+        *status = st == ACL_EVENT_RECORDED_STATUS_COMPLETE ? ACL_EVENT_STATUS_COMPLETE : ACL_EVENT_STATUS_NOT_READY;
+    return err;
+}
+
 aclError aclrtQueryEventWaitStatus(aclrtEvent event, aclrtEventWaitStatus *status)
 {
     if (!status) return hccl_rt_error(ACL_ERROR_INVALID_PARAM, "aclrtQueryEventWaitStatus: status is NULL");

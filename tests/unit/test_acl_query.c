@@ -1,6 +1,6 @@
 /*
  * test_acl_query.c - aclrtStreamQuery, aclrtCreateStreamWithConfig,
- * aclrtQueryEventWaitStatus, aclrtGetMemInfo and aclrtMemcpy2d(Async): normal use, and
+ * aclrtQueryEventWaitStatus, aclrtQueryEvent (deprecated upstream), aclrtGetMemInfo and aclrtMemcpy2d(Async): normal use, and
  * bad arguments (NULL pointers, unknown or destroyed handles, bad sizes and pitches)
  * answered with the documented error and a message, never a crash.
  */
@@ -204,6 +204,33 @@ static void test_event_wait_status(void)
     TT_ASSERT_EQ(aclrtDestroyStream(b), ACL_SUCCESS);
 }
 
+/* aclrtQueryEvent: aclrtQueryEventStatus's answer in aclrtEventStatus (COMPLETE = 0). */
+static void test_query_event(void)
+{
+    aclrtEventStatus st = ACL_EVENT_STATUS_RESERVED;
+    aclrtEvent ev = NULL;
+    aclrtStream a = NULL;
+    int gate = 0;
+    TT_ASSERT_EQ(aclrtCreateEvent(&ev), ACL_SUCCESS);
+    TT_ASSERT_EQ(aclrtCreateStream(&a), ACL_SUCCESS);
+    TT_ASSERT_EQ(aclrtQueryEvent(ev, NULL), ACL_ERROR_INVALID_PARAM);
+    TT_ASSERT(msg_has("aclrtQueryEvent: status is NULL"));
+    int bogus = 0;
+    TT_ASSERT_EQ(aclrtQueryEvent(&bogus, &st), ACL_ERROR_RT_INVALID_HANDLE);
+    TT_ASSERT_EQ(st, ACL_EVENT_STATUS_RESERVED); /* untouched on failure */
+
+    TT_ASSERT_EQ(aclrtLaunchHostTask(a, gate_task, &gate), ACL_SUCCESS);
+    TT_ASSERT_EQ(aclrtRecordEvent(ev, a), ACL_SUCCESS);
+    TT_ASSERT_EQ(aclrtQueryEvent(ev, &st), ACL_SUCCESS);
+    TT_ASSERT_EQ(st, ACL_EVENT_STATUS_NOT_READY);
+    __atomic_store_n(&gate, 1, __ATOMIC_RELEASE);
+    TT_ASSERT_EQ(aclrtSynchronizeEvent(ev), ACL_SUCCESS);
+    TT_ASSERT_EQ(aclrtQueryEvent(ev, &st), ACL_SUCCESS);
+    TT_ASSERT_EQ(st, ACL_EVENT_STATUS_COMPLETE);
+    TT_ASSERT_EQ(aclrtDestroyStream(a), ACL_SUCCESS);
+    TT_ASSERT_EQ(aclrtDestroyEvent(ev), ACL_SUCCESS);
+}
+
 static void test_mem_info(void)
 {
     size_t fr = 1, tot = 1;
@@ -358,6 +385,7 @@ int main(void)
     test_stream_query();
     test_create_with_config();
     test_event_wait_status();
+    test_query_event();
     test_mem_info();
     test_memcpy2d();
     return tt_report("test_acl_query");
