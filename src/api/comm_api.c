@@ -223,10 +223,10 @@ HcclResult HcclCreateSubCommConfig(HcclComm *comm, uint32_t rankNum, uint32_t *r
     }
     hccl_comm *p;
     CHECK(hccl_comm_acquire(fn, *comm, &p));
+    uint64_t warn_seq = hccl_log_warn_seq();
     HcclResult res = HCCL_SUCCESS;
-    if (rankNum == 0 || rankNum > p->nranks || subCommRankId >= rankNum) {
-        HCCL_WARN(INIT, "%s: rankNum %u / subCommRankId %u invalid for a parent of %u ranks", fn, rankNum,
-                  subCommRankId, p->nranks);
+    if (rankNum == 0 || rankNum > p->nranks) {
+        HCCL_WARN(INIT, "%s: rankNum %u invalid for a parent of %u ranks", fn, rankNum, p->nranks);
         res = HCCL_E_PARA;
     }
     for (uint32_t i = 0; res == HCCL_SUCCESS && i < rankNum; i++) {
@@ -241,10 +241,18 @@ HcclResult HcclCreateSubCommConfig(HcclComm *comm, uint32_t rankNum, uint32_t *r
                 res = HCCL_E_PARA;
             }
     }
-    if (res == HCCL_SUCCESS && rankIds[subCommRankId] != p->rank) {
-        HCCL_WARN(INIT, "%s: rankIds[subCommRankId=%u] = %u, but the caller is rank %u of the parent", fn,
-                  subCommRankId, rankIds[subCommRankId], p->rank);
+    if (res == HCCL_SUCCESS && (subCommRankId >= rankNum || rankIds[subCommRankId] != p->rank)) {
+        /* rankIds is valid: if the caller is in it, the others wait for it there. */
+        uint32_t me = 0;
+        while (me < rankNum && rankIds[me] != p->rank) me++;
+        if (subCommRankId >= rankNum)
+            HCCL_WARN(INIT, "%s: subCommRankId %u is not below rankNum %u (parent rank %u)", fn, subCommRankId,
+                      rankNum, p->rank);
+        else
+            HCCL_WARN(INIT, "%s: rankIds[subCommRankId=%u] = %u, but the caller is rank %u of the parent", fn,
+                      subCommRankId, rankIds[subCommRankId], p->rank);
         res = HCCL_E_PARA;
+        if (me < rankNum && rankNum > 1) hccl_comm_split_failed(p, rankNum, rankIds, subCommId, me, res, warn_seq);
     }
     hccl_comm *c = NULL;
     if (res == HCCL_SUCCESS) res = hccl_comm_split(p, rankNum, rankIds, subCommId, subCommRankId, config, &c);

@@ -1272,14 +1272,28 @@ static void split_tell(hccl_comm *parent, const hccl_boot_ident *ident, uint32_t
     pthread_mutex_unlock(&parent->split_lock);
 }
 
-HcclResult hccl_comm_split(hccl_comm *parent, uint32_t nranks, const uint32_t *rank_ids, uint64_t sub_id,
-                           uint32_t sub_rank, const HcclCommConfig *config, hccl_comm **out)
+/* The identity of the parent's sub-communicator sub_id of rank_ids. */
+static hccl_boot_ident split_ident(const hccl_comm *parent, uint32_t nranks, const uint32_t *rank_ids, uint64_t sub_id)
 {
-    HcclResult res;
     hccl_boot_ident ident = {parent->ident.secret, 0, 0};
     uint64_t g = hccl_fnv1a(&sub_id, sizeof sub_id, parent->ident.id ^ HCCL_FNV_SEED);
     ident.id = hccl_fnv1a(rank_ids, sizeof *rank_ids * nranks, g);
     ident.group = (uint32_t)(g ^ (g >> 32)) | 1u;
+    return ident;
+}
+
+void hccl_comm_split_failed(hccl_comm *parent, uint32_t nranks, const uint32_t *rank_ids, uint64_t sub_id,
+                            uint32_t sub_rank, HcclResult res, uint64_t warn_seq)
+{
+    hccl_boot_ident ident = split_ident(parent, nranks, rank_ids, sub_id);
+    split_tell(parent, &ident, nranks, rank_ids, sub_rank, res, warn_seq);
+}
+
+HcclResult hccl_comm_split(hccl_comm *parent, uint32_t nranks, const uint32_t *rank_ids, uint64_t sub_id,
+                           uint32_t sub_rank, const HcclCommConfig *config, hccl_comm **out)
+{
+    HcclResult res;
+    hccl_boot_ident ident = split_ident(parent, nranks, rank_ids, sub_id);
     uint64_t warn_seq = hccl_log_warn_seq();
     hccl_comm_cfg cfg;
     res = hccl_comm_cfg_resolve(config, &cfg);

@@ -96,6 +96,12 @@ HcclResult hccl_comm_init_env(const HcclCommConfig *config, hccl_comm **out);
 HcclResult hccl_comm_split(hccl_comm *parent, uint32_t nranks, const uint32_t *rank_ids, uint64_t sub_id,
                            uint32_t sub_rank, const HcclCommConfig *config, hccl_comm **out);
 HcclResult hccl_comm_get_root_info(HcclRootInfo *root);
+/* HcclCreateSubCommConfig failed (res) in checks the caller made, on the parent's rank
+ * that is sub_rank of a valid rank_ids (a wrong subCommRankId): tell the others as a
+ * failed config does (split_tell), so they fail now with this rank's reason (its WARN
+ * since warn_seq) instead of at HCCL_CONNECT_TIMEOUT. */
+void hccl_comm_split_failed(hccl_comm *parent, uint32_t nranks, const uint32_t *rank_ids, uint64_t sub_id,
+                            uint32_t sub_rank, HcclResult res, uint64_t warn_seq);
 /* fn(nranks, root, rank) failed (res) before this rank could join the root, in checks
  * the caller made: tell the root, if the root info is usable and its root may still
  * serve (best effort, about a second at most), so the other ranks fail now with this

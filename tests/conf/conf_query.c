@@ -756,6 +756,37 @@ static void sub_name_mismatch(conf_ctx *ctx, uint64_t id)
     conf_host_barrier(ctx);
 }
 
+/* HcclCreateSubCommConfig of every rank where rank `bad` passes a subCommRankId that is
+ * not its place in rankIds (the next one) and comes 300 ms after the others: it fails
+ * with HCCL_E_PARA, and so do the others at once with its reason, instead of waiting
+ * for it until HCCL_CONNECT_TIMEOUT. */
+static void bad_sub_rank(conf_ctx *ctx, int bad, uint64_t id)
+{
+    uint32_t ids[64];
+    for (int i = 0; i < ctx->nranks; i++) ids[i] = (uint32_t)i;
+    HcclCommConfig cfg;
+    HcclCommConfigInit(&cfg);
+    uint32_t subrank = (uint32_t)ctx->rank;
+    if (ctx->rank == bad) {
+        subrank = (uint32_t)((ctx->rank + 1) % ctx->nranks);
+        usleep(300 * 1000);
+    }
+    HcclComm sub = NULL;
+    conf_step(ctx, "HcclCreateSubCommConfig, rank %d's subCommRankId wrong", bad);
+    double t0 = conf_now();
+    HcclResult rc = HcclCreateSubCommConfig(&ctx->comm, (uint32_t)ctx->nranks, ids, id, subrank, &cfg, &sub);
+    double took = conf_now() - t0;
+    const char *why = HcclGetLastErrorMessage();
+    if (rc != HCCL_E_PARA || took > 5)
+        conf_fail(ctx, "HcclCreateSubCommConfig with rank %d's subCommRankId wrong: %d after %.1f s, not "
+                  "HCCL_E_PARA at once", bad, (int)rc, took);
+    else if (!why || !strstr(why, "subCommRankId"))
+        conf_fail(ctx, "HcclCreateSubCommConfig with rank %d's subCommRankId wrong: the reason \"%s\" does not "
+                  "name it", bad, why ? why : "");
+    if (sub) HcclCommDestroy(sub);
+    conf_host_barrier(ctx);
+}
+
 /* Variant 4: the parent's hcclExecTimeOut is 1 s. A sub-communicator made with
  * hcclExecTimeOut 0 never times out (it took the parent's 1 s); one that leaves it
  * unset takes the parent's 1 s (not HCCL_EXEC_TIMEOUT's 1836). */
@@ -774,6 +805,8 @@ static void rank_sub_timeout(conf_ctx *ctx)
         bad_sub_config(ctx, ctx->nranks - 1, 0x7e2);
         bad_sub_config(ctx, 0, 0x7e3);
         sub_name_mismatch(ctx, 0x7e4);
+        bad_sub_rank(ctx, ctx->nranks - 1, 0x7e5);
+        bad_sub_rank(ctx, 0, 0x7e6);
     }
 }
 
