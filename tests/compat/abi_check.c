@@ -100,6 +100,11 @@ SA(offsetof(HcclCommConfig, hcclBufferName) == 2098);
 SA(offsetof(HcclCommConfig, hcclQos) == 2228);
 SA(offsetof(HcclCommConfig, hcclSymWinMaxMemSizePerRank) == 2232);
 SA(sizeof(HcclCommConfig) == 2240);
+/* upstream's version of this layout (hcclQos and hcclSymWinMaxMemSizePerRank came with 10):
+ * HcclCommConfigInit writes it, and a CANN library reads the fields by it */
+SA(HCCL_COMM_CONFIG_VERSION == 10);
+SA(HCCL_COMM_CONFIG_MAGIC_WORD == 0xf0f0f0f0u);
+SA(HCCL_COMM_CONFIG_INFO_BYTES == 24);
 
 SA(HCCL_COMM_CONFIG_BUFFER_SIZE == 0);
 SA(HCCL_COMM_CONFIG_COMM_NAME == 2);
