@@ -29,8 +29,10 @@ extern "C" {
 #define HCCL_COMM_WORLD_RANK_ID_CONFIG_NOT_SET 0xffffffffu
 #define HCCL_COMM_JOB_ID_CONFIG_NOT_SET 0xffffffffffffffffull
 #define HCCL_COMM_EXEC_TIMEOUT_CONFIG_NOT_SET ((int32_t)0xffffffff)
+#define HCCL_COMM_EXECTIMEOUT_CONFIG_NOT_SET HCCL_COMM_EXEC_TIMEOUT_CONFIG_NOT_SET /* upstream's spelling */
 #define HCCL_COMM_QOS_CONFIG_NOT_SET 0xffffffffu
 #define HCCL_COMM_SYM_WIN_SIZE_CONFIG_NOT_SET 0xffffffffffffffffull
+#define HCCL_DEFAULT_SYMMETRIC_MEMORY_STRIDE 16ull /* upstream's default of hcclSymWinMaxMemSizePerRank (unused here) */
 #define HCCL_COMM_ALGO_MAX_LENGTH 1600
 #define HCCL_COMM_RETRY_ENABLE_MAX_LENGTH 50
 #define HCCL_COMM_RETRY_PARAMS_MAX_LENGTH 128

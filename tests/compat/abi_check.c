@@ -103,6 +103,9 @@ SA(sizeof(HcclCommConfig) == 2240);
 /* upstream's version of this layout (hcclQos and hcclSymWinMaxMemSizePerRank came with 10):
  * HcclCommConfigInit writes it, and a CANN library reads the fields by it */
 SA(HCCL_COMM_CONFIG_VERSION == 10);
+/* upstream's names of these constants compile too */
+SA(HCCL_COMM_EXECTIMEOUT_CONFIG_NOT_SET == HCCL_COMM_EXEC_TIMEOUT_CONFIG_NOT_SET);
+SA(HCCL_DEFAULT_SYMMETRIC_MEMORY_STRIDE == 16);
 SA(HCCL_COMM_CONFIG_MAGIC_WORD == 0xf0f0f0f0u);
 SA(HCCL_COMM_CONFIG_INFO_BYTES == 24);
 
