@@ -13,11 +13,18 @@
  *   round k = 0..n-1: partner p = (k - r) mod n (symmetric); if p != r, block p goes
  *   to p and p's block comes in, in pieces of the scratch size (the same pieces on
  *   both sides: piece i of each direction, either possibly empty), one exchange each.
+ *   AlltoAllV, whose counts no fingerprint compares, ends each direction with a piece
+ *   shorter than the scratch, possibly empty (an empty block: one empty message), so
+ *   a receiver whose count differs from its sender's always meets a message of
+ *   another length than it posted and fails naming both ranks; without it the
+ *   surplus of the larger side went unread, or was waited for, and surfaced at a
+ *   later operation as a skipped collective.
  * In place (sendbuf == recvbuf and the send layout equals the receive layout, always
  * true for AlltoAll) a piece goes out from a copy in scratch, so a block is
  * overwritten only by the transfer that replaces it. Overlapping buffers with
  * different layouts: the send span is copied to a heap buffer first.
- * Empty blocks are skipped on both sides; all counts 0 sends nothing.
+ * AlltoAll and AlltoAllVC (counts that every rank shares, compared by the headers)
+ * skip empty blocks on both sides; all counts 0 sends nothing.
  */
 #include "algo/algo.h"
 #include "algo/pattern/pattern.h"
@@ -78,28 +85,34 @@ HcclResult hccl_a2a_layout_of(const hccl_op_args *a, uint32_t n, uint32_t r, hcc
 /* The paired schedule, from src into dst; swap: in place (src == dst, the same layout
  * for sending and receiving), each piece goes out from a copy in scratch. */
 static HcclResult paired(hccl_algo_ctx *ctx, const hccl_a2a_layout *L, const char *src, char *dst, size_t es,
-                         int swap)
+                         int swap, int tail)
 {
     const uint32_t n = ctx->nranks, r = ctx->rank;
     if (!ctx->scratch || ctx->scratch_bytes < HCCL_ALGO_SCRATCH_BYTES) return HCCL_E_PARA;
     const size_t piece = HCCL_ALGO_SCRATCH_BYTES;
+    static char empty; /* an empty message still carries a valid pointer (the buffers may be NULL) */
     if (!swap && L->rc[r]) memcpy(dst + L->rd[r] * es, src + L->sd[r] * es, L->rc[r] * es);
     for (uint32_t k = 0; k < n; k++) {
         const uint32_t p = hccl_pattern_paired_partner(r, n, k);
         if (p == r) continue;
         const char *out = src + L->sd[p] * es;
         char *in = dst + L->rd[p] * es;
-        const size_t sbytes = L->sc[p] * es, rbytes = L->rc[p] * es, most = HCCL_MAX(sbytes, rbytes);
-        for (size_t off = 0; off < most; off += piece) {
-            const size_t sl = off < sbytes ? HCCL_MIN(piece, sbytes - off) : 0;
-            const size_t rl = off < rbytes ? HCCL_MIN(piece, rbytes - off) : 0;
+        const size_t sbytes = L->sc[p] * es, rbytes = L->rc[p] * es;
+        /* pieces per direction: with tail, bytes / piece full ones and a short last one */
+        const size_t sn = tail ? sbytes / piece + 1 : (sbytes + piece - 1) / piece;
+        const size_t rn = tail ? rbytes / piece + 1 : (rbytes + piece - 1) / piece;
+        for (size_t i = 0, off = 0; i < HCCL_MAX(sn, rn); i++, off += piece) {
             hccl_xfer x[2];
             int nx = 0;
-            if (sl) {
-                if (swap) memcpy(ctx->scratch, out + off, sl);
-                x[nx++] = (hccl_xfer){HCCL_XFER_SEND, p, swap ? ctx->scratch : (void *)(out + off), sl};
+            if (i < sn) {
+                const size_t sl = HCCL_MIN(piece, sbytes - off);
+                if (swap && sl) memcpy(ctx->scratch, out + off, sl);
+                x[nx++] = (hccl_xfer){HCCL_XFER_SEND, p, !sl ? &empty : swap ? ctx->scratch : (void *)(out + off), sl};
             }
-            if (rl) x[nx++] = (hccl_xfer){HCCL_XFER_RECV, p, in + off, rl};
+            if (i < rn) {
+                const size_t rl = HCCL_MIN(piece, rbytes - off);
+                x[nx++] = (hccl_xfer){HCCL_XFER_RECV, p, rl ? in + off : &empty, rl};
+            }
             CHECK(ctx->net->exchange(ctx->net, x, nx));
         }
     }
@@ -123,11 +136,11 @@ HcclResult hccl_algo_pairwise_alltoall(hccl_algo_ctx *ctx, const hccl_op_args *a
     char *dst = a->recvbuf;
     const uint64_t sspan = L.sspan, rspan = L.rspan;
     const uintptr_t s0 = (uintptr_t)src, s1 = s0 + sspan * es, d0 = (uintptr_t)dst, d1 = d0 + rspan * es;
-    const int overlap = sspan && rspan && s0 < d1 && d0 < s1;
+    const int overlap = sspan && rspan && s0 < d1 && d0 < s1, tail = a->type == HCCL_OP_ALLTOALLV;
     if (!overlap) {
-        res = paired(ctx, &L, src, dst, es, 0);
+        res = paired(ctx, &L, src, dst, es, 0, tail);
     } else if (src == dst && L.same) {
-        res = paired(ctx, &L, dst, dst, es, 1);
+        res = paired(ctx, &L, dst, dst, es, 1, tail);
     } else {
         char *copy = hccl_malloc(sspan * es);
         if (!copy) {
@@ -135,7 +148,7 @@ HcclResult hccl_algo_pairwise_alltoall(hccl_algo_ctx *ctx, const hccl_op_args *a
             goto out;
         }
         memcpy(copy, src, sspan * es);
-        res = paired(ctx, &L, copy, dst, es, 0);
+        res = paired(ctx, &L, copy, dst, es, 0, tail);
         hccl_free(copy);
     }
 out:

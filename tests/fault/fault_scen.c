@@ -750,6 +750,8 @@ typedef enum {
     MM_REDUCE_ROOT,
     MM_BCAST_COUNT,
     MM_A2AV_COUNTS,
+    MM_A2AV_ZERO_SENT,
+    MM_A2AV_ZERO_EXPECTED,
     MM_AGV_COUNTS,
     MM_AGV_SAME_SUM,
     MM_RSV_COUNTS
@@ -800,6 +802,13 @@ static const mm_case mm_cases[] = {
     /* AlltoAllV whose counts disagree: rank 3 expects twice what rank 0 sends it (the
      * calls look the same; the report names the counts). */
     {MM_A2AV_COUNTS, "alltoallv_counts", "rank 0 sends 256 bytes to rank 3", "which expects 512 from it", 0, 64, 0},
+    /* The same where one side's block is empty: rank 0 sends rank 3 nothing where rank
+     * 3 expects 256 bytes, or 256 bytes where rank 3 expects none. The direct copies
+     * say `rank 0 sends 0 bytes to rank 3, which expects 256 from it`, TCP `rank 3
+     * expects 256 bytes from rank 0, which sent 0`; over TCP an empty block used to
+     * send nothing, so the surplus surfaced at op #3 as a skipped collective. */
+    {MM_A2AV_ZERO_SENT, "alltoallv_zero_sent", "expects 256", "rank 0", 0, 64, 0},
+    {MM_A2AV_ZERO_EXPECTED, "alltoallv_zero_expected", "expects 0", "256", 0, 64, 0},
     /* AllGatherV and ReduceScatterV, whose count arrays every rank must share, with
      * rank 3's different, at a size that takes the direct copies on one host and the
      * pipelined ring over TCP: rank 3 expects twice rank 0's block (ReduceScatterV:
@@ -862,14 +871,18 @@ static void mm_body(fault_ctx *c)
         hr = HcclReduce(b.dev_send, b.dev_recv, MM_COUNT, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, odd ? 1 : 0, c->comm,
                         c->stream);
         break;
-    case MM_A2AV_COUNTS: {
+    case MM_A2AV_COUNTS:
+    case MM_A2AV_ZERO_SENT:
+    case MM_A2AV_ZERO_EXPECTED: {
         uint64_t sc[MM_N], sd[MM_N], rc[MM_N], rd[MM_N];
         for (int j = 0; j < MM_N; j++) {
             sc[j] = rc[j] = cnt;
             sd[j] = (uint64_t)j * cnt;
             rd[j] = (uint64_t)j * 2 * cnt;
         }
-        if (odd) rc[0] = 2 * cnt;
+        if (odd && mc->kind == MM_A2AV_COUNTS) rc[0] = 2 * cnt;
+        if (c->rank == 0 && mc->kind == MM_A2AV_ZERO_SENT) sc[MM_ODD] = 0;
+        if (odd && mc->kind == MM_A2AV_ZERO_EXPECTED) rc[0] = 0;
         hr = HcclAlltoAllV(b.dev_send, sc, sd, HCCL_DATA_TYPE_FP32, b.dev_recv, rc, rd, HCCL_DATA_TYPE_FP32, c->comm,
                            c->stream);
         break;
@@ -901,7 +914,9 @@ static void mm_body(fault_ctx *c)
     /* Rank 0 acted as root and ranks 1-2 received its data: they learn at op #3. With
      * an extra root (rank 3 too), every rank may pass op #2. */
     int may_pass = ((mc->kind == MM_ROOT || mc->kind == MM_BCAST_COUNT) && !odd) || mc->kind == MM_ROOT_EXTRA ||
-                   (mc->kind == MM_REDUCE_ROOT && c->rank != 0); /* only rank 0 waits for rank 3 */
+                   (mc->kind == MM_REDUCE_ROOT && c->rank != 0) || /* only rank 0 waits for rank 3 */
+                   /* over TCP only rank 3 receives the odd message; the others learn at op #3 */
+                   ((mc->kind == MM_A2AV_ZERO_SENT || mc->kind == MM_A2AV_ZERO_EXPECTED) && !odd);
     if (rc == 0) {
         if (!may_pass)
             fault_fail(c, "op #2 succeeded although rank %d called %s and the others %s", MM_ODD, mc->odd_call,
