@@ -1021,9 +1021,11 @@ def all_to_all_v(output, input, output_counts, input_counts, output_displs=None,
     c, _ = _resolve(group)
     if c is None:
         return None
-    sd = list(input_displs) if input_displs is not None else _offsets(input_counts)
-    rd = list(output_displs) if output_displs is not None else _offsets(output_counts)
-    h = c.all_to_all_v(input, list(input_counts), sd, output, list(output_counts), rd, async_op)
+    sc = _ints("all_to_all_v", "input_counts", input_counts)
+    rc = _ints("all_to_all_v", "output_counts", output_counts)
+    sd = _ints("all_to_all_v", "input_displs", input_displs) if input_displs is not None else _offsets(sc)
+    rd = _ints("all_to_all_v", "output_displs", output_displs) if output_displs is not None else _offsets(rc)
+    h = c.all_to_all_v(input, sc, sd, output, rc, rd, async_op)
     return Work(h, None, [output]) if async_op else None
 
 

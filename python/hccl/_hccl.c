@@ -875,7 +875,8 @@ static int get_layout(PyObject *counts, PyObject *displs, uint32_t n, uint64_t *
                 return -1;
             }
             if (v < 0) {
-                PyErr_Format(PyExc_ValueError, "hccl %s: negative %s entry %lld", fn, what, v);
+                PyErr_Format(PyExc_ValueError, "hccl %s: %s %s[%u] (rank %u's block) is negative: %lld", fn, what,
+                             k ? "displacements" : "counts", i, i, v);
                 Py_DECREF(f);
                 return -1;
             }

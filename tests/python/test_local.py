@@ -128,6 +128,16 @@ def test_argument_errors(one):
         hccl.all_reduce(a, group=object())
     with pytest.raises(ValueError, match="exceeds the buffer"):
         hccl.all_to_all_v(np.zeros(2), np.zeros(2), [3], [2], group=one)
+    # a negative entry is named (counts or displacements, which entry); a count that is
+    # no int is refused before any offset is computed from it
+    with pytest.raises(ValueError, match=r"all_to_all_v: input displacements\[0\] \(rank 0's block\) is negative: -3"):
+        hccl.all_to_all_v(np.zeros(2), np.zeros(2), [2], [2], None, [-3], group=one)
+    with pytest.raises(ValueError, match=r"all_to_all_v: output counts\[0\] \(rank 0's block\) is negative: -1"):
+        hccl.all_to_all_v(np.zeros(2), np.zeros(2), [-1], [2], group=one)
+    with pytest.raises(TypeError, match=r"all_to_all_v: input_counts must be a sequence of ints, not \[1.5\]"):
+        hccl.all_to_all_v(np.zeros(2), np.zeros(2), [2], [1.5], group=one)
+    with pytest.raises(TypeError, match=r"all_to_all_v: output_counts must be a sequence of ints, not 'ab'"):
+        hccl.all_to_all_v(np.zeros(2), np.zeros(2), "ab", [2], group=one)
     # list forms: every entry as many elements of the same dtype as the tensor
     x = np.arange(4, dtype=np.float32)
     with pytest.raises(ValueError, match=r"tensor_list\[0\] has 3 elements, the tensor has 4"):
