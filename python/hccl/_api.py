@@ -289,7 +289,12 @@ def _make_error(code, opname, comm, peer, detail, warn=""):
         waited = sorted({int(x) for x in re.findall(r"rank (\d+)", lib.split("waiting for:", 1)[1])} - {me})
         if waited:
             peers, exact = [g(x) for x in waited], True
-    if code == E_TIMEOUT:
+    if lib and lib.startswith(_REFUSED):
+        # Refused at once: the timeout or failure was an earlier operation's (the
+        # library text names it), not this one's.
+        msg = "hccl %s refused on %s: the communicator failed earlier (%s); peers involved: %s" % (
+            opname, where, name, peers)
+    elif code == E_TIMEOUT:
         if len(peers) == 1:
             who = "rank %d" % peers[0]
         else:

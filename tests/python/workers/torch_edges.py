@@ -294,6 +294,9 @@ def refused(r):
         m = re.match(r"refused: the communicator failed earlier; the first failure, Send #\d+: (.*)",
                      e.library_message or "")
         assert m and "timed out" in m.group(1) and e.peers == [1], e
+        # the headline says it was refused (it said "timed out ... waiting for rank 1,
+        # which did not join this collective", as if the all_reduce itself had)
+        assert str(e).startswith("hccl all_reduce refused on rank 0 (of 2): the communicator failed earlier"), e
         first = m.group(1)
     try:
         w.wait()
@@ -344,7 +347,7 @@ def ddpfail(r):
             fut.wait()
             raise AssertionError("a callback on a failed Work's future got a value")
         except RuntimeError as e:
-            assert "hccl all_reduce failed" in str(e), e
+            assert "hccl all_reduce refused on rank" in str(e), e  # the communicator failed earlier
     C.ok("a failed DDP all-reduce raises")
     C.report(r)
 
