@@ -302,7 +302,7 @@ def _make_error(code, opname, comm, peer, detail, warn=""):
         msg = ("hccl %s timed out on %s after HCCL_EXEC_TIMEOUT=%s s waiting for %s, which did not join "
                "this %s (it skipped it, or is stuck in another call) (%s)"
                % (opname, where, _exec_timeout_of(comm), who,
-                  "transfer" if opname in ("send", "recv") else "collective", name))
+                  "transfer" if opname in ("send", "recv", "batch_isend_irecv") else "collective", name))
     else:
         msg = "hccl %s failed on %s: %s (%s); peers involved: %s" % (opname, where, text, name, peers)
     if lib:

@@ -39,6 +39,12 @@ def test_refused_operation_names_the_first_failure():
     assert r.out.count("1 checks passed") == 2, r
 
 
+def test_batch_timeout_calls_it_a_transfer():
+    # a batch_isend_irecv whose peer never came "did not join this collective"
+    r = launch.run(2, launch.worker("torch_edges.py"), "batchtimeout", timeout=120)
+    assert r.out.count("1 checks passed") == 2, r
+
+
 def test_mismatched_all_to_all_splits_give_the_reason():
     r = launch.run(2, launch.worker("torch_edges.py"), "mismatch", timeout=120)
     assert r.out.count("1 checks passed") == 2, r

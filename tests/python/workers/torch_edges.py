@@ -24,6 +24,9 @@ mode "edges" (2 ranks):
 mode "noarrive" (3 ranks, HCCL_CONNECT_TIMEOUT unset): rank 2 never creates the
   group; rank 0's init fails within about the group's timeout (3 s) with an HcclError
   whose peers include rank 2 and whose message names it.
+mode "batchtimeout" (2 ranks, group timeout 2 s): rank 0's batch_isend_irecv receives
+  from rank 1, which never sends: the Work's error names rank 1 as missing from "this
+  transfer" (it said "this collective").
 mode "mismatch" (2 ranks): all_to_all_single whose split sizes disagree between the
   ranks fails on both with the algorithm's reason in the library message (rank 0's
   own refusal; rank 1: rank 0 aborted, with that reason), not a bare "parameter error".
@@ -307,6 +310,22 @@ def refused(r):
     C.report(r)
 
 
+def batchtimeout(r):
+    dist.init_process_group("hccl", timeout=timedelta(seconds=2))
+    if r == 0:
+        ws = dist.batch_isend_irecv([dist.P2POp(dist.irecv, torch.zeros(2), 1)])
+        try:
+            ws[0].wait()
+            raise AssertionError("a batch whose peer never sent completed")
+        except hccl.HcclError as e:
+            assert e.code_name == "HCCL_E_TIMEOUT" and e.peers == [1], e
+            assert "waiting for rank 1, which did not join this transfer" in str(e), e
+    else:
+        time.sleep(3.5)
+    C.ok("batch timeout")
+    C.report(r)
+
+
 def mismatch(r):
     dist.init_process_group("hccl", timeout=timedelta(seconds=10))
     # rank 0 expects 2 elements from itself but sends itself 1: the ranks' split sizes
@@ -481,6 +500,8 @@ def main():
         return mismatch(int(os.environ["RANK"]))
     if sys.argv[1] == "noarrive":
         return noarrive(int(os.environ["RANK"]))
+    if sys.argv[1] == "batchtimeout":
+        return batchtimeout(int(os.environ["RANK"]))
     if sys.argv[1] == "refused":
         return refused(int(os.environ["RANK"]))
     dist.init_process_group("hccl", timeout=timedelta(seconds=30))
