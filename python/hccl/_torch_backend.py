@@ -257,6 +257,15 @@ def _dense(t):
 _staged = _dense
 
 
+def _copy_into(view, buf):
+    """view.copy_(buf) outside autograd: the collective writes memory as gloo does,
+    also into a view of a tensor that requires grad (a transposed nn.Parameter), where
+    an in-place copy under autograd raises. no_grad is per thread: the copy may run in
+    the thread that waits or in the group's completion thread."""
+    with torch.no_grad():
+        view.copy_(buf)
+
+
 def _land(work, view, buf):
     """The result in buf goes into the caller's strided view: at once when the
     operation ran synchronously (work is None), else when its hccl.Work finishes
@@ -264,7 +273,7 @@ def _land(work, view, buf):
     if view is buf:
         return work
     if work is None:
-        view.copy_(buf)
+        _copy_into(view, buf)
         return None
     post = work._post
     work._post = None  # the new Work runs it (and the old one, dropped, must not wait)
@@ -272,7 +281,7 @@ def _land(work, view, buf):
     def copy_back():
         if post is not None:
             post()
-        view.copy_(buf)
+        _copy_into(view, buf)
     return _api.Work(work._h, copy_back, work._outputs)
 
 
@@ -674,7 +683,7 @@ class ProcessGroupHCCL(_BasePG):
         if staged:
             def post():
                 for t, b in staged:
-                    t.copy_(b)
+                    _copy_into(t, b)
         work = _api.Work(h, post, [t for _, _, _, _, t in items])
         for _, _, _, w, _ in items:
             w._pending_batch = False

@@ -53,7 +53,9 @@ mode "strided" (2 ranks): non-contiguous tensors (transposed views, slices with 
   work as with gloo, and the results land in the caller's view: all_reduce (inline,
   async, coalesced), broadcast, reduce, all_gather (list, coalesced and into a tensor),
   reduce_scatter_tensor, scatter, all_to_all_single, send/recv and batch_isend_irecv
-  (they raised "output is not contiguous"; the memory around a slice stays as it was).
+  (they raised "output is not contiguous"; the memory around a slice stays as it was),
+  also views of an nn.Parameter (broadcast, all_reduce inline and async, a batch's
+  irecv), which raised autograd's in-place error after the operation had run.
 mode "interrupt" (2 ranks, group timeout 60 s): rank 0 gets SIGINT 1 s into a
   blocking dist.all_reduce that rank 1 has not joined: KeyboardInterrupt within 2.5 s
   (the library's interrupt check, HcclSetInterruptCheck), the communicator has failed
@@ -482,6 +484,25 @@ def strided(r):
     for w in dist.batch_isend_irecv(ops):
         w.wait()
     assert torch.equal(rv, grid(1 - r)), rv
+    # views of a tensor that requires grad (a transposed nn.Parameter), as gloo takes
+    # them: the copy into the view raised "a view of a leaf Variable that requires grad
+    # is being used in an in-place operation" after the operation had run
+    for mode in ("inline", "async"):
+        p = torch.nn.Parameter(grid(r))
+        w = dist.broadcast(p.t(), src=1, async_op=mode == "async")
+        if w is not None:
+            w.wait()
+        assert torch.equal(p.detach(), grid(1)) and p.requires_grad, (mode, p)
+        p = torch.nn.Parameter(grid(r))
+        w = dist.all_reduce(p.t(), async_op=mode == "async")
+        if w is not None:
+            w.wait()
+        assert torch.equal(p.detach(), grid(0) + grid(1)), (mode, p)
+    p = torch.nn.Parameter(torch.zeros(3, 4))
+    ops = [dist.P2POp(dist.isend, grid(r).t(), 1 - r), dist.P2POp(dist.irecv, p.t(), 1 - r)]
+    for w in dist.batch_isend_irecv(ops):
+        w.wait()
+    assert torch.equal(p.detach(), grid(1 - r)), p
     dist.destroy_process_group()
     C.ok("strided views as outputs and inputs")
     C.report(r)
