@@ -647,16 +647,19 @@ class ProcessGroupHCCL(_BasePG):
     # -- point to point (coalesced into one HcclBatchSendRecv inside batch_isend_irecv)
     def _p2p(self, tensors, peer, is_recv):
         t = _one(tensors, "recv" if is_recv else "send")
-        b = _staged(t)  # a send's strided view is only read: a copy is all it needs
+        # A complex tensor moves as its (real, imag) pairs, as gloo's send/recv move it
+        # (HCCL has no complex type; nothing is computed on it).
+        v = torch.view_as_real(t) if t.is_complex() else t
+        b = _staged(v)  # a send's strided view is only read: a copy is all it needs
         if self._coalesced is not None:
             # A Work of its own (not the shared one of inline operations): _end_coalescing
             # binds it to this batch, and its future must wait for this batch.
             w = WorkHCCL(self, None, [t])
             w._pending_batch = True
-            self._coalesced.append((is_recv, b, peer, w, t))
+            self._coalesced.append((is_recv, b, peer, w, v))
             return w
         if is_recv:
-            return self._work(_land(_api.Work(self.comm.recv(b, peer, True), None, [b]), t, b), [t])
+            return self._work(_land(_api.Work(self.comm.recv(b, peer, True), None, [b]), v, b), [t])
         return self._work(_api.Work(self.comm.send(b, peer, True), None, [b]), [t])
 
     def send(self, tensors, dstRank, tag=0):

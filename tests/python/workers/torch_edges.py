@@ -8,7 +8,8 @@ mode "edges" (2 ranks):
     bfloat16 and int32 (floor division), for all_reduce and reduce_scatter_tensor;
   - a list-form all_gather's list is filled once is_completed() says True, and a
     dropped one's (and a dropped gather's) once a later operation of the group is done;
-  - batch_isend_irecv on one rank matches plain send/recv on the other;
+  - batch_isend_irecv on one rank matches plain send/recv on the other; complex64 and
+    complex128 tensors go through send/recv (into a strided view too) and a batch;
   - the future of a batch's request waits for that batch (rank 1 sends 0.5 s late),
     not for an earlier batch;
   - groups that used get_future() leave no thread or communicator behind when
@@ -138,6 +139,25 @@ def p2p_kinds(r):
         for w in dist.batch_isend_irecv([dist.P2POp(dist.isend, x, 0)]):
             w.wait()
     assert o.tolist() == [10.0, 11.0, 12.0], o
+    # complex tensors, as gloo sends them (they raised "dtype torch.complex64, which HCCL
+    # does not support"): plain, a strided view, and in a batch
+    z = torch.tensor([1 + 2j, 3 - 1j, -5j, 7 + 0j])
+    for dt in (torch.complex64, torch.complex128):
+        got, grid = torch.zeros(4, dtype=dt), torch.zeros(2, 4, dtype=dt)
+        batch = torch.zeros(4, dtype=dt)
+        if r == 0:
+            dist.send(z.to(dt), 1)
+            dist.send(z.to(dt)[:2] * 2, 1)
+        else:
+            dist.recv(got, 0)
+            dist.recv(grid[:, 1], 0)  # rows 0 and 1 of column 1: elements 0 and 1 of the message
+        w = dist.batch_isend_irecv([dist.P2POp(dist.isend, z.to(dt) * (r + 3), 1 - r),
+                                    dist.P2POp(dist.irecv, batch, 1 - r)])
+        for x in w:
+            x.wait()
+        assert r == 0 or (torch.equal(got, z.to(dt)) and grid[:, 1].tolist() == [2 + 4j, 6 - 2j]
+                          and grid[:, [0, 2, 3]].abs().sum() == 0), (got, grid)
+        assert torch.equal(batch, z.to(dt) * (4 - r)), batch
     C.ok("batch vs plain p2p")
 
 
