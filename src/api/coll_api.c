@@ -498,17 +498,33 @@ HcclResult HcclBarrier(HcclComm comm, aclrtStream stream)
     return finish(HCCL_SUCCESS, c, a);
 }
 
-static HcclResult check_item(const char *fn, const HcclSendRecvItem *it, uint32_t i, const api_comm *c)
+/* An item of a BatchSendRecv (bufname NULL: the messages name it "item i" and its
+ * fields), or the arguments of a Send or Recv (named bufname and rankname). */
+static HcclResult check_item(const char *fn, const HcclSendRecvItem *it, uint32_t i, const api_comm *c,
+                             const char *bufname, const char *rankname)
 {
-    size_t size = 0;
+    size_t size = hccl_dtype_size(it->dataType);
+    uint64_t bytes;
     if (it->sendRecvType != HCCL_SEND && it->sendRecvType != HCCL_RECV) {
         HCCL_WARN(COLL, "%s: item %u has an unknown sendRecvType %d", fn, i, (int)it->sendRecvType);
         return HCCL_E_PARA;
     }
+    if (size && !__builtin_mul_overflow(it->count, (uint64_t)size, &bytes) && bytes < (1ull << 62) &&
+        (it->buf || !it->count) && it->remoteRank < c->nranks)
+        return HCCL_SUCCESS;
+    /* A failure: the checks again, with messages that say which item. */
+    char where[96];
+    if (!bufname) {
+        snprintf(where, sizeof where, "%s: item %u (%s rank %u)", fn, i,
+                 it->sendRecvType == HCCL_SEND ? "send to" : "receive from", it->remoteRank);
+        fn = where;
+        bufname = "buf";
+        rankname = "remoteRank";
+    }
     CHECK(hccl_api_dtype(fn, it->dataType, &size));
     CHECK(hccl_api_bytes(fn, it->count, size, 1, "count"));
-    CHECK(hccl_api_ptr(fn, it->buf, it->count, "buf"));
-    CHECK(hccl_api_rank(fn, it->remoteRank, c->nranks, "remoteRank"));
+    CHECK(hccl_api_ptr(fn, it->buf, it->count, bufname));
+    CHECK(hccl_api_rank(fn, it->remoteRank, c->nranks, rankname));
     return HCCL_SUCCESS;
 }
 
@@ -519,7 +535,8 @@ static HcclResult p2p(const char *fn, HcclSendRecvType dir, void *buf, uint64_t 
     hccl_op_args *a, local;
     CHECK(begin(fn, comm, dir == HCCL_SEND ? HCCL_OP_SEND : HCCL_OP_RECV, count, stream, &local, c, &a));
     HcclSendRecvItem it = {dir, buf, count, dt, peer};
-    HcclResult res = check_item(fn, &it, 0, c);
+    HcclResult res = check_item(fn, &it, 0, c, dir == HCCL_SEND ? "sendBuf" : "recvBuf",
+                                dir == HCCL_SEND ? "destRank" : "srcRank");
     if (res == HCCL_SUCCESS && peer == c->rank && !hccl_api_group_active()) {
         HCCL_WARN(COLL, "%s: rank %u cannot %s itself outside a group (it would wait forever)", fn, peer,
                   dir == HCCL_SEND ? "send to" : "receive from");
@@ -562,7 +579,7 @@ HcclResult HcclBatchSendRecv(HcclSendRecvItem *sendRecvInfo, uint32_t itemNum, H
         HCCL_WARN(COLL, "%s: sendRecvInfo is NULL (itemNum %u)", fn, itemNum);
         res = HCCL_E_PTR;
     }
-    for (uint32_t i = 0; res == HCCL_SUCCESS && i < itemNum; i++) res = check_item(fn, &sendRecvInfo[i], i, c);
+    for (uint32_t i = 0; res == HCCL_SUCCESS && i < itemNum; i++) res = check_item(fn, &sendRecvInfo[i], i, c, NULL, NULL);
     if (res == HCCL_SUCCESS) res = hccl_api_self_pairs(fn, sendRecvInfo, itemNum, c->rank);
     if (res == HCCL_SUCCESS) res = hccl_api_batch_overlap(fn, sendRecvInfo, itemNum, c->rank);
     if (res == HCCL_SUCCESS) {

@@ -192,6 +192,14 @@ static void rank_bad(conf_ctx *ctx)
     BAD(ctx, PARA, HcclSend(s, 4, I32, n, comm, st));
     BAD(ctx, PARA, HcclRecv(r, 4, I32, n, comm, st));
     BAD(ctx, PARA, HcclSend(s, 4, I32, UINT32_MAX, comm, st));
+    /* the messages name the parameters of the call, not the fields of an item */
+    BAD(ctx, PARA, HcclRecv(r, 4, I32, n, comm, st));
+    if (!strstr(HcclGetLastErrorMessage(), "HcclRecv: srcRank"))
+        conf_fail(ctx, "HcclGetLastErrorMessage() after a Recv from a rank out of range: \"%s\"",
+                  HcclGetLastErrorMessage());
+    BAD(ctx, PTR, HcclSend(NULL, 4, I32, 0, comm, st));
+    if (!strstr(HcclGetLastErrorMessage(), "HcclSend: sendBuf is NULL"))
+        conf_fail(ctx, "HcclGetLastErrorMessage() after a Send of NULL: \"%s\"", HcclGetLastErrorMessage());
     /* byte sizes that overflow */
     BAD(ctx, PARA, HcclAllReduce(s, r, UINT64_MAX / 2, HCCL_DATA_TYPE_FP32, SUM, comm, st));
     BAD(ctx, PARA, HcclAllReduce(s, r, UINT64_MAX, HCCL_DATA_TYPE_INT8, SUM, comm, st));
@@ -238,6 +246,24 @@ static void rank_bad(conf_ctx *ctx)
         it.dataType = I32;
         it.buf = NULL;
         BAD(ctx, PTR, HcclBatchSendRecv(&it, 1, comm, st));
+        /* a bad item among good ones: the message says which */
+        {
+            HcclSendRecvItem two[2] = {{HCCL_SEND, s, 4, I32, 0}, {HCCL_RECV, r, 4, (HcclDataType)99, 0}};
+            BAD(ctx, PARA, HcclBatchSendRecv(two, 2, comm, st));
+            if (!strstr(HcclGetLastErrorMessage(), "item 1") || !strstr(HcclGetLastErrorMessage(), "99"))
+                conf_fail(ctx, "HcclGetLastErrorMessage() after a bad dtype in item 1: \"%s\"",
+                          HcclGetLastErrorMessage());
+            two[1] = (HcclSendRecvItem){HCCL_RECV, NULL, 4, I32, 0};
+            BAD(ctx, PTR, HcclBatchSendRecv(two, 2, comm, st));
+            if (!strstr(HcclGetLastErrorMessage(), "item 1"))
+                conf_fail(ctx, "HcclGetLastErrorMessage() after a NULL buf in item 1: \"%s\"",
+                          HcclGetLastErrorMessage());
+            two[1] = (HcclSendRecvItem){HCCL_RECV, r, 4, I32, n};
+            BAD(ctx, PARA, HcclBatchSendRecv(two, 2, comm, st));
+            if (!strstr(HcclGetLastErrorMessage(), "item 1"))
+                conf_fail(ctx, "HcclGetLastErrorMessage() after a peer out of range in item 1: \"%s\"",
+                          HcclGetLastErrorMessage());
+        }
         /* items to this rank itself: a send with no receive, a receive with no send,
          * a pair of different sizes (refused at the call: nothing queued) */
         uint32_t me = (uint32_t)ctx->rank;
