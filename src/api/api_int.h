@@ -44,5 +44,8 @@ HcclResult hccl_api_group_add(hccl_comm *c, aclrtStream stream, const HcclSendRe
  * it and reports its failure); NULL when none can be made (the operation then runs
  * at once, as outside a group). */
 aclrtStream hccl_api_group_stream(hccl_comm *c);
+/* An operation of c other than Send and Recv queued on stream (not NULL) inside a
+ * group: c's point-to-point batch at HcclGroupEnd runs after it (group.c). */
+void hccl_api_group_note_stream(hccl_comm *c, aclrtStream stream);
 
 #endif

@@ -70,9 +70,12 @@ static HcclResult begin(const char *fn, HcclComm comm, hccl_op_type type, uint64
     }
     /* Inside a group, an operation on the NULL stream (not a Send or Recv: the group
      * collects those) is queued on a stream of the group's, which HcclGroupEnd waits
-     * for: one thread may drive several communicators' ranks (group.c). */
-    if (!stream && c->comm && type != HCCL_OP_SEND && type != HCCL_OP_RECV && hccl_api_group_active())
-        stream = hccl_api_group_stream(c->comm);
+     * for: one thread may drive several communicators' ranks (group.c); one on a
+     * stream is noted, for the group's point-to-point batch to follow it. */
+    if (c->comm && type != HCCL_OP_SEND && type != HCCL_OP_RECV && hccl_api_group_active()) {
+        if (!stream) stream = hccl_api_group_stream(c->comm);
+        else hccl_api_group_note_stream(c->comm, stream);
+    }
     c->stream = stream;
     if (!stream || !c->comm) {
         hccl_zero_small(local, sizeof *local);

@@ -5,7 +5,10 @@
  * completes without deadlock, as with NCCL groups. Calls of one communicator on
  * several streams join them, as NCCL's do: the batch runs on the first stream named
  * after the work queued before it on the others (their events), and the others'
- * later work waits for the batch; with the NULL stream among them, the others are
+ * later work waits for the batch (the others include the streams of the
+ * communicator's other operations queued on a stream inside the group: run beside
+ * them, the batch would take the communicator first on one rank and second on
+ * another); with the NULL stream among them, the others are
  * synchronized and the batch runs before HcclGroupEnd returns: alone in the calling
  * thread, or, when the group has batches of several communicators, on a stream of its
  * own that HcclGroupEnd synchronizes after issuing them all (one thread driving the
@@ -78,6 +81,29 @@ aclrtStream hccl_api_group_stream(hccl_comm *c)
     hccl_comm_retain(c);
     group_streams[group_nstreams++] = (group_stream){c, s};
     return s;
+}
+
+/* The streams on which operations other than Send and Recv were queued inside the
+ * group, per communicator (no reference: only compared with a communicator that
+ * HcclGroupEnd holds). */
+static __thread group_stream *group_coll_streams;
+static __thread uint32_t group_ncoll, group_coll_cap;
+
+void hccl_api_group_note_stream(hccl_comm *c, aclrtStream stream)
+{
+    for (uint32_t i = 0; i < group_ncoll; i++)
+        if (group_coll_streams[i].comm == c && group_coll_streams[i].stream == stream) return;
+    group_stream *g = hccl_grow(group_coll_streams, &group_coll_cap, group_ncoll, sizeof *g, 8);
+    if (!g) return; /* then the batch may run beside it, as before */
+    group_coll_streams = g;
+    group_coll_streams[group_ncoll++] = (group_stream){c, stream};
+}
+
+static uint32_t coll_streams_of(const hccl_comm *c)
+{
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < group_ncoll; i++) k += group_coll_streams[i].comm == c;
+    return k;
 }
 
 /* Wait for stream s of communicator c at HcclGroupEnd: the group's result, unless an
@@ -182,7 +208,10 @@ HcclResult HcclGroupEnd(void)
             if (group_ops[j].comm == c) n++;
         hccl_op_args *a = hccl_calloc(1, sizeof *a);
         HcclSendRecvItem *items = hccl_malloc(sizeof *items * n);
-        aclrtStream *streams = hccl_malloc(sizeof *streams * n); /* [0]: the batch's */
+        /* [0]: the batch's; then the calls' other streams and those of c's other
+         * operations in the group (the batch follows them: on their own streams
+         * they would run beside it, in either order on each rank) */
+        aclrtStream *streams = hccl_malloc(sizeof *streams * (n + coll_streams_of(c)));
         if (!a || !items || !streams) {
             hccl_free(a);
             hccl_free(items);
@@ -208,6 +237,11 @@ HcclResult HcclGroupEnd(void)
             }
             group_ops[j].comm = NULL;
             if (j != i) hccl_comm_release(c);
+        }
+        for (uint32_t q, g = 0; streams && g < group_ncoll; g++) {
+            if (group_coll_streams[g].comm != c) continue;
+            for (q = 0; q < ns && streams[q] != group_coll_streams[g].stream; q++) {}
+            if (q == ns) streams[ns++] = group_coll_streams[g].stream;
         }
         HcclResult self = a && items ? hccl_api_self_pairs("HcclGroupEnd", items, n, c->rank) : HCCL_SUCCESS;
         if (self == HCCL_SUCCESS && a && items) self = hccl_api_batch_overlap("HcclGroupEnd", items, n, c->rank);
@@ -243,6 +277,9 @@ HcclResult HcclGroupEnd(void)
     hccl_free(group_streams);
     group_streams = NULL;
     group_nstreams = group_streams_cap = 0;
+    hccl_free(group_coll_streams);
+    group_coll_streams = NULL;
+    group_ncoll = group_coll_cap = 0;
     group_n = 0;
     hccl_free(group_ops);
     group_ops = NULL;

@@ -12,7 +12,8 @@
  *           every rank sends first (the group must not run them one by one); and (from
  *           the multicomm suite) a group over two communicators, listed in another
  *           order on odd ranks; a group whose sends are on one stream (or the NULL
- *           stream) and whose receives are on another, 4 MiB each.
+ *           stream) and whose receives are on another, 4 MiB each; a group of an
+ *           AllReduce on the stream and a Send/Recv ring on the NULL stream.
  *   mixed:  a Send received by a BatchSendRecv item and a BatchSendRecv send item
  *           received by a Recv, with other dtypes on each side (bytes match).
  *   barrier: each rank bumps a counter in shared memory, then HcclBarrier; after the
@@ -290,6 +291,22 @@ static void groups(P *p)
             conf_batch_run(p->b);
         }
         aclrtDestroyStream(s2);
+    }
+    /* An AllReduce on the stream, then a Send/Recv ring on the NULL stream, in one
+     * group: the ring (run by HcclGroupEnd) must follow the AllReduce on every rank,
+     * not run beside it in whichever order each rank's threads take them (8 times:
+     * it deadlocked in some runs only). */
+    for (int k = 0; n > 1 && k < 8 && ctx->fails == 0; k++) {
+        conf_step(ctx, "HcclGroupStart + AllReduce on the stream + Send/Recv ring on the NULL stream + HcclGroupEnd "
+                  "(%d of 8)", k + 1);
+        p->b = conf_batch_new(ctx);
+        if (conf_ok(ctx, HcclGroupStart(), "HcclGroupStart")) {
+            queue_allreduce(p, 1u << 20, 1100 + k, "AllReduce on the stream in a group with NULL-stream Send/Recv");
+            send_s(p, ctx->comm, NULL, HCCL_DATA_TYPE_INT32, 1000, (p->r + 1) % n, 430 + (uint64_t)k);
+            recv_s(p, ctx->comm, NULL, HCCL_DATA_TYPE_INT32, 1000, (p->r + n - 1) % n, 430 + (uint64_t)k);
+            conf_ok(ctx, HcclGroupEnd(), "HcclGroupEnd");
+        }
+        conf_batch_run(p->b);
     }
     return;
 out:
