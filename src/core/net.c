@@ -512,6 +512,15 @@ static HcclResult mismatch(hccl_netimpl *n, hccl_xfer *x, xstate *s)
                         s->want.seq, mine, n->rank, hccl_algo_id_name((hccl_algo_id)(n->fp.algo - 1), n->fp.op),
                         x->peer, at(n, x->peer), hccl_algo_id_name((hccl_algo_id)(f.algo - 1), f.op));
     }
+    if (!n->fp.p2p && f.p2p)
+        /* The peer's point-to-point message came first: the peer may well have called
+         * this collective too, after a send that nothing here received. */
+        return fail(n, HCCL_E_PARA,
+                    "operation mismatch at op #%u: rank %u called %s, but rank %u%s sent it a point-to-point message "
+                    "of %llu bytes first, which no receive on rank %u took (a Send or BatchSendRecv send item without "
+                    "its matching receive, or a collective where rank %u called a point-to-point transfer)",
+                    s->want.seq, n->rank, mine, x->peer, at(n, x->peer), (unsigned long long)s->hdr.len, n->rank,
+                    x->peer);
     return fail(n, HCCL_E_PARA, "operation mismatch at op #%u: rank %u called %s, rank %u%s called %s", s->want.seq,
                 n->rank, n->fp.p2p ? "a point-to-point transfer" : mine, x->peer, at(n, x->peer), theirs);
 }

@@ -374,9 +374,31 @@ static void p2p_timeout_batch(fault_ctx *c, fault_bufs *b)
     atomic_fetch_add(&g_sh->flag[1], 1);
 }
 
+/* --case unreceived (over TCP): rank 0 sends rank 2 a message rank 2 never receives,
+ * then every rank calls op #2 Barrier (rank 2 hears from every rank in it): rank 2
+ * finds the message first and must say that rank 0 sent it, not that rank 0 called a
+ * point-to-point transfer at op #2. */
+static void p2p_unreceived(fault_ctx *c, fault_bufs *b)
+{
+    if (c->rank == 0) {
+        fault_step(c, "Send of 16 bytes to rank 2 (which never receives it)");
+        FCHECK(c, HcclSend(b->dev_send, 4, HCCL_DATA_TYPE_FP32, 2, c->comm, NULL) == HCCL_SUCCESS,
+               "the eager Send failed");
+    }
+    fault_step(c, "op #2 Barrier");
+    HcclResult rc = HcclBarrier(c->comm, NULL);
+    FCHECK(c, rc != HCCL_SUCCESS || c->rank != 2, "op #2 succeeded although rank 2 did not receive rank 0's message");
+}
+
 static void p2p_timeout_body(fault_ctx *c)
 {
     fault_bufs b;
+    if (g_p2p_stalled == 4) {
+        if (join_with_timeout(c, 10, &b) != 0) return;
+        p2p_unreceived(c, &b);
+        fault_bufs_free(&b);
+        return;
+    }
     if (g_p2p_stalled == 3) {
         if (join_with_timeout(c, c->rank == 0 ? 1 : 0, &b) != 0) return;
         p2p_timeout_batch(c, &b);
@@ -406,6 +428,7 @@ int scen_p2p_timeout(int argc, char **argv)
             g_p2p_stalled = !strcmp(argv[i + 1], "stalled")        ? 1
                             : !strcmp(argv[i + 1], "stalled_none") ? 2
                             : !strcmp(argv[i + 1], "batch")        ? 3
+                            : !strcmp(argv[i + 1], "unreceived")   ? 4
                                                                    : 0;
     if (HcclGetRootInfo(&g_sh->root) != HCCL_SUCCESS) {
         fault_fail(NULL, "HcclGetRootInfo failed");
@@ -414,6 +437,15 @@ int scen_p2p_timeout(int argc, char **argv)
     fault_job job = {.name = "p2p_timeout", .nranks = 3, .init = INIT_NONE, .body = p2p_timeout_body,
                      .watchdog_s = 40};
     fault_run(&job);
+    if (g_p2p_stalled == 4) {
+        FCHECK(NULL,
+               fault_output_has(2, "WARN", "op #2", "rank 0", "sent it a point-to-point message of 16 bytes first",
+                                NULL),
+               "rank 2 printed no WARN line saying that rank 0 sent it a point-to-point message it never received");
+        FCHECK(NULL, !fault_output_has(2, "WARN", "rank 0 called point-to-point", NULL),
+               "rank 2 said that rank 0 called a point-to-point transfer at op #2 (it called the Barrier)");
+        return 0;
+    }
     if (g_p2p_stalled == 3) {
         FCHECK(NULL,
                fault_output_has(0, "WARN", "point-to-point transfer timed out (HCCL_EXEC_TIMEOUT) on rank 0",
