@@ -179,7 +179,8 @@ HcclResult hccl_algo_hier_allgather(hccl_algo_ctx *ctx, const hccl_op_args *a)
     size_t es = hccl_dtype_size(a->dtype), blk = (size_t)a->count * es;
     uint32_t n = ctx->nranks, me = ctx->host_of[ctx->rank], leader = g.leaders[me];
     uint64_t *cd = hccl_malloc(sizeof(uint64_t) * 2 * g.nhost);
-    hccl_xfer *x = hccl_malloc(sizeof(hccl_xfer) * 2 * n);
+    /* Step 2: this host's blocks go to every other leader, and the other hosts' come in. */
+    hccl_xfer *x = hccl_malloc(sizeof(hccl_xfer) * ((size_t)(ctx->nhosts - 1) * g.nhost + n));
     if (!cd || !x) res = HCCL_E_MEMORY;
     group_net gn;
     hccl_algo_ctx hc;

@@ -648,15 +648,19 @@ static void test_direct(void)
 
 /* Hierarchical allreduce, broadcast, allgather and reduce-scatter over simulated hosts, with and without direct
  * copies inside hosts, against the serial result; also with each network algorithm forced (for the leaders'
- * step), and one rank per host (the network algorithms throughout). */
+ * step), and one rank per host (the network algorithms throughout). Uneven hosts too (3+1, 1+3, 2+3 interleaved,
+ * 1+1+1+2, 3+1+1+1+1: the leaders' AllGather exchange with more hosts than ranks per host). */
 static void test_hier(void)
 {
     static const uint32_t l3[] = {0, 0, 1}, l4[] = {0, 0, 1, 1}, l5[] = {0, 1, 0, 1, 1}, l6[] = {0, 0, 0, 1, 1, 2},
-                          l8[] = {0, 1, 2, 3, 0, 1, 2, 3}, l5f[] = {0, 1, 2, 3, 4};
+                          l8[] = {0, 1, 2, 3, 0, 1, 2, 3}, l5f[] = {0, 1, 2, 3, 4},
+                          l31[] = {0, 0, 0, 1}, l13[] = {0, 1, 1, 1}, l23[] = {0, 1, 1, 0, 1}, l1112[] = {0, 1, 2, 3, 3},
+                          l7[] = {0, 0, 0, 1, 2, 3, 4};
     static const struct {
         const uint32_t *host_of;
         uint32_t n, nhosts;
-    } layouts[] = {{l3, 3, 2}, {l4, 4, 2}, {l5, 5, 2}, {l6, 6, 3}, {l8, 8, 4}, {l5f, 5, 5}};
+    } layouts[] = {{l3, 3, 2}, {l4, 4, 2}, {l5, 5, 2}, {l6, 6, 3}, {l8, 8, 4}, {l5f, 5, 5},
+                   {l31, 4, 2}, {l13, 4, 2}, {l23, 5, 2}, {l1112, 5, 4}, {l7, 7, 5}};
     static const int forces[] = {0, HCCL_ALGO_FORCED(HCCL_ALGO_HD), HCCL_ALGO_FORCED(HCCL_ALGO_BRUCK),
                                  HCCL_ALGO_FORCED(HCCL_ALGO_CHAIN)};
     for (int step = 0; step < 8; step++) {
