@@ -26,7 +26,7 @@
 set -u
 
 SCENARIOS="ranktable_v10_2x2 ranktable_v12_3x1 rootinfo_ifname_2x2 rootinfo_ifip_3x1 hcclrun_2x2 hostname_2x2
-mpirun_2x2 ipv6_2x2 ipv6_mismatch_2x1 linkdown_2x2 linkflap_2x2 nconn_2x2"
+mpirun_2x2 ipv6_2x2 ipv6_mismatch_2x1 linkdown_2x2 linkflap_2x2 nconn_2x2 uneven_4x"
 TOOLS="measure_nconn" # not tests: measurements (see sc_measure_nconn)
 SCENARIO=${1:-}
 if [ "$SCENARIO" = list ]; then
@@ -160,14 +160,17 @@ start_on() {
 }
 
 # launch_ranks NHOSTS PER_HOST netns_rank-args... ; RANK_ENV (a function name, optional)
-# prints extra VAR=value words for "rank host".
+# prints extra VAR=value words for "rank host"; HOST_OF (an array, optional): the host of
+# each rank instead (uneven hosts, ranks of a host not contiguous), PER_HOST unused.
 launch_ranks() {
     local nh=$1 per=$2
     shift 2
     local n=$((nh * per)) v=()
+    [ -n "${HOST_OF+x}" ] && n=${#HOST_OF[@]}
     [ "${NETNS_VERBOSE:-0}" = 1 ] && v=(-v)
     for ((r = 0; r < n; r++)); do
-        local h=$((r / per + 1)) extra=()
+        local h extra=()
+        if [ -n "${HOST_OF+x}" ]; then h=${HOST_OF[$r]}; else h=$((r / per + 1)); fi
         [ -n "${RANK_ENV:-}" ] && read -r -a extra <<<"$($RANK_ENV $r $h)"
         start_on $h "rank$r" env "${extra[@]}" "$NETNS_RANK" --rank $r --nranks $n --shared "$TMP/shared" \
             --timeout $RANK_TIMEOUT "${v[@]}" "$@"
@@ -331,6 +334,18 @@ sc_rootinfo_ifname_2x2() {
         done
     done
     [ $FAILED = 0 ] && echo "netns: every rank used shared memory inside its host and the hierarchical AllReduce, AllGather, ReduceScatter and Broadcast"
+}
+
+# Uneven hosts, one of them with ranks far apart in rank order: host1 has ranks 0, 2, 4
+# and 6, hosts 2, 3 and 4 one rank each. The hierarchical AllGather's leaders' exchange
+# then has more transfers than twice the ranks (it once overflowed its array).
+sc_uneven_4x() {
+    setup_hosts 4
+    HOST_OF=(1 2 1 3 1 4 1)
+    export HCCL_SOCKET_IFNAME='=eth0'
+    run_conf 4 0 "root info, 7 ranks on 4 hosts (4+1+1+1, host1's ranks interleaved)" --init rootinfo \
+        --root "$TMP/root.bin" --suite coll,subcomm
+    unset HOST_OF HCCL_SOCKET_IFNAME
 }
 
 ifip_env() { echo "HCCL_IF_IP=198.18.0.$2"; }
