@@ -202,6 +202,8 @@ wait_all() {
 # expect_rcs WANT: every process must have exited with WANT; prints their output on failure.
 expect_rcs() {
     local want=$1 bad=0
+    # A launcher that broke off (a shell error in it) started nothing: not a pass.
+    [ ${#PIDS[@]} -gt 0 ] || { fail "no process was started"; return 1; }
     for i in "${!PIDS[@]}"; do
         if [ "${RCS[$i]}" != "$want" ]; then
             fail "${NAMES[$i]} exited with status ${RCS[$i]} (expected $want)"
