@@ -1413,9 +1413,33 @@ HcclResult hccl_comm_destroy(HcclComm handle)
                 return HCCL_SUCCESS;
             }
         }
-        HCCL_WARN(INIT, "comm %s rank %u: destroyed with %d operation(s) still waiting for peers; aborting them",
+        HCCL_WARN(INIT, "comm %s rank %u: destroyed with %d operation(s) still queued or waiting for peers; aborting them",
                   c->name, c->rank, left);
-        hccl_ref_wait(&comm_drain, &c->refs, NULL);
+        /* The running ones give up at once. Ones still queued on a stream may wait behind
+         * other work there (a host task, another communicator's operation waiting for
+         * its peers) for as long as that takes: once only those are left, they are
+         * dropped when reached and a thread of ours frees the communicator then. */
+        for (;;) {
+            clock_gettime(CLOCK_REALTIME, &ts);
+            ts.tv_nsec += 10000000;
+            if (ts.tv_nsec >= 1000000000) {
+                ts.tv_sec++;
+                ts.tv_nsec -= 1000000000;
+            }
+            if (hccl_ref_wait(&comm_drain, &c->refs, &ts) == 0) break;
+            int queued = __atomic_load_n(&c->queued, __ATOMIC_SEQ_CST);
+            if (queued <= 0 || queued != __atomic_load_n(&c->refs, __ATOMIC_SEQ_CST)) continue;
+            char name[sizeof c->name];
+            memcpy(name, c->name, sizeof name);
+            uint32_t rank = c->rank;
+            if (hccl_thread_start(NULL, reap, c) != 0) {
+                hccl_ref_wait(&comm_drain, &c->refs, NULL);
+                break;
+            }
+            HCCL_INFO(INIT, "comm %s rank %u: %d operation(s) still queued on streams behind other work; they are "
+                      "dropped when reached, and the communicator is freed then", name, rank, queued);
+            return HCCL_SUCCESS;
+        }
     }
     HCCL_INFO(INIT, "comm %s: rank %u destroyed", c->name, c->rank);
     comm_free(c);

@@ -67,6 +67,7 @@ typedef struct hccl_comm {
     uint32_t coll_seq;
 
     int refs; /* atomic: API calls and queued operations using the communicator (destroy waits for 0) */
+    int queued; /* atomic: operations queued on a stream that have not started (each holds one of refs) */
     int async_error; /* HcclResult, atomic */
     int suspended;   /* atomic */
     int aborting;    /* atomic: destroy is waiting; running operations give up */

@@ -290,6 +290,7 @@ static aclError run_task(void *p)
 {
     hccl_op_args *a = p;
     hccl_comm *c = a->queued_comm;
+    __atomic_sub_fetch(&c->queued, 1, __ATOMIC_SEQ_CST); /* before its check of c->aborting */
     HcclResult res = hccl_comm_run(c, a, a->queued_fr_id);
     hccl_comm_release(c);
     hccl_op_args_free(a);
@@ -315,8 +316,10 @@ HcclResult hccl_comm_enqueue(hccl_comm *c, hccl_op_args *args, aclrtStream strea
     }
     args->queued_comm = c; /* the caller's reference, released by run_task */
     args->queued_fr_id = hccl_flight_enqueue(&c->flight, args, hccl_ticks());
+    __atomic_add_fetch(&c->queued, 1, __ATOMIC_SEQ_CST);
     aclError e = aclrtLaunchHostTask(stream, run_task, args);
     if (e != ACL_SUCCESS) {
+        __atomic_sub_fetch(&c->queued, 1, __ATOMIC_SEQ_CST);
         HCCL_WARN(COLL, "comm %s: cannot enqueue %s on stream %p (aclError %d: not a live stream?)", c->name,
                   hccl_op_name(args->type), stream, e);
         hccl_flight_end(&c->flight, args->queued_fr_id, 0, "not enqueued: the stream refused it", hccl_ticks());
