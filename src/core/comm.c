@@ -804,6 +804,7 @@ static HcclResult setup(hccl_comm *c)
     if (res != HCCL_SUCCESS) return res;
     CHECK(hccl_net_create(c->rank, c->nranks, c->conns, &c->net));
     hccl_net_set_abort_flag(c->net, &c->aborting);
+    hccl_net_set_suspend_flag(c->net, &c->suspended);
     name_peer_hosts(c);
     /* Everything an operation reads from the environment is read by now, on the
      * caller's thread (HCCL_ALGO here, the engine's spin in hccl_net_create, the flight

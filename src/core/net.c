@@ -36,6 +36,7 @@
 #define STATUS_BODY_MAX 64u /* a longer STATUS payload is refused: the stream is not trusted */
 #define STATUS_IDLE 1u
 #define STATUS_IN_OP 2u
+#define STATUS_SUSPENDED 1u /* status_body.idle_flags: HcclCommSuspend refuses its operations */
 #define RESP_PERIOD_NS 100000000ull /* the responder looks at idle communicators this often */
 #define RESP_IDLE_NS 50000000ull    /* ... once they have been idle this long */
 
@@ -73,7 +74,8 @@ typedef struct status_body {
     uint32_t cur_seq;  /* STATUS_IN_OP: its collective sequence number */
     uint32_t last_seq; /* last completed collective (0 = none yet) */
     uint8_t last_op;   /* its hccl_op_type */
-    uint8_t pad[3];
+    uint8_t idle_flags; /* STATUS_IDLE: STATUS_SUSPENDED (0 before it was defined) */
+    uint8_t pad[2];
     /* version 2 */
     uint32_t cur_root; /* STATUS_IN_OP: the root it was given (UINT32_MAX: none) */
     uint32_t pad2;
@@ -107,6 +109,7 @@ struct hccl_netimpl {
     uint64_t timeout_ns;  /* the operation's execution timeout (0: none) */
     uint64_t deadline_ns; /* its end: set at the operation's first clock read (pace_idle) */
     const int *abort_flag;
+    const int *suspend_flag;
     uint32_t *p2p_sseq, *p2p_rseq;
     unsigned char *send_partial; /* a message to this peer is half sent */
     xstate *st;
@@ -673,6 +676,7 @@ static void status_fill(const hccl_netimpl *n, int in_op, msg_hdr *h, status_bod
         h->seq = n->last_fp.seq;
         h->flags = FLAG_STATUS_REPLY;
         b->state = STATUS_IDLE;
+        if (n->suspend_flag && __atomic_load_n(n->suspend_flag, __ATOMIC_ACQUIRE)) b->idle_flags = STATUS_SUSPENDED;
     }
 }
 
@@ -712,6 +716,7 @@ typedef struct peer_status {
     uint8_t past;     /* it has completed the operation (is idle after it, or in a later one) */
     uint8_t heard;    /* a message of the operation came from it (it reached the operation) */
     uint8_t state, cur_op, cur_p2p, last_op, has_last, has_root;
+    uint8_t suspended; /* idle, with its operations refused (HcclCommSuspend) */
     uint32_t cur_seq, last_seq, cur_root;
     uint32_t have; /* bytes of frame read */
     unsigned char frame[sizeof(msg_hdr) + STATUS_BODY_MAX];
@@ -755,6 +760,7 @@ static void status_classify(const hccl_netimpl *n, peer_status *s, const msg_hdr
         s->last_seq = b.last_seq;
         s->last_op = b.last_op;
         s->has_last = 1;
+        s->suspended = b.state == STATUS_IDLE && (b.idle_flags & STATUS_SUSPENDED);
         /* In the same collective number but another operation: it skipped ours. */
         s->reached = b.state == STATUS_IN_OP
                          ? !s->cur_p2p && (seq_after(b.cur_seq, k) || (b.cur_seq == k && b.cur_op == (uint8_t)n->fp.op))
@@ -843,7 +849,7 @@ static int same_story(const peer_status *a, const peer_status *b)
 {
     return a->answered == b->answered && a->heard == b->heard && a->state == b->state && a->cur_op == b->cur_op &&
            a->cur_p2p == b->cur_p2p && a->cur_seq == b->cur_seq && a->has_last == b->has_last &&
-           a->last_seq == b->last_seq && a->last_op == b->last_op;
+           a->last_seq == b->last_seq && a->last_op == b->last_op && a->suspended == b->suspended;
 }
 
 /* Where an answering peer said it is: "idle; last completed: #1 AllReduce". */
@@ -854,7 +860,9 @@ static void status_story(const peer_status *s, char *buf, size_t len)
         snprintf(last, sizeof last, "; last completed: #%u %s", s->last_seq, op_str(s->last_op));
     else if (s->has_last)
         snprintf(last, sizeof last, "; no collective completed yet");
-    if (s->state == STATUS_IDLE) snprintf(buf, len, "idle%s", last);
+    if (s->state == STATUS_IDLE && s->suspended)
+        snprintf(buf, len, "idle: suspended by HcclCommSuspend, its operations are refused%s", last);
+    else if (s->state == STATUS_IDLE) snprintf(buf, len, "idle%s", last);
     else if (s->state == STATUS_IN_OP && s->cur_p2p) snprintf(buf, len, "in a point-to-point call%s", last);
     else if (s->state == STATUS_IN_OP) snprintf(buf, len, "in %s #%u%s", op_str(s->cur_op), s->cur_seq, last);
     else snprintf(buf, len, "it answered without details");
@@ -2174,6 +2182,8 @@ void hccl_net_begin_op(hccl_netimpl *n, const hccl_fingerprint *fp, uint64_t tim
 }
 
 void hccl_net_set_abort_flag(hccl_netimpl *n, const int *flag) { n->abort_flag = flag; }
+
+void hccl_net_set_suspend_flag(hccl_netimpl *n, const int *flag) { n->suspend_flag = flag; }
 
 const char *hccl_net_error(hccl_netimpl *n) { return n->err; }
 

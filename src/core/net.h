@@ -89,6 +89,8 @@ void hccl_net_stop_responder(hccl_netimpl *n);
 
 /* Abort flag checked by the engine while it waits (set by destroy / watchdog). */
 void hccl_net_set_abort_flag(hccl_netimpl *n, const int *flag);
+/* Suspend flag (HcclCommSuspend): an idle rank's answer to a STATUS question says so. */
+void hccl_net_set_suspend_flag(hccl_netimpl *n, const int *flag);
 
 /* Give the algorithms direct access (hccl_net.peer_copy / peer_ptr) to the peers
  * whose pid is listed (0 = not reachable): same process -> memcpy, another process
