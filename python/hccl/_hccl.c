@@ -1092,7 +1092,12 @@ static PyObject *comm_create_sub(CommObject *c, PyObject *const *args, Py_ssize_
     Py_DECREF(f);
     if (init_interrupted(r, sub)) return NULL;
     if (r != HCCL_SUCCESS) return raise_hccl(r, "create_sub", (PyObject *)c, -1, NULL, last_warning());
-    return (PyObject *)comm_new(sub);
+    CommObject *sc = comm_new(sub);
+    /* The library gives the sub-communicator its parent's execution timeout (the config
+     * leaves it unset): so does the attribute the package's timeout message quotes. */
+    PyObject *t = c->dict ? PyDict_GetItemString(c->dict, "exec_timeout") : NULL;
+    if (sc && t && PyObject_SetAttrString((PyObject *)sc, "exec_timeout", t) < 0) Py_CLEAR(sc);
+    return (PyObject *)sc;
 bad:
     free(ids);
     Py_DECREF(f);
@@ -1442,6 +1447,23 @@ static void config_timeout(HcclCommConfig *cfg, int exec_timeout)
     if (exec_timeout >= 0) cfg->hcclExecTimeOut = exec_timeout;
 }
 
+/* The Comm of a communicator made with exec_timeout (>= 0), remembered as its
+ * exec_timeout attribute: the package's timeout message quotes it (else it would quote
+ * HCCL_EXEC_TIMEOUT or its default, which this communicator does not use). Takes c's
+ * reference; NULL (c released) on failure. */
+static PyObject *comm_with_timeout(CommObject *c, int exec_timeout)
+{
+    if (!c || exec_timeout < 0) return (PyObject *)c;
+    PyObject *v = PyLong_FromLong(exec_timeout);
+    if (!v || PyObject_SetAttrString((PyObject *)c, "exec_timeout", v) < 0) {
+        Py_XDECREF(v);
+        Py_DECREF(c);
+        return NULL;
+    }
+    Py_DECREF(v);
+    return (PyObject *)c;
+}
+
 /* comm_init_root_info(nranks, root_info_bytes, rank, exec_timeout=-1) -> Comm */
 static PyObject *mod_comm_init_root_info(PyObject *self, PyObject *args, PyObject *kw)
 {
@@ -1478,7 +1500,7 @@ static PyObject *mod_comm_init_root_info(PyObject *self, PyObject *args, PyObjec
     Py_END_ALLOW_THREADS
     if (init_interrupted(r, h)) return NULL;
     if (r != HCCL_SUCCESS) return raise_hccl(r, "comm_init_root_info", NULL, -1, last_warning(), NULL);
-    return (PyObject *)comm_new(h);
+    return comm_with_timeout(comm_new(h), exec_timeout);
 }
 
 /* comm_init_from_env(exec_timeout=-1) -> Comm (torchrun, Slurm, mpirun, hcclrun) */
@@ -1499,7 +1521,7 @@ static PyObject *mod_comm_init_from_env(PyObject *self, PyObject *args, PyObject
     Py_END_ALLOW_THREADS
     if (init_interrupted(r, h)) return NULL;
     if (r != HCCL_SUCCESS) return raise_hccl(r, "init", NULL, -1, last_warning(), NULL);
-    return (PyObject *)comm_new(h);
+    return comm_with_timeout(comm_new(h), exec_timeout);
 }
 
 /* comm_init_all(n) -> [Comm] * n: n ranks in this process (HcclCommInitAll). */

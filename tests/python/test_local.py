@@ -457,6 +457,34 @@ def test_root_info_in_threads():
         hccl.comm_init_root_info(2, b"short", 0)
 
 
+def test_timeout_message_quotes_the_communicators_own_exec_timeout():
+    # comm_init_root_info(..., exec_timeout=1) times out after 1 s, but its message
+    # quoted HCCL_EXEC_TIMEOUT's default (1836 s): the Comm did not remember its timeout.
+    info = hccl.get_root_info()
+    comms = [None] * 2
+
+    def make(i):
+        comms[i] = hccl.comm_init_root_info(2, info, i, exec_timeout=1)
+
+    ts = [threading.Thread(target=make, args=(i,)) for i in range(2)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join(60)
+    assert [c.exec_timeout for c in comms] == [1, 1]
+    subs = both(comms, lambda c: c.create_sub([0, 1], 7))  # the library gives it the parent's timeout
+    assert [s.exec_timeout for s in subs] == [1, 1]
+    for c in (subs[0], comms[0]):  # rank 1 skips: rank 0 times out after 1 s
+        with pytest.raises(hccl.HcclError, match=r"after HCCL_EXEC_TIMEOUT=1 s waiting for rank 1") as ei:
+            hccl.all_reduce(np.ones(4, np.float32), group=c)
+        assert ei.value.code_name == "HCCL_E_TIMEOUT"
+    for c in subs + comms:
+        c.destroy()
+    c = hccl.comm_init_root_info(1, hccl.get_root_info(), 0)
+    assert not hasattr(c, "exec_timeout")  # the default: HCCL_EXEC_TIMEOUT's
+    c.destroy()
+
+
 def test_rank_failing_before_it_joins_fails_the_others_at_once():
     # A rank whose creation fails on its own (here: a rank id out of range) tells the
     # root: the ranks waiting there fail at once with its reason, not after
