@@ -149,6 +149,9 @@ def _exec_timeout_of(comm):
 
 
 _REFUSED = "refused: the communicator failed earlier"
+# The library's text for an operation that this rank's interrupt check stopped (a peer
+# that saw it says "rank N aborted: operation interrupted ...").
+_INTERRUPTED = "operation interrupted by the application"
 
 
 def _fr_name(opname):
@@ -283,6 +286,8 @@ def _make_error(code, opname, comm, peer, detail, warn=""):
         peers, exact = [g(int(aborted.group(1)))], True
     elif gone:  # a peer's connection closed: that peer, not every rank
         peers, exact = [g(int(gone.group(1) or gone.group(2)))], True
+    elif lib and _INTERRUPTED in lib:  # this rank was interrupted (Ctrl-C): its own failure
+        peers, exact = [], True
     elif culprits:  # the ranks the library found had not reached the operation
         peers, exact = [g(x) for x in culprits], True
     elif lib and "waiting for:" in lib:  # every rank is in it: the ones this rank waits on

@@ -314,6 +314,8 @@ def interrupted_by_sigint(call, error):
         raise AssertionError("an interrupted communicator ran an operation")
     except error as e:
         assert "interrupted by the application" in str(e), e
+        # The failure is this rank's own: no peer is to blame (they were all named).
+        assert e.peers == [], (e.peers, e)
 
 
 def main_guard(fn):
