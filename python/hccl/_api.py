@@ -141,10 +141,25 @@ def _global_ranks(comm):
     return None
 
 
+def _env_exec_timeout():
+    """HCCL_EXEC_TIMEOUT as the library reads it (src/util/param.c): decimal, or hex
+    with 0x; unset, empty, not an integer or negative: the default, 1836; above 10^9:
+    10^9. (The raw text made a timeout after 1836 s say "HCCL_EXEC_TIMEOUT=-1 s".)"""
+    v = os.environ.get("HCCL_EXEC_TIMEOUT", "").lstrip()  # strtoll skips leading blanks
+    digits = v[1:] if v[:1] in ("+", "-") else v
+    try:
+        if "_" in v or digits[:1] in ("", "+", "-"):  # int() takes these, strtoll does not
+            raise ValueError(v)
+        t = int(v, 16 if digits[:2] in ("0x", "0X") else 10)
+    except ValueError:
+        return 1836
+    return 1836 if t < 0 else min(t, 10 ** 9)
+
+
 def _exec_timeout_of(comm):
     t = getattr(comm, "exec_timeout", None)
     if t is None or t < 0:
-        t = os.environ.get("HCCL_EXEC_TIMEOUT", "1836")
+        t = _env_exec_timeout()
     return t
 
 

@@ -834,6 +834,21 @@ def test_cpu_list_parsing():
         _api._cpu_list("0-x")
 
 
+def test_timeout_message_reads_hccl_exec_timeout_as_the_library_does(monkeypatch):
+    # The message quoted the variable's raw text: "-1" (the library: its default,
+    # 1836 s) made a timeout after 1836 s say "after HCCL_EXEC_TIMEOUT=-1 s".
+    from types import SimpleNamespace
+    from hccl import _api
+    comm = SimpleNamespace(exec_timeout=None)
+    for text, secs in (("-1", 1836), ("abc", 1836), ("", 1836), ("5 s", 1836), ("1_0", 1836), ("5", 5),
+                       (" 7", 7), ("010", 10), ("0x10", 16), ("99999999999", 10 ** 9)):
+        monkeypatch.setenv("HCCL_EXEC_TIMEOUT", text)
+        assert _api._exec_timeout_of(comm) == secs, text
+    monkeypatch.delenv("HCCL_EXEC_TIMEOUT")
+    assert _api._exec_timeout_of(comm) == 1836
+    assert _api._exec_timeout_of(SimpleNamespace(exec_timeout=3)) == 3
+
+
 def test_row_split_forms_take_buffers_without_a_shape(two):
     # all_to_all_single with split sizes, all_gather_v and reduce_scatter_v count rows
     # of dimension 0; they read t.shape, which bytearray, array.array and objects with
