@@ -357,20 +357,32 @@ static CommObject *comm_new(HcclComm h)
     return c;
 }
 
-static void comm_close(CommObject *c)
+static int stream_wait_interruptible(aclrtStream s);
+
+/* interruptible (destroy()): Ctrl-C while the queued operations run makes the
+ * library abort them (HcclCommDestroy first: their peers see the abort) instead of
+ * waiting for them, and returns -1 with the signal handler's exception set; the
+ * communicator is destroyed either way. */
+static int comm_close(CommObject *c, int interruptible)
 {
-    if (!c->comm) return;
+    if (!c->comm) return 0;
     HcclComm h = c->comm;
     aclrtStream s = c->stream;
     c->comm = NULL;
     c->stream = NULL;
+    int rc = s && interruptible ? stream_wait_interruptible(s) : 0;
     Py_BEGIN_ALLOW_THREADS
+    if (rc < 0) {
+        HcclCommDestroy(h);
+        h = NULL;
+    }
     if (s) {
         aclrtSynchronizeStream(s);
         aclrtDestroyStream(s);
     }
-    HcclCommDestroy(h);
+    if (h) HcclCommDestroy(h);
     Py_END_ALLOW_THREADS
+    return rc;
 }
 
 static int comm_traverse(CommObject *c, visitproc visit, void *arg)
@@ -389,7 +401,13 @@ static void comm_dealloc(CommObject *c)
 {
     PyObject_GC_UnTrack(c);
     if (c->weaklist) PyObject_ClearWeakRefs((PyObject *)c);
-    comm_close(c);
+    /* An exception being raised must survive; one a signal handler raises while the
+     * library waits here (interrupt_check) has nobody to go to. */
+    PyObject *et, *ev, *tb;
+    PyErr_Fetch(&et, &ev, &tb);
+    comm_close(c, 0);
+    if (PyErr_Occurred()) PyErr_WriteUnraisable(NULL);
+    PyErr_Restore(et, ev, tb);
     Py_CLEAR(c->dict);
     PyObject_GC_Del(c);
 }
@@ -404,7 +422,9 @@ static int comm_live(CommObject *c)
 static PyObject *comm_destroy(CommObject *c, PyObject *unused)
 {
     (void)unused;
-    comm_close(c);
+    /* A signal handler's exception (Ctrl-C while queued operations ran, or while the
+     * library ran one here: interrupt_check) is what destroy() raises. */
+    if (comm_close(c, 1) < 0 || PyErr_Occurred()) return NULL;
     Py_RETURN_NONE;
 }
 
@@ -449,6 +469,28 @@ static int interrupt_check(void)
     return stop;
 }
 
+/* Waits (GIL held) until stream s has run what was queued on it. In the main thread
+ * the wait goes in slices of WAIT_SLICE_S with the signal handlers run between them:
+ * -1 with the handler's exception set (Ctrl-C) when one raised, the queued work still
+ * running; else 0. Other threads (no signal handlers run there) wait in one call. */
+static int stream_wait_interruptible(aclrtStream s)
+{
+    if (PyThread_get_thread_ident() != main_ident) {
+        Py_BEGIN_ALLOW_THREADS
+        aclrtSynchronizeStream(s);
+        Py_END_ALLOW_THREADS
+        return 0;
+    }
+    for (;;) {
+        aclError e;
+        Py_BEGIN_ALLOW_THREADS
+        e = aclrtSynchronizeStreamWithTimeout(s, (int32_t)(WAIT_SLICE_S * 1000));
+        Py_END_ALLOW_THREADS
+        if (e != ACL_ERROR_RT_STREAM_SYNC_TIMEOUT) return 0;
+        if (PyErr_CheckSignals() < 0) return -1;
+    }
+}
+
 /* After a communicator creation (result r, communicator h): whether a signal handler
  * raised while it waited (interrupt_check: Ctrl-C), which stopped it. The exception,
  * left set, is what the call raises; a communicator made all the same is destroyed. */
@@ -474,13 +516,17 @@ static PyObject *submit(CommObject *c, opdesc *d, hbuf *bufs, int nbufs, int asy
     if (!comm_live(c)) goto fail;
     d->comm = c->comm;
     if (!async) {
-        HcclResult r;
-        int *inflight = &c->inflight;
+        HcclResult r = HCCL_SUCCESS;
         aclrtStream s = c->stream;
-        Py_BEGIN_ALLOW_THREADS
-        if (s && __atomic_load_n(inflight, __ATOMIC_ACQUIRE) > 0) aclrtSynchronizeStream(s);
-        r = exec_op(d, NULL);
-        Py_END_ALLOW_THREADS
+        /* The asynchronous operations queued before it go first. Ctrl-C while they run
+         * raises at once (within WAIT_SLICE_S), this one not started: they go on, and
+         * the communicator stays usable. */
+        int stopped = s && __atomic_load_n(&c->inflight, __ATOMIC_ACQUIRE) > 0 && stream_wait_interruptible(s) < 0;
+        if (!stopped) {
+            Py_BEGIN_ALLOW_THREADS
+            r = exec_op(d, NULL);
+            Py_END_ALLOW_THREADS
+        }
         free(d->arr);
         free(d->items);
         for (int i = 0; i < nbufs; i++) pyhccl_buf_release(&bufs[i]);

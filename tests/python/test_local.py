@@ -676,6 +676,54 @@ def test_ctrl_c_interrupts_wait_and_the_process_exits():
     assert "destroyed with 1 operation(s) still waiting" in r.err, r
 
 
+SIGINT_BEHIND_QUEUED_WORK = """
+import os, signal, threading, time
+import numpy as np
+import hccl
+
+def ctrl_c_in(call):
+    threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT)).start()
+    t = time.monotonic()
+    try:
+        call()
+        return "returned"
+    except KeyboardInterrupt:
+        return "%.1f s" % (time.monotonic() - t)
+
+cs = hccl.comm_init_all(2)
+a = np.ones(16, np.float32)
+w = hccl.all_reduce(a, group=cs[0], async_op=True)       # rank 1 joins it only later
+print("sync call interrupted after", ctrl_c_in(lambda: hccl.barrier(group=cs[0])), flush=True)
+hccl.all_reduce(np.ones(16, np.float32), group=cs[1])    # the queued operation completes
+w.wait()
+t = threading.Thread(target=hccl.barrier, kwargs={"group": cs[1]})
+t.start()
+hccl.barrier(group=cs[0])                                # the interrupted call never started
+t.join()
+print("then usable:", a[0], cs[0].async_error(), flush=True)
+cs2 = hccl.comm_init_all(2)                              # rank 1 never joins
+w2 = hccl.all_reduce(np.ones(16, np.float32), group=cs2[0], async_op=True)
+print("destroy interrupted after", ctrl_c_in(cs2[0].destroy), cs2[0].destroyed, flush=True)
+print("the operation:", w2.exception().code_name, flush=True)
+"""
+
+
+def test_ctrl_c_interrupts_a_call_waiting_for_queued_operations():
+    # A synchronous call (or destroy()) waits for the asynchronous operations queued
+    # before it: that wait ignored Ctrl-C until they ended (HCCL_EXEC_TIMEOUT), and a
+    # destroy() interrupted while the library ran one raised SystemError ("returned a
+    # result with an exception set").
+    r = launch.run_python(SIGINT_BEHIND_QUEUED_WORK, env={"HCCL_EXEC_TIMEOUT": "30"}, timeout=90)
+    assert r.rc == 0, r
+    m = re.search(r"sync call interrupted after ([0-9.]+) s", r.out)
+    assert m and float(m.group(1)) < 5, r
+    assert "then usable: 2.0 0" in r.out, r
+    m = re.search(r"destroy interrupted after ([0-9.]+) s True", r.out)  # the library aborts within ~1 s
+    assert m and float(m.group(1)) < 6, r
+    assert "the operation: HCCL_E_INTERNAL" in r.out, r
+    assert r.seconds < 20, r
+
+
 def test_installed_package_imports(tmp_path):
     """make install's layout: PREFIX/python/hccl finds PREFIX/lib64 through its RPATH."""
     build = launch.os.environ.get("HCCL_BUILD_DIR")
