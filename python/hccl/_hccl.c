@@ -1359,7 +1359,15 @@ static PyObject *handle_wait(HandleObject *h, PyObject *args, PyObject *kw)
     double t = -1.0;
     if (to != Py_None) {
         t = PyFloat_AsDouble(to);
-        if (t == -1.0 && PyErr_Occurred()) return NULL;
+        if (t == -1.0 && PyErr_Occurred()) {
+            if (PyErr_ExceptionMatches(PyExc_TypeError)) { /* "must be real number, not str": of what? */
+                PyErr_Format(PyExc_TypeError,
+                             "wait(timeout): timeout must be seconds (a number), a timedelta (hccl.Work) or None to "
+                             "wait until done, not %.100s",
+                             Py_TYPE(to)->tp_name);
+            }
+            return NULL;
+        }
         if (t != t) {
             PyErr_SetString(PyExc_ValueError, "wait(timeout): timeout is NaN; give seconds, or None to wait until done");
             return NULL;

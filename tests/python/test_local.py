@@ -310,6 +310,10 @@ def test_async_wait_timeout_then_completion(two):
     with pytest.raises(hccl.HcclError, match="gave up") as ei:
         h.wait(timeout=0.2)  # rank 1 has not joined yet
     assert ei.value.code == 9 and not h.is_completed() and h.exception() is None
+    with pytest.raises(TypeError, match=r"wait\(timeout\): timeout must be seconds .* not str"):
+        h.wait("1")  # was "must be real number, not str", naming no argument
+    with pytest.raises(ValueError, match=r"wait\(timeout\): timeout is NaN"):
+        h.wait(float("nan"))
     hccl.all_reduce(a[1], group=two[1])  # rank 1 joins (synchronously, in this thread)
     assert h.wait(timeout=30) is True and h.is_completed() and h.exception() is None
     assert a[0].tolist() == [3.0] * 4 and a[1].tolist() == [3.0] * 4
