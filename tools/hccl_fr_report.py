@@ -133,7 +133,16 @@ def rank_summary(d):
             current = op
             break
     queued = [op for op in ops[idx_last_done + 1:] if op.get("state") == "queued"]
-    reached = max([op.get("seq", 0) for op in ops if op.get("state") in STATES_ACTIVE], default=0)
+    # A rank that went on with point-to-point calls may have pushed its last completed
+    # collective out of the recorder (HCCL_FLIGHT_RECORDER_SIZE): last_completed_seq
+    # still says it got that far.
+    reached = max([op.get("seq", 0) for op in ops if op.get("state") in STATES_ACTIVE] + [last_done_seq], default=0)
+    if last_done is not None:
+        last_label = op_label(last_done)
+    elif last_done_seq:
+        last_label = "op #%d (older than the operations recorded)" % last_done_seq
+    else:
+        last_label = None
     return {
         "rank": d.get("rank"),
         "pid": d.get("pid"),
@@ -142,7 +151,7 @@ def rank_summary(d):
         "reason": d.get("reason", ""),
         "dumped_us": d.get("dumped_us", 0),
         "last_completed_seq": last_done_seq,
-        "last_completed": op_label(last_done) if last_done else None,
+        "last_completed": last_label,
         "current": None if current is None else {
             "seq": current.get("seq", 0),
             "call": current.get("call"),

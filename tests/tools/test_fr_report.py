@@ -1,0 +1,55 @@
+#!/usr/bin/env python3
+"""test_fr_report.py SOURCE_DIR - tools/hccl_fr_report.py on hand-made dumps (no job).
+
+A rank whose last completed collective was pushed out of its flight recorder by later
+point-to-point calls (HCCL_FLIGHT_RECORDER_SIZE entries) still reached it: its dump's
+last_completed_seq says so. The report must not call it "completed no operation", nor
+name it as a rank that has not reached that collective.
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+
+def op(seq, call, opname, state, t, error=""):
+    return {"seq": seq, "call": call, "op": opname, "count": 1, "algo": "p2p" if not seq else "ring",
+            "state": state, "enqueue_us": t, "start_us": t + 1, "end_us": t + 2, "error": error}
+
+
+def dump(rank, last, ops):
+    return {"version": 1, "comm": "c", "rank": rank, "nranks": 2, "host": "h", "pid": 100 + rank,
+            "reason": "test", "dumped_us": 1000, "last_completed_seq": last, "ops": ops}
+
+
+def main():
+    tool = os.path.join(sys.argv[1], "tools", "hccl_fr_report.py")
+    fails = []
+    with tempfile.TemporaryDirectory() as d:
+        ar = "AllReduce(count=1, fp32, sum)"
+        dumps = [dump(0, 1, [op(1, ar, "AllReduce", "done", 10),
+                             op(0, "point-to-point transfer", "Recv", "failed", 20, "timed out")]),
+                 # rank 1's op #1 is out of its ring: only its later Sends are left
+                 dump(1, 1, [op(0, "point-to-point transfer", "Send", "done", 30),
+                             op(0, "point-to-point transfer", "Send", "done", 40)])]
+        for dm in dumps:
+            with open(os.path.join(d, "r%d.json" % dm["rank"]), "w") as fh:
+                json.dump(dm, fh)
+        p = subprocess.run([sys.executable, tool, "--json", d], stdout=subprocess.PIPE, text=True)
+        c = json.loads(p.stdout)["communicators"]["c"]
+        if c["not_reached"] != []:
+            fails.append("rank 1 completed op #1 but is listed as not having reached it: %s" % c["not_reached"])
+        if c["ranks"]["1"]["last_completed"] is None or "#1" not in c["ranks"]["1"]["last_completed"]:
+            fails.append("rank 1's last completed op is %r, not op #1" % c["ranks"]["1"]["last_completed"])
+        p = subprocess.run([sys.executable, tool, d], stdout=subprocess.PIPE, text=True)
+        if "completed no operation" in p.stdout or "have not reached" in p.stdout:
+            fails.append("text report:\n" + p.stdout)
+    for f in fails:
+        print("FAIL: " + f)
+    print("test_fr_report: %s" % ("FAIL" if fails else "PASS"))
+    return 1 if fails else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
