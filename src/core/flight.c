@@ -3,6 +3,8 @@
  */
 #include "core/flight.h"
 
+#include "reduce/reduce.h"
+
 #include "util/log.h"
 #include "util/param.h"
 #include "util/ticks.h"
@@ -78,6 +80,9 @@ static hccl_fr_entry *add(hccl_flight *f, const hccl_op_args *args, uint64_t now
     e->id = id;
     e->op = args->type;
     e->count = args->count;
+    e->dtype = (int)args->dtype;
+    e->peer = args->root;
+    e->nitems = args->nitems;
     e->enqueue_t = now;
     return e;
 }
@@ -201,7 +206,13 @@ static int write_dump(const hccl_flight *f, const char *path, const char *comm, 
     for (uint32_t i = 0; i < nops; i++) {
         const hccl_fr_entry *e = &ops[i];
         char call[160];
-        hccl_fingerprint_str(&e->fp, call, sizeof call);
+        if (e->op == HCCL_OP_SEND || e->op == HCCL_OP_RECV)
+            snprintf(call, sizeof call, "%s(count=%llu, %s, %s=%u)", hccl_op_name(e->op), (unsigned long long)e->count,
+                     hccl_dtype_name((HcclDataType)e->dtype), e->op == HCCL_OP_SEND ? "destRank" : "srcRank", e->peer);
+        else if (e->op == HCCL_OP_BATCH_SEND_RECV)
+            snprintf(call, sizeof call, "BatchSendRecv(itemNum=%u)", e->nitems);
+        else
+            hccl_fingerprint_str(&e->fp, call, sizeof call);
         fprintf(o, "%s\n{\"seq\":%u,\"call\":", comma ? "," : "", e->fp.seq);
         put_str(o, call);
         fprintf(o, ",\"op\":\"%s\",\"count\":%llu,\"algo\":\"%s\",\"state\":\"%s\",\"enqueue_us\":%llu,\"start_us\":%llu,"

@@ -11,6 +11,8 @@
  *    "ops":[{"seq":S, "call":"AllReduce(count=..., fp32, sum)", "op":"AllReduce",
  *            "count":C, "algo":"ring", "state":"queued|running|done|failed",
  *            "enqueue_us":T, "start_us":T, "end_us":T, "error":"..."}, ...]}
+ * A point-to-point call has seq 0 and its call names its peer: "Send(count=C, fp32,
+ * destRank=P)", "Recv(count=C, fp32, srcRank=P)", "BatchSendRecv(itemNum=N)".
  * Times are wall-clock microseconds: CLOCK_REALTIME when the recorder was made plus
  * CLOCK_MONOTONIC since, comparable across hosts only as far as their clocks agree.
  * Entries hold hccl_ticks() timestamps (util/ticks.h: the TSC where the kernel keeps
@@ -32,6 +34,12 @@ typedef struct hccl_fr_entry {
     int algo; /* the algorithm chosen (hccl_algo_id + 1; 0: none yet), named when dumped */
     hccl_op_type op;
     uint64_t count;
+    /* Send and Recv: the dtype and peer of the call; BatchSendRecv: its items (the
+     * fingerprint of a point-to-point call has neither, since such calls match each
+     * other whatever they are). */
+    int dtype;
+    uint32_t peer;
+    uint32_t nitems;
     int state; /* 0 queued, 1 running, 2 done, 3 failed */
     uint64_t enqueue_t, start_t, end_t; /* hccl_ticks(); 0: not yet */
     char *error; /* NULL, or the whole error text (at most HCCL_FR_ERROR_MAX bytes) */

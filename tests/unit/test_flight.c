@@ -331,6 +331,56 @@ static void size_zero_writes_nothing(void)
     TT_ASSERT_MSG(left == 0, "HCCL_FLIGHT_RECORDER_SIZE=0 (recorder off): dumps wrote %d files", left);
 }
 
+/* A point-to-point call's entry names its dtype and peer (Send, Recv) or its items
+ * (BatchSendRecv): it read "point-to-point transfer", the fingerprint's text (such
+ * calls match each other whatever they are), so a dump did not say who a rank was
+ * sending to or waiting for. */
+static const char *slurp(const char *path)
+{
+    static char buf[1 << 16];
+    FILE *in = fopen(path, "r");
+    if (!in) return NULL;
+    size_t n = fread(buf, 1, sizeof buf - 1, in);
+    fclose(in);
+    buf[n] = 0;
+    return buf;
+}
+
+static void p2p_calls_named(void)
+{
+    char dir[] = "/tmp/test_flight_XXXXXX";
+    TT_ASSERT(mkdtemp(dir) != NULL);
+    char path[64];
+    snprintf(path, sizeof path, "%s/fr.json", dir);
+    hccl_flight f;
+    hccl_flight_init(&f, 4);
+    hccl_op_args a;
+    memset(&a, 0, sizeof a);
+    a.type = HCCL_OP_SEND;
+    a.count = 9;
+    a.dtype = HCCL_DATA_TYPE_FP16;
+    a.root = 3;
+    hccl_flight_enqueue(&f, &a, 1);
+    a.type = HCCL_OP_RECV;
+    a.dtype = HCCL_DATA_TYPE_INT64;
+    a.root = 2;
+    hccl_flight_enqueue(&f, &a, 1);
+    memset(&a, 0, sizeof a);
+    a.type = HCCL_OP_BATCH_SEND_RECV;
+    a.dtype = HCCL_DATA_TYPE_INT8;
+    a.nitems = 5;
+    hccl_flight_enqueue(&f, &a, 1);
+    TT_ASSERT_EQ(hccl_flight_dump(&f, path, "comm", 0, 4, "why", NULL, 0), 0);
+    const char *text = slurp(path);
+    TT_ASSERT_MSG(text && strstr(text, "\"call\":\"Send(count=9, fp16, destRank=3)\"") &&
+                      strstr(text, "\"call\":\"Recv(count=9, int64, srcRank=2)\"") &&
+                      strstr(text, "\"call\":\"BatchSendRecv(itemNum=5)\""),
+                  "point-to-point calls in the dump:\n%s", text ? text : "(none)");
+    unlink(path);
+    rmdir(dir);
+    hccl_flight_free(&f);
+}
+
 /* unique_ids(size) in a child: the ring's size is fixed at the first read. */
 static void unique_ids_in_child(const char *size)
 {
@@ -358,5 +408,6 @@ int main(void)
     long_dir_kept_whole();
     overlapping_dumps();
     dump_above_fsize_limit();
+    p2p_calls_named();
     return tt_report("test_flight");
 }
