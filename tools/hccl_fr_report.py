@@ -192,6 +192,16 @@ def analyse(dumps):
                 for op in d.get("ops", []):
                     if op.get("seq") == highest:
                         stuck_call = op.get("call")
+        # The call each rank made as op #highest: ranks that disagree (one skipped a
+        # collective and made the next one, or passed other arguments) all fail there,
+        # and only the calls tell the odd one out.
+        calls = {}
+        if highest:
+            for r, d in sorted(by_rank.items()):
+                for op in d.get("ops", []):
+                    if op.get("seq") == highest and op.get("state") in STATES_ACTIVE and op.get("call"):
+                        calls.setdefault(op["call"], []).append(r)
+                        break
         behind = sorted(r for r, s in ranks.items() if s["highest_seq_reached"] < highest)
         missing = [r for r in range(nranks) if r not in ranks]
         all_done = all(s["current"] is None for s in ranks.values()) and not missing and not behind
@@ -201,6 +211,7 @@ def analyse(dumps):
             "ranks": {str(r): s for r, s in ranks.items()},
             "highest_seq": highest,
             "highest_call": stuck_call,
+            "calls_at_highest": calls if len(calls) > 1 else {},
             "failed_at_highest": failed,
             "running_at_highest": running,
             "not_reached": behind,
@@ -235,6 +246,12 @@ def print_report(report, problems, fh=sys.stdout):
             print("  rank %s (pid %s on %s): %s; %s%s" % (r, s["pid"], s["host"], last, now, extra), file=fh)
         if c["highest_seq"]:
             print("  highest operation reached: op #%d %s" % (c["highest_seq"], c["highest_call"] or "?"), file=fh)
+        if c["calls_at_highest"]:
+            groups = sorted(c["calls_at_highest"].items(), key=lambda kv: (len(kv[1]), kv[1]))
+            print("  the ranks made different calls as op #%d: %s   <== look here (a rank skipped or added a "
+                  "collective, or passed other arguments)" % (c["highest_seq"], "; ".join(
+                      "%s %s %s" % ("rank" if len(rs) == 1 else "ranks", fmt_ranks(rs), call) for call, rs in groups)),
+                  file=fh)
         if c["failed_at_highest"]:
             print("  failed there: ranks %s" % fmt_ranks(c["failed_at_highest"]), file=fh)
         if c["running_at_highest"]:

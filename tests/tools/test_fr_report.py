@@ -5,6 +5,9 @@ A rank whose last completed collective was pushed out of its flight recorder by 
 point-to-point calls (HCCL_FLIGHT_RECORDER_SIZE entries) still reached it: its dump's
 last_completed_seq says so. The report must not call it "completed no operation", nor
 name it as a rank that has not reached that collective.
+
+Ranks that made different calls as the same op all fail there: the report names the
+calls and who made each.
 """
 import json
 import os
@@ -45,6 +48,22 @@ def main():
         p = subprocess.run([sys.executable, tool, d], stdout=subprocess.PIPE, text=True)
         if "completed no operation" in p.stdout or "have not reached" in p.stdout:
             fails.append("text report:\n" + p.stdout)
+    # Ranks that made different calls as the same op (rank 1 skipped an AllReduce and
+    # made the next op, a Broadcast): every rank failed there, the report names the calls.
+    with tempfile.TemporaryDirectory() as d:
+        ar, bc = "AllReduce(count=1, fp32, sum)", "Broadcast(count=1, fp32, root=0)"
+        dumps = [dump(0, 1, [op(1, bc, "Broadcast", "done", 10), op(2, ar, "AllReduce", "failed", 20, "mismatch")]),
+                 dump(1, 1, [op(1, bc, "Broadcast", "done", 10), op(2, bc, "Broadcast", "failed", 20, "mismatch")])]
+        for dm in dumps:
+            with open(os.path.join(d, "r%d.json" % dm["rank"]), "w") as fh:
+                json.dump(dm, fh)
+        p = subprocess.run([sys.executable, tool, "--json", d], stdout=subprocess.PIPE, text=True)
+        c = json.loads(p.stdout)["communicators"]["c"]
+        if c.get("calls_at_highest") != {ar: [0], bc: [1]}:
+            fails.append("calls_at_highest: %s" % c.get("calls_at_highest"))
+        p = subprocess.run([sys.executable, tool, d], stdout=subprocess.PIPE, text=True)
+        if "different calls as op #2: rank 0 %s; rank 1 %s" % (ar, bc) not in p.stdout:
+            fails.append("mismatch text report:\n" + p.stdout)
     for f in fails:
         print("FAIL: " + f)
     print("test_fr_report: %s" % ("FAIL" if fails else "PASS"))
