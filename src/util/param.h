@@ -14,6 +14,7 @@
 #ifndef HCCL_UTIL_PARAM_H
 #define HCCL_UTIL_PARAM_H
 
+#include <pthread.h>
 #include <stdint.h>
 
 int64_t hccl_param_read_int(const char *env, int64_t dflt);
@@ -23,17 +24,22 @@ int64_t hccl_param_read_int_in(const char *env, int64_t dflt, int64_t lo, int64_
 /* Returns getenv(env) when set and non-empty, else dflt (never freed). */
 const char *hccl_param_read_str(const char *env, const char *dflt);
 
+/* The first call reads; threads that call at the same time wait for it (pthread_once),
+ * so a bad value's WARN is said once, not by each of them. */
 #define HCCL_PARAM_CACHED_(name, read)                                               \
+    static int64_t hccl_param_cached_##name;                                         \
+    static int hccl_param_done_##name;                                               \
+    static pthread_once_t hccl_param_once_##name = PTHREAD_ONCE_INIT;                \
+    static void hccl_param_init_##name(void)                                         \
+    {                                                                                \
+        __atomic_store_n(&hccl_param_cached_##name, read, __ATOMIC_RELAXED);         \
+        __atomic_store_n(&hccl_param_done_##name, 1, __ATOMIC_RELEASE);              \
+    }                                                                                \
     int64_t hccl_param_##name(void)                                                  \
     {                                                                                \
-        static int64_t cached_;                                                      \
-        static int done_;                                                            \
-        if (!__atomic_load_n(&done_, __ATOMIC_ACQUIRE)) {                            \
-            /* several threads may race here: each stores the same value */         \
-            __atomic_store_n(&cached_, read, __ATOMIC_RELAXED);                      \
-            __atomic_store_n(&done_, 1, __ATOMIC_RELEASE);                           \
-        }                                                                            \
-        return __atomic_load_n(&cached_, __ATOMIC_RELAXED);                          \
+        if (!__atomic_load_n(&hccl_param_done_##name, __ATOMIC_ACQUIRE))             \
+            pthread_once(&hccl_param_once_##name, hccl_param_init_##name);           \
+        return __atomic_load_n(&hccl_param_cached_##name, __ATOMIC_RELAXED);         \
     }
 
 #define HCCL_PARAM_INT(name, env, dflt) HCCL_PARAM_CACHED_(name, hccl_param_read_int(env, dflt))
