@@ -204,7 +204,9 @@ def analyse(dumps):
                         break
         behind = sorted(r for r, s in ranks.items() if s["highest_seq_reached"] < highest)
         missing = [r for r in range(nranks) if r not in ranks]
-        all_done = all(s["current"] is None for s in ranks.values()) and not missing and not behind
+        # Operations still queued on a stream have not completed (a stream stuck
+        # behind an event or a host task holds them).
+        all_done = all(s["current"] is None and not s["queued"] for s in ranks.values()) and not missing and not behind
         out[comm] = {
             "nranks": nranks,
             "dumps": len(ranks),

@@ -8,6 +8,8 @@ name it as a rank that has not reached that collective.
 
 Ranks that made different calls as the same op all fail there: the report names the
 calls and who made each.
+
+A rank with an operation still queued on its stream is not healthy.
 """
 import json
 import os
@@ -64,6 +66,22 @@ def main():
         p = subprocess.run([sys.executable, tool, d], stdout=subprocess.PIPE, text=True)
         if "different calls as op #2: rank 0 %s; rank 1 %s" % (ar, bc) not in p.stdout:
             fails.append("mismatch text report:\n" + p.stdout)
+    # A rank with an operation still queued on its stream has not completed every
+    # recorded operation: the report must not say it has.
+    with tempfile.TemporaryDirectory() as d:
+        ar = "AllReduce(count=1, fp32, sum)"
+        queued = op(0, ar, "AllReduce", "queued", 20)
+        queued["start_us"] = queued["end_us"] = 0
+        for r in range(2):
+            with open(os.path.join(d, "r%d.json" % r), "w") as fh:
+                json.dump(dump(r, 1, [op(1, ar, "AllReduce", "done", 10)] + ([queued] if r == 1 else [])), fh)
+        p = subprocess.run([sys.executable, tool, "--json", d], stdout=subprocess.PIPE, text=True)
+        c = json.loads(p.stdout)["communicators"]["c"]
+        if c["healthy"]:
+            fails.append("a rank with a queued operation: the report says healthy")
+        p = subprocess.run([sys.executable, tool, d], stdout=subprocess.PIPE, text=True)
+        if "every rank completed every recorded operation" in p.stdout or "1 queued behind it" not in p.stdout:
+            fails.append("queued text report:\n" + p.stdout)
     for f in fails:
         print("FAIL: " + f)
     print("test_fr_report: %s" % ("FAIL" if fails else "PASS"))
