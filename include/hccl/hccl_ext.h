@@ -86,6 +86,16 @@ extern const char *HcclGetLastErrorMessage(void);
  */
 extern HcclResult HcclSetInterruptCheck(int (*check)(void));
 
+#define HCCL_EXT_EXEC_TIMEOUT 1
+
+/*
+ * The execution timeout the communicator's operations run with, in whole seconds (0:
+ * they wait forever): its HcclCommConfig.hcclExecTimeOut where one was given (a
+ * sub-communicator's: its parent's), else HCCL_EXEC_TIMEOUT as the library read it.
+ * For error messages that quote it. HCCL_E_PTR: seconds is NULL.
+ */
+extern HcclResult HcclCommGetExecTimeout(HcclComm comm, uint64_t *seconds);
+
 #ifdef __cplusplus
 }
 #endif

@@ -141,26 +141,14 @@ def _global_ranks(comm):
     return None
 
 
-def _env_exec_timeout():
-    """HCCL_EXEC_TIMEOUT as the library reads it (src/util/param.c): decimal, or hex
-    with 0x; unset, empty, not an integer or negative: the default, 1836; above 10^9:
-    10^9. (The raw text made a timeout after 1836 s say "HCCL_EXEC_TIMEOUT=-1 s".)"""
-    v = os.environ.get("HCCL_EXEC_TIMEOUT", "").lstrip()  # strtoll skips leading blanks
-    digits = v[1:] if v[:1] in ("+", "-") else v
-    try:
-        if "_" in v or digits[:1] in ("", "+", "-"):  # int() takes these, strtoll does not
-            raise ValueError(v)
-        t = int(v, 16 if digits[:2] in ("0x", "0X") else 10)
-    except ValueError:
-        return 1836
-    return 1836 if t < 0 else min(t, 10 ** 9)
-
-
 def _exec_timeout_of(comm):
-    t = getattr(comm, "exec_timeout", None)
-    if t is None or t < 0:
-        t = _env_exec_timeout()
-    return t
+    """The seconds the communicator's operations wait, as the library says
+    (HcclCommGetExecTimeout): its config's, else HCCL_EXEC_TIMEOUT as the library read it."""
+    try:
+        t = comm.exec_timeout
+    except Exception:  # destroyed meanwhile
+        t = None
+    return "?" if t is None else t
 
 
 _REFUSED = "refused: the communicator failed earlier"
@@ -649,8 +637,6 @@ def init(exec_timeout=None):
             _spin_defaults()
             t = -1 if exec_timeout is None else _exec_timeout_s(exec_timeout)
             c = _hccl.comm_init_from_env(t)
-            if t >= 0:
-                c.exec_timeout = t
             _world = c
         return c
 
@@ -700,8 +686,6 @@ def new_group(ranks, group=None):
                   os.environ.get("HCCL_CONNECT_TIMEOUT", "120")))
         raise HcclError(msg, e.code, "new_group", me, [g for g in members if g != me]) from None
     sub.global_ranks = members
-    if getattr(c, "exec_timeout", None) is not None:
-        sub.exec_timeout = c.exec_timeout
     return sub
 
 

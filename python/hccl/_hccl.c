@@ -1138,12 +1138,7 @@ static PyObject *comm_create_sub(CommObject *c, PyObject *const *args, Py_ssize_
     Py_DECREF(f);
     if (init_interrupted(r, sub)) return NULL;
     if (r != HCCL_SUCCESS) return raise_hccl(r, "create_sub", (PyObject *)c, -1, NULL, last_warning());
-    CommObject *sc = comm_new(sub);
-    /* The library gives the sub-communicator its parent's execution timeout (the config
-     * leaves it unset): so does the attribute the package's timeout message quotes. */
-    PyObject *t = c->dict ? PyDict_GetItemString(c->dict, "exec_timeout") : NULL;
-    if (sc && t && PyObject_SetAttrString((PyObject *)sc, "exec_timeout", t) < 0) Py_CLEAR(sc);
-    return (PyObject *)sc;
+    return (PyObject *)comm_new(sub);
 bad:
     free(ids);
     Py_DECREF(f);
@@ -1200,6 +1195,21 @@ static PyObject *comm_dump_flight_recorder(CommObject *c, PyObject *arg)
 #endif
 }
 
+/* exec_timeout: seconds the communicator's operations wait for their peers (0:
+ * forever), from HcclCommGetExecTimeout (its config's, else HCCL_EXEC_TIMEOUT as the
+ * library read it), or None where the library has no such call; the timeout messages
+ * quote it. */
+static PyObject *comm_get_exec_timeout(CommObject *c, void *closure)
+{
+    (void)closure;
+    if (!comm_live(c)) return NULL;
+#ifdef HCCL_EXT_EXEC_TIMEOUT
+    uint64_t s = 0;
+    if (HcclCommGetExecTimeout(c->comm, &s) == HCCL_SUCCESS) return PyLong_FromUnsignedLongLong(s);
+#endif
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef comm_methods[] = {
     {"_dump_flight_recorder", (PyCFunction)comm_dump_flight_recorder, METH_O,
      "_dump_flight_recorder(path) -> bool: write the library's flight recorder as JSON"},
@@ -1235,6 +1245,8 @@ static PyGetSetDef comm_getset[] = {
     {"size", (getter)comm_get_size, NULL, "number of ranks", NULL},
     {"name", (getter)comm_get_name, NULL, "HcclGetCommName", NULL},
     {"destroyed", (getter)comm_get_destroyed, NULL, "True after destroy()", NULL},
+    {"exec_timeout", (getter)comm_get_exec_timeout, NULL,
+     "seconds operations wait for their peers (0: forever), as the library runs them", NULL},
     {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, NULL, NULL},
     {NULL, NULL, NULL, NULL, NULL}};
 
@@ -1501,23 +1513,6 @@ static void config_timeout(HcclCommConfig *cfg, int exec_timeout)
     if (exec_timeout >= 0) cfg->hcclExecTimeOut = exec_timeout;
 }
 
-/* The Comm of a communicator made with exec_timeout (>= 0), remembered as its
- * exec_timeout attribute: the package's timeout message quotes it (else it would quote
- * HCCL_EXEC_TIMEOUT or its default, which this communicator does not use). Takes c's
- * reference; NULL (c released) on failure. */
-static PyObject *comm_with_timeout(CommObject *c, int exec_timeout)
-{
-    if (!c || exec_timeout < 0) return (PyObject *)c;
-    PyObject *v = PyLong_FromLong(exec_timeout);
-    if (!v || PyObject_SetAttrString((PyObject *)c, "exec_timeout", v) < 0) {
-        Py_XDECREF(v);
-        Py_DECREF(c);
-        return NULL;
-    }
-    Py_DECREF(v);
-    return (PyObject *)c;
-}
-
 /* comm_init_root_info(nranks, root_info_bytes, rank, exec_timeout=-1) -> Comm */
 static PyObject *mod_comm_init_root_info(PyObject *self, PyObject *args, PyObject *kw)
 {
@@ -1554,7 +1549,7 @@ static PyObject *mod_comm_init_root_info(PyObject *self, PyObject *args, PyObjec
     Py_END_ALLOW_THREADS
     if (init_interrupted(r, h)) return NULL;
     if (r != HCCL_SUCCESS) return raise_hccl(r, "comm_init_root_info", NULL, -1, last_warning(), NULL);
-    return comm_with_timeout(comm_new(h), exec_timeout);
+    return (PyObject *)comm_new(h);
 }
 
 /* comm_init_from_env(exec_timeout=-1) -> Comm (torchrun, Slurm, mpirun, hcclrun) */
@@ -1575,7 +1570,7 @@ static PyObject *mod_comm_init_from_env(PyObject *self, PyObject *args, PyObject
     Py_END_ALLOW_THREADS
     if (init_interrupted(r, h)) return NULL;
     if (r != HCCL_SUCCESS) return raise_hccl(r, "init", NULL, -1, last_warning(), NULL);
-    return comm_with_timeout(comm_new(h), exec_timeout);
+    return (PyObject *)comm_new(h);
 }
 
 /* comm_init_all(n) -> [Comm] * n: n ranks in this process (HcclCommInitAll). */

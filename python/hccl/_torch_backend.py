@@ -343,8 +343,6 @@ class ProcessGroupHCCL(_BasePG):
                     store.delete_key(key)
                 except Exception:  # noqa: BLE001 - a store that cannot delete keeps it
                     pass
-            if exec_timeout > 0:
-                comm.exec_timeout = exec_timeout
         self.comm = comm
         comm._pg_ref = weakref.ref(self)
 

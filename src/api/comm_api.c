@@ -432,6 +432,20 @@ HcclResult HcclCommDumpFlightRecorder(HcclComm comm, const char *path)
     return res;
 }
 
+HcclResult HcclCommGetExecTimeout(HcclComm comm, uint64_t *seconds)
+{
+    hccl_comm *c;
+    CHECK(hccl_comm_acquire("HcclCommGetExecTimeout", comm, &c));
+    if (!seconds) {
+        HCCL_WARN(COLL, "HcclCommGetExecTimeout: seconds is NULL");
+        hccl_comm_release(c);
+        return HCCL_E_PTR;
+    }
+    *seconds = (c->cfg.exec_timeout_ns + 999999999ull) / 1000000000ull;
+    hccl_comm_release(c);
+    return HCCL_SUCCESS;
+}
+
 HcclResult HcclSetInterruptCheck(int (*check)(void))
 {
     hccl_interrupt_set(check);
