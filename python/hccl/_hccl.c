@@ -428,6 +428,24 @@ static PyObject *comm_destroy(CommObject *c, PyObject *unused)
     Py_RETURN_NONE;
 }
 
+/* with comm: ... destroys it on leaving (an exception inside still propagates). */
+static PyObject *comm_enter(CommObject *c, PyObject *unused)
+{
+    (void)unused;
+    if (!comm_live(c)) return NULL;
+    Py_INCREF(c);
+    return (PyObject *)c;
+}
+
+static PyObject *comm_exit(CommObject *c, PyObject *args)
+{
+    (void)args;
+    PyObject *r = comm_destroy(c, NULL);
+    if (!r) return NULL;
+    Py_DECREF(r);
+    Py_RETURN_FALSE;
+}
+
 static PyObject *comm_get_rank(CommObject *c, void *u) { (void)u; return PyLong_FromUnsignedLong(c->rank); }
 static PyObject *comm_get_size(CommObject *c, void *u) { (void)u; return PyLong_FromUnsignedLong(c->size); }
 static PyObject *comm_get_destroyed(CommObject *c, void *u) { (void)u; return PyBool_FromLong(c->comm == NULL); }
@@ -1214,6 +1232,8 @@ static PyMethodDef comm_methods[] = {
     {"_dump_flight_recorder", (PyCFunction)comm_dump_flight_recorder, METH_O,
      "_dump_flight_recorder(path) -> bool: write the library's flight recorder as JSON"},
     {"destroy", (PyCFunction)comm_destroy, METH_NOARGS, "Destroy the communicator (waits for queued work)."},
+    {"__enter__", (PyCFunction)comm_enter, METH_NOARGS, "with comm: ... destroys it on leaving"},
+    {"__exit__", (PyCFunction)comm_exit, METH_VARARGS, "destroy() (an exception inside the block propagates)"},
     {"async_error", (PyCFunction)comm_async_error, METH_NOARGS, "HcclGetCommAsyncError as an int (0 = none)."},
     {"all_reduce", (PyCFunction)(void (*)(void))comm_all_reduce, METH_FASTCALL, "all_reduce(send, recv, op, async)"},
     {"broadcast", (PyCFunction)(void (*)(void))comm_broadcast, METH_FASTCALL, "broadcast(buf, root, async)"},

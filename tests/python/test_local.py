@@ -981,3 +981,18 @@ def test_all_to_all_single_without_splits_needs_whole_rows(two):
         return out[:, 0].tolist()
 
     assert both(two, job) == [[0.0, 0.0, 1.0, 1.0]] * 2
+
+
+def test_comm_is_a_context_manager_that_destroys_it():
+    with hccl.comm_init_all(1)[0] as c:
+        x = np.ones(4, np.float32)
+        hccl.all_reduce(x, group=c)
+        assert not c.destroyed
+    assert c.destroyed and x.tolist() == [1.0] * 4
+    with pytest.raises(KeyError):  # an exception inside is not swallowed, and it is destroyed
+        with hccl.comm_init_all(1)[0] as d:
+            raise KeyError("inside")
+    assert d.destroyed
+    with pytest.raises(ValueError, match="destroyed"):
+        with c:
+            pass
