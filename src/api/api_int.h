@@ -38,6 +38,10 @@ static inline int hccl_api_group_active(void)
 {
     return __atomic_load_n(&hccl_api_groups_open, __ATOMIC_RELAXED) && hccl_api_group_active_here();
 }
+/* A call of an operation inside the calling thread's open group failed with res (its
+ * WARN just logged): the first such failure is what HcclGroupEnd returns, and the
+ * group's point-to-point calls are then not issued. Nothing outside a group. */
+void hccl_api_group_failed(HcclResult res);
 HcclResult hccl_api_group_add(hccl_comm *c, aclrtStream stream, const HcclSendRecvItem *item);
 /* The stream on which an operation of c called on the NULL stream inside a group is
  * queued (one per communicator and group, made on first use; HcclGroupEnd waits for

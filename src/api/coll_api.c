@@ -54,8 +54,20 @@ typedef struct api_comm {
  * stream, which runs before the call returns, or one that moves nothing, the caller's
  * own (on its stack: no allocation); for one queued on a stream, an allocated one the
  * stream frees. */
+static HcclResult begin_checked(const char *fn, HcclComm comm, hccl_op_type type, uint64_t count,
+                                aclrtStream stream, hccl_op_args *local, api_comm *c, hccl_op_args **a);
+
+/* A failure inside a group is also the group's (HcclGroupEnd returns it). */
 static HcclResult begin(const char *fn, HcclComm comm, hccl_op_type type, uint64_t count, aclrtStream stream,
                         hccl_op_args *local, api_comm *c, hccl_op_args **a)
+{
+    HcclResult res = begin_checked(fn, comm, type, count, stream, local, c, a);
+    if (res != HCCL_SUCCESS && hccl_api_group_active()) hccl_api_group_failed(res);
+    return res;
+}
+
+static HcclResult begin_checked(const char *fn, HcclComm comm, hccl_op_type type, uint64_t count,
+                                aclrtStream stream, hccl_op_args *local, api_comm *c, hccl_op_args **a)
 {
     c->comm = NULL;
     c->handle = comm;
@@ -112,12 +124,15 @@ static HcclResult finish(HcclResult res, api_comm *c, hccl_op_args *a)
     } else if (res == HCCL_SUCCESS && moves_nothing(a->type, a->count)) {
         HCCL_TRACE(COLL, "rank %u: %s of 0 elements: nothing to do", c->rank, hccl_op_name(a->type));
     } else if (res == HCCL_SUCCESS && stream) {
-        return hccl_comm_enqueue(c->comm, a, stream);
+        res = hccl_comm_enqueue(c->comm, a, stream);
+        if (res != HCCL_SUCCESS && hccl_api_group_active()) hccl_api_group_failed(res);
+        return res;
     } else if (res == HCCL_SUCCESS) {
         res = hccl_comm_run(c->comm, a, 0);
     }
     drop(a);
     if (c->comm) hccl_comm_release(c->comm);
+    if (res != HCCL_SUCCESS && hccl_api_group_active()) hccl_api_group_failed(res);
     return res;
 }
 
@@ -547,6 +562,10 @@ static HcclResult p2p(const char *fn, HcclSendRecvType dir, void *buf, uint64_t 
     }
     if (res == HCCL_SUCCESS && hccl_api_group_active()) {
         res = hccl_api_group_add(c->comm, stream, &it);
+        if (res != HCCL_SUCCESS) {
+            HCCL_WARN(COLL, "%s: cannot collect the call in the group (%s)", fn, hccl_result_str(res));
+            hccl_api_group_failed(res);
+        }
         drop(a);
         hccl_comm_release(c->comm);
         return res;

@@ -25,13 +25,19 @@
  * and HcclGroupEnd waits for these streams after issuing every batch: as in NCCL,
  * a group's operations are complete when HcclGroupEnd returns, and one thread can
  * issue a collective on each of several ranks' communicators without waiting in the
- * first for the others.
+ * first for the others. An operation called inside the group that fails (its
+ * argument checks, or queueing it) fails the group, as in NCCL: HcclGroupEnd returns
+ * the first such failure, quoting its message, and issues none of the group's
+ * point-to-point calls (its collectives were queued when called; it still waits for
+ * them).
  */
 #include "api_int.h"
 
+#include "util/errors.h"
 #include "util/log.h"
 #include "util/util.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -45,6 +51,10 @@ typedef struct pending {
 } pending;
 
 static __thread int group_depth;
+/* The first failure of an operation called inside the open group, and its message:
+ * HcclGroupEnd returns it and issues none of the group's point-to-point calls. */
+static __thread HcclResult group_error;
+static __thread char group_error_msg[768];
 static __thread pending *group_ops;
 static __thread uint32_t group_n, group_cap;
 
@@ -119,6 +129,13 @@ static HcclResult group_wait(hccl_comm *c, aclrtStream s, HcclResult res)
     return res;
 }
 
+void hccl_api_group_failed(HcclResult res)
+{
+    if (group_depth == 0 || res == HCCL_SUCCESS || group_error != HCCL_SUCCESS) return;
+    group_error = res;
+    snprintf(group_error_msg, sizeof group_error_msg, "%s", hccl_log_last_warn());
+}
+
 HcclResult hccl_api_group_add(hccl_comm *c, aclrtStream stream, const HcclSendRecvItem *item)
 {
     pending *p = hccl_grow(group_ops, &group_cap, group_n, sizeof *p, 16);
@@ -176,7 +193,16 @@ HcclResult HcclGroupEnd(void)
     }
     if (--group_depth > 0) return HCCL_SUCCESS;
     __atomic_sub_fetch(&hccl_api_groups_open, 1, __ATOMIC_RELAXED);
-    HcclResult res = HCCL_SUCCESS;
+    HcclResult res = group_error;
+    if (res != HCCL_SUCCESS) { /* a call inside the group failed: its peers' batches
+                                * would pair with what is left of this rank's, item
+                                * for item, so none of it is issued (as NCCL's
+                                * ncclGroupEnd launches nothing of a failed group) */
+        HCCL_WARN(COLL, "HcclGroupEnd: a call inside the group failed (%s: %s); none of the group's %u "
+                  "point-to-point calls were issued", hccl_result_str(res), group_error_msg, group_n);
+        group_n = 0;
+        group_error = HCCL_SUCCESS;
+    }
     for (uint32_t i = 0; i < group_n; i++) { /* a reference per item, as a call takes */
         hccl_comm *h = group_ops[i].comm;
         if (!h || hccl_comm_acquire("HcclGroupEnd", (HcclComm)h, &group_ops[i].comm) == HCCL_SUCCESS) continue;

@@ -14,7 +14,9 @@
  *     ends beyond the addressable size, named in the warning), NULL count arrays, bad
  *     BatchSendRecv items (self sends and receives without a partner of their size,
  *     also from a group; a receive whose buffer overlaps another item's, unless both
- *     are to the rank itself, also from a group), NULL communicator, NULL out-pointers; afterwards the
+ *     are to the rank itself, also from a group; a Send that fails its checks inside a
+ *     group fails HcclGroupEnd, with its message, and nothing of the group is issued),
+ *     NULL communicator, NULL out-pointers; afterwards the
  *     communicator and stream must still work (a rejected call queues nothing); an
  *     operation on a suspended communicator (HCCL_E_SUSPENDING, with its reason). Also
  *     per rank: count 0 is not
@@ -275,6 +277,39 @@ static void rank_bad(conf_ctx *ctx)
         if (conf_ok(ctx, HcclGroupStart(), "HcclGroupStart")) {
             conf_ok(ctx, HcclSend(s, 4, I32, me, comm, st), "HcclSend to itself inside a group");
             BAD(ctx, PARA, HcclGroupEnd());
+        }
+        /* a call that fails its checks inside a group fails the group: HcclGroupEnd
+         * returns its error, with its message, and issues none of the group's
+         * point-to-point calls (the copy to itself below would otherwise land in r;
+         * a peer's would pair with what is left); the next group works */
+        conf_step(ctx, "bad input: HcclSend(NULL, 10) inside a group");
+        int32_t sv[4] = {1, 2, 3, 4}, rv[4] = {7, 7, 7, 7}, got[4];
+        if (conf_sync(ctx, st, "before the failed group") &&
+            conf_acl_ok(ctx, aclrtMemcpy(s, 16, sv, 16, ACL_MEMCPY_HOST_TO_DEVICE), "aclrtMemcpy") &&
+            conf_acl_ok(ctx, aclrtMemcpy(r, 16, rv, 16, ACL_MEMCPY_HOST_TO_DEVICE), "aclrtMemcpy") &&
+            conf_ok(ctx, HcclGroupStart(), "HcclGroupStart")) {
+            BAD(ctx, PTR, HcclSend(NULL, 10, I32, me, comm, st));
+            conf_ok(ctx, HcclSend(s, 4, I32, me, comm, st), "HcclSend to itself inside a failed group");
+            conf_ok(ctx, HcclRecv(r, 4, I32, me, comm, st), "HcclRecv from itself inside a failed group");
+            HcclResult rc = HcclGroupEnd();
+            if (rc != HCCL_E_PTR || !strstr(HcclGetLastErrorMessage(), "sendBuf"))
+                conf_fail(ctx, "HcclGroupEnd after HcclSend(NULL, 10) in the group returned %d (%s), expected "
+                          "HCCL_E_PTR; last error message \"%s\"", (int)rc, HcclGetErrorString(rc),
+                          HcclGetLastErrorMessage());
+            if (conf_sync(ctx, st, "after the failed group") &&
+                conf_acl_ok(ctx, aclrtMemcpy(got, 16, r, 16, ACL_MEMCPY_DEVICE_TO_HOST), "aclrtMemcpy") &&
+                memcmp(got, rv, 16))
+                conf_fail(ctx, "the failed group's copy to itself was issued (r[0] is %d, expected 7)", got[0]);
+            conf_step(ctx, "the group after a failed group");
+            if (conf_ok(ctx, HcclGroupStart(), "HcclGroupStart")) {
+                conf_ok(ctx, HcclSend(s, 4, I32, me, comm, st), "HcclSend to itself inside a group");
+                conf_ok(ctx, HcclRecv(r, 4, I32, me, comm, st), "HcclRecv from itself inside a group");
+                if (conf_ok(ctx, HcclGroupEnd(), "HcclGroupEnd after a failed group") &&
+                    conf_sync(ctx, st, "the group after a failed group") &&
+                    conf_acl_ok(ctx, aclrtMemcpy(got, 16, r, 16, ACL_MEMCPY_DEVICE_TO_HOST), "aclrtMemcpy") &&
+                    memcmp(got, sv, 16))
+                    conf_fail(ctx, "the group after a failed group: r[0] is %d, expected 1", got[0]);
+            }
         }
         /* a receive from a peer into a buffer that another transfer with a peer sends
          * from or receives into: the result would depend on timing (a 4-rank ring that
