@@ -555,7 +555,7 @@ static HcclResult p2p(const char *fn, HcclSendRecvType dir, void *buf, uint64_t 
     HcclSendRecvItem it = {dir, buf, count, dt, peer};
     HcclResult res = check_item(fn, &it, 0, c, dir == HCCL_SEND ? "sendBuf" : "recvBuf",
                                 dir == HCCL_SEND ? "destRank" : "srcRank");
-    if (res == HCCL_SUCCESS && peer == c->rank && !hccl_api_group_active()) {
+    if (res == HCCL_SUCCESS && peer == c->rank && count && !hccl_api_group_active()) {
         HCCL_WARN(COLL, "%s: rank %u cannot %s itself outside a group (it would wait forever)", fn, peer,
                   dir == HCCL_SEND ? "send to" : "receive from");
         res = HCCL_E_PARA;

@@ -21,7 +21,8 @@
  *     operation on a suspended communicator (HCCL_E_SUSPENDING, with its reason). Also
  *     per rank: count 0 is not
  *     bad input but nothing to do: on rank 0 alone, each fixed-count operation with
- *     count 0 returns success at once and queues nothing (as HCCL's and NCCL's do).
+ *     count 0 returns success at once and queues nothing (as HCCL's and NCCL's do),
+ *     Send and Recv of 0 elements to the rank itself included.
  * "At once" is checked as: each call returns within 2 s (5 s for init calls).
  */
 #include "conf.h"
@@ -387,6 +388,11 @@ static void rank_bad(conf_ctx *ctx)
         ZERO(ctx, HcclGather(s, r, 0, I32, 0, comm, st));
         ZERO(ctx, HcclAlltoAll(s, 0, I32, r, 0, I32, comm, st));
         if (n > 1) ZERO(ctx, HcclSend(s, 0, I32, n - 1, comm, st));
+        /* to or from the rank itself: nothing to wait for either */
+        ZERO(ctx, HcclSend(s, 0, I32, 0, comm, st));
+        ZERO(ctx, HcclRecv(r, 0, I32, 0, comm, NULL));
+        ZERO(ctx, HcclRecv(NULL, 0, I32, 0, comm, st));
+        BAD(ctx, PARA, HcclSend(s, 4, I32, 0, comm, st)); /* with data, outside a group: never received */
         /* still checked: a bad argument is an error whatever the count */
         BAD(ctx, PARA, HcclAllReduce(s, r, 0, (HcclDataType)99, SUM, comm, st));
         BAD(ctx, PARA, HcclBroadcast(s, 0, I32, n, comm, st));
