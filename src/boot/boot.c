@@ -525,9 +525,9 @@ void hccl_boot_root_linger(uint64_t id, uint64_t max_ns)
  * where ranks in other processes only see a connection that never comes. The pid: a
  * child of fork has a copy of the list but none of the ranks.
  *
- * A rank table's group has the table's identity on every try, so a retry from the same
- * table in this process (threads as ranks) must not find the failures of the try
- * before. The creation tells when each rank's attempt begins and ends
+ * A rank table's group has the table's identity on every try (and so has a
+ * sub-communicator's), so a retry from the same table in this process (threads as
+ * ranks) must not find the failures of the try before. The creation tells when each rank's attempt begins and ends
  * (hccl_boot_attempt_begin/end); a record keeps its rank's attempt (gen) and the
  * number (seq, one counter for all of them, under finished_lock) at which it began
  * (begun). For the sibling self that reads it, a record is stale when:
@@ -544,7 +544,8 @@ void hccl_boot_root_linger(uint64_t id, uint64_t max_ns)
  * one began is taken for a late start of that try; and in a try that had a bad rank
  * id, a sibling that begins after the failed rank returned waits for it (until
  * HCCL_CONNECT_TIMEOUT) instead.
- * Records of groups that tell no attempts (root info, launches, sub-communicators)
+ * Sub-communicators (the same parent, subCommId and rankIds on every try) tell their
+ * ranks' attempts too. Records of groups that tell no attempts (root info, launches)
  * hold as before: gen and begun 0. */
 #define FAILED_RANKS 64
 static struct {

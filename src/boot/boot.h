@@ -171,7 +171,8 @@ void hccl_boot_mesh_report_unjoined(const hccl_boot_ident *ident, uint32_t nrank
                                     uint32_t rank, HcclResult res, const char *reason, uint64_t linger_ns);
 
 /* A creation whose group's identity does not change between tries (a rank table's: a
- * retry from the same table has it too) tells when each of its ranks' attempts begins
+ * retry from the same table has it too; a sub-communicator's: the same parent,
+ * subCommId and rankIds) tells when each of its ranks' attempts begins
  * and ends (rank UINT32_MAX: a call that named no rank of the group, a bad rank id):
  * a failure recorded in an attempt (hccl_boot_rank_failed) is then not seen by the
  * ranks' later attempts (hccl_boot_peer_failed), while the siblings of its own try

@@ -1283,18 +1283,39 @@ static hccl_boot_ident split_ident(const hccl_comm *parent, uint32_t nranks, con
     return ident;
 }
 
+/* The identity of a sub-communicator is the same on every try (the parent's, subCommId,
+ * rankIds): each call is an attempt of its rank (hccl_boot_attempt_begin/end), so that
+ * with threads as ranks a retry is not failed by the records of an earlier try's
+ * failures (hccl_boot_rank_failed), as for a rank table. */
 void hccl_comm_split_failed(hccl_comm *parent, uint32_t nranks, const uint32_t *rank_ids, uint64_t sub_id,
                             uint32_t sub_rank, HcclResult res, uint64_t warn_seq)
 {
     hccl_boot_ident ident = split_ident(parent, nranks, rank_ids, sub_id);
+    hccl_boot_attempt_begin(&ident, sub_rank);
     split_tell(parent, &ident, nranks, rank_ids, sub_rank, res, warn_seq);
+    hccl_boot_attempt_end(&ident, sub_rank);
 }
+
+static HcclResult split_attempt(hccl_comm *parent, const hccl_boot_ident *idp, uint32_t nranks,
+                                const uint32_t *rank_ids, uint64_t sub_id, uint32_t sub_rank,
+                                const HcclCommConfig *config, hccl_comm **out);
 
 HcclResult hccl_comm_split(hccl_comm *parent, uint32_t nranks, const uint32_t *rank_ids, uint64_t sub_id,
                            uint32_t sub_rank, const HcclCommConfig *config, hccl_comm **out)
 {
-    HcclResult res;
     hccl_boot_ident ident = split_ident(parent, nranks, rank_ids, sub_id);
+    hccl_boot_attempt_begin(&ident, sub_rank);
+    HcclResult res = split_attempt(parent, &ident, nranks, rank_ids, sub_id, sub_rank, config, out);
+    hccl_boot_attempt_end(&ident, sub_rank);
+    return res;
+}
+
+static HcclResult split_attempt(hccl_comm *parent, const hccl_boot_ident *idp, uint32_t nranks,
+                                const uint32_t *rank_ids, uint64_t sub_id, uint32_t sub_rank,
+                                const HcclCommConfig *config, hccl_comm **out)
+{
+    HcclResult res;
+    hccl_boot_ident ident = *idp;
     uint64_t warn_seq = hccl_log_warn_seq();
     hccl_comm_cfg cfg;
     res = hccl_comm_cfg_resolve(config, &cfg);

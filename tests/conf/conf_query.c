@@ -23,6 +23,8 @@
  * config: HcclCommInitRootInfoConfig with a configured name and a 1 MB buffer (a 6 MiB
  *   AllReduce must still be right), then with an older, shorter config struct (size
  *   and version of a version-1 caller, garbage after it); one rank arrives late.
+ *   Threads as ranks (3 or more): a retry of HcclCreateSubCommConfig with the same
+ *   subCommId and rankIds after a try where a rank failed in the mesh must succeed.
  */
 #include "conf.h"
 #include <math.h>
@@ -787,6 +789,78 @@ static void bad_sub_rank(conf_ctx *ctx, int bad, uint64_t id)
     conf_host_barrier(ctx);
 }
 
+/* Threads as ranks: a retry of HcclCreateSubCommConfig with the same subCommId and
+ * rankIds after a try in which a rank failed in the mesh. The sub-communicator's
+ * identity is the same on every try, so the process's record of that failure must not
+ * fail the retry at once. Try 1 (sub-communicator of ranks 0, 1, 2): rank 2 waits for
+ * the root, and its interrupt check holds its thread 1.5 s once the others come; rank
+ * 1, in the mesh waiting for rank 2, is interrupted (HcclSetInterruptCheck) and fails
+ * there, and so do the others. Try 2: rank 0 comes 300 ms before the others (it looks
+ * at the process's records while it waits) and every rank must succeed. */
+static atomic_int sr_armed, sr_hold, sr_held, sr_holding;
+static __thread int sr_rank = -1;
+
+static int sub_retry_check(void)
+{
+    if (!atomic_load(&sr_armed)) return 0;
+    if (sr_rank == 2 && atomic_load(&sr_hold) && !atomic_exchange(&sr_held, 1)) {
+        atomic_store(&sr_holding, 1);
+        usleep(1500 * 1000);
+        atomic_store(&sr_holding, 0);
+        return 0;
+    }
+    return sr_rank == 1 && atomic_load(&sr_holding);
+}
+
+static void sub_retry(conf_ctx *ctx, uint64_t id)
+{
+    uint32_t ids[3] = {0, 1, 2};
+    HcclCommConfig cfg;
+    HcclCommConfigInit(&cfg);
+    sr_rank = ctx->rank;
+    if (ctx->rank == 0) {
+        atomic_store(&sr_hold, 0);
+        atomic_store(&sr_held, 0);
+        atomic_store(&sr_holding, 0);
+        atomic_store(&sr_armed, 1);
+        HcclSetInterruptCheck(sub_retry_check);
+    }
+    conf_host_barrier(ctx);
+    if (ctx->rank < 3) {
+        if (ctx->rank == 0) {
+            usleep(200 * 1000);
+            atomic_store(&sr_hold, 1);
+            usleep(200 * 1000);
+        } else if (ctx->rank == 1) {
+            usleep(500 * 1000);
+        }
+        HcclComm sub = NULL;
+        conf_step(ctx, "HcclCreateSubCommConfig, try 1: rank 1 interrupted in the mesh");
+        HcclResult rc = HcclCreateSubCommConfig(&ctx->comm, 3, ids, id, (uint32_t)ctx->rank, &cfg, &sub);
+        if (rc == HCCL_SUCCESS) {
+            conf_fail(ctx, "HcclCreateSubCommConfig, try 1: succeeded although rank 1 was interrupted");
+            HcclCommDestroy(sub);
+        }
+    }
+    conf_host_barrier(ctx);
+    if (ctx->rank == 0) atomic_store(&sr_armed, 0);
+    conf_host_barrier(ctx);
+    if (ctx->rank < 3) {
+        if (ctx->rank != 0) usleep(300 * 1000);
+        HcclComm sub = NULL;
+        conf_step(ctx, "HcclCreateSubCommConfig, try 2: the retry");
+        double t0 = conf_now();
+        HcclResult rc = HcclCreateSubCommConfig(&ctx->comm, 3, ids, id, (uint32_t)ctx->rank, &cfg, &sub);
+        if (rc != HCCL_SUCCESS)
+            conf_fail(ctx, "HcclCreateSubCommConfig, the retry after a try where rank 1 failed in the mesh: %d after "
+                      "%.1f s (%s)", (int)rc, conf_now() - t0, HcclGetLastErrorMessage());
+        if (sub) conf_ok(ctx, HcclCommDestroy(sub), "HcclCommDestroy(retried sub)");
+    }
+    conf_host_barrier(ctx);
+    if (ctx->rank == 0) HcclSetInterruptCheck(NULL);
+    conf_host_barrier(ctx);
+}
+
 /* Variant 4: the parent's hcclExecTimeOut is 1 s. A sub-communicator made with
  * hcclExecTimeOut 0 never times out (it took the parent's 1 s); one that leaves it
  * unset takes the parent's 1 s (not HCCL_EXEC_TIMEOUT's 1836). */
@@ -808,6 +882,7 @@ static void rank_sub_timeout(conf_ctx *ctx)
         bad_sub_rank(ctx, ctx->nranks - 1, 0x7e5);
         bad_sub_rank(ctx, 0, 0x7e6);
     }
+    if (ctx->mode == MODE_THREADS && ctx->nranks >= 3) sub_retry(ctx, 0x7e7);
 }
 
 static void rank_config(conf_ctx *ctx)
