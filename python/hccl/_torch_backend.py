@@ -127,6 +127,12 @@ class WorkHCCL(_BaseWork):
             # for the result and crash on (they look for its tensors).
             src = torch.futures.Future()
             self._fut = src.then(_value)
+            if self._pinned:
+                # Called from C++ (DDP's reducer, its built-in FP16_COMPRESS hook): a
+                # future of torch's type List[Tensor] whose value is a TensorList, as
+                # gloo's is; a Python future holds a Python object, which C++ readers
+                # such as the FP16 hook's decompression assert against.
+                self._fut = _typed_future(self._fut, self._outputs)
             pg = self._pg()
             if self.is_completed() or pg is None or getattr(_in_completion, "active", False):
                 # A future's callback, run by a completion thread, that asks for a
@@ -136,6 +142,33 @@ class WorkHCCL(_BaseWork):
             else:
                 pg._completion_queue().put((self, src))
         return self._fut
+
+
+_TYPED_SRC = """
+def wait_then(fut: Future[List[Tensor]], out: List[Tensor]) -> List[Tensor]:
+    fut.wait()
+    return out
+
+def typed(fut: Future[List[Tensor]], out: List[Tensor]) -> Future[List[Tensor]]:
+    return torch.jit._fork(wait_then, fut, out)
+"""
+_typed_cu = None
+
+
+def _typed_future(fut, outputs):
+    """A future of type List[Tensor] that completes with `outputs` once `fut` does (or
+    with its error): a TorchScript fork that waits on `fut` (suspended, not blocking a
+    thread) and returns the tensors. Compiled from a string (no source file needed) on
+    first use; where TorchScript cannot do it, `fut` itself."""
+    global _typed_cu
+    if _typed_cu is None:
+        try:
+            _typed_cu = torch.jit.CompilationUnit(_TYPED_SRC)
+        except Exception:  # noqa: BLE001 - the Python future still works for Python readers
+            _typed_cu = False
+    if _typed_cu is False:
+        return fut
+    return _typed_cu.typed(fut, list(outputs))
 
 
 def _value(fut):

@@ -24,6 +24,20 @@ def test_ddp_matches_gloo():
     assert r.out.count("checks passed") == 2, r
 
 
+_DDP2 = ("unused,static,view,nosync,bn,allreduce_hook,powersgd,viewfp16,localsgd,builtin_ar,builtin_fp16,zero,"
+         "zeroview,zerooverlap,join,joinzero,join+unused+bn,join+psgd+view,join+throw,subgroup,asyncsub")
+_DDP3 = "unused,bn,builtin_fp16,powersgd,zero,join+unused+bn,subgroup"
+
+
+def test_ddp_features_match_gloo():
+    # DDP options, comm hooks (torch's C++ FP16_COMPRESS read a Python object where
+    # it needs a TensorList), ZeRO, Join, subgroups: over hccl as over gloo
+    r = launch.run(2, launch.worker("ddp_features.py"), _DDP2, timeout=240)
+    assert r.out.count("%d checks passed" % len(_DDP2.split(","))) == 2, r
+    r = launch.run(3, launch.worker("ddp_features.py"), _DDP3, "hccl", timeout=240)
+    assert r.out.count("%d checks passed" % len(_DDP3.split(","))) == 3, r
+
+
 def test_backend_edges():
     r = launch.run(2, launch.worker("torch_edges.py"), "edges", timeout=120)
     assert r.out.count("10 checks passed") == 2, r
