@@ -1392,6 +1392,16 @@ static void *reap(void *p)
     return NULL;
 }
 
+/* Hands c to a reaper thread, which frees it once its last reference goes; 0 when
+ * started. The thread may free c at once: what the caller's log line names is copied
+ * into name (sizeof c->name bytes) and *rank first. */
+static int reap_later(hccl_comm *c, char *name, uint32_t *rank)
+{
+    memcpy(name, c->name, sizeof c->name);
+    *rank = c->rank;
+    return hccl_thread_start(NULL, reap, c);
+}
+
 HcclResult hccl_comm_destroy(HcclComm handle)
 {
     if (!handle) {
@@ -1423,12 +1433,10 @@ HcclResult hccl_comm_destroy(HcclComm handle)
         if (aclrtInternalInStreamTask()) {
             /* A host task (or a synchronizer running the stream's tasks): operations
              * queued behind it on its stream cannot be reached before it returns, so
-             * waiting for them here would never end. A thread of ours waits instead;
-             * it may free c at once, so what the line names is copied first. */
+             * waiting for them here would never end. A thread of ours waits instead. */
             char name[sizeof c->name];
-            memcpy(name, c->name, sizeof name);
-            uint32_t rank = c->rank;
-            if (hccl_thread_start(NULL, reap, c) == 0) {
+            uint32_t rank;
+            if (reap_later(c, name, &rank) == 0) {
                 HCCL_WARN(INIT, "comm %s rank %u: destroyed from a stream task with %d operation(s) still queued or "
                           "waiting for peers; they are dropped when reached, and the communicator is freed then",
                           name, rank, left);
@@ -1452,9 +1460,8 @@ HcclResult hccl_comm_destroy(HcclComm handle)
             int queued = __atomic_load_n(&c->queued, __ATOMIC_SEQ_CST);
             if (queued <= 0 || queued != __atomic_load_n(&c->refs, __ATOMIC_SEQ_CST)) continue;
             char name[sizeof c->name];
-            memcpy(name, c->name, sizeof name);
-            uint32_t rank = c->rank;
-            if (hccl_thread_start(NULL, reap, c) != 0) {
+            uint32_t rank;
+            if (reap_later(c, name, &rank) != 0) {
                 hccl_ref_wait(&comm_drain, &c->refs, NULL);
                 break;
             }
