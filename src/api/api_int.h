@@ -15,6 +15,12 @@
 HcclResult hccl_api_dtype(const char *fn, HcclDataType dt, size_t *size);
 /* Checks op and that (dt, op) has a reduction kernel. */
 HcclResult hccl_api_redop(const char *fn, HcclDataType dt, HcclReduceOp op);
+/* Whether n elements of size bytes fit the addressable size: their product (*bytes)
+ * does not overflow and stays below 2^62 bytes. */
+static inline int hccl_api_fits(uint64_t n, uint64_t size, uint64_t *bytes)
+{
+    return !__builtin_mul_overflow(n, size, bytes) && *bytes < (1ull << 62);
+}
 /* count * size * mult must fit (and stay below 2^62 bytes). */
 HcclResult hccl_api_bytes(const char *fn, uint64_t count, size_t size, uint64_t mult, const char *what);
 HcclResult hccl_api_ptr(const char *fn, const void *p, uint64_t count, const char *what);

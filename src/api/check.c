@@ -37,8 +37,7 @@ HcclResult hccl_api_redop(const char *fn, HcclDataType dt, HcclReduceOp op)
 HcclResult hccl_api_bytes(const char *fn, uint64_t count, size_t size, uint64_t mult, const char *what)
 {
     uint64_t b;
-    if (__builtin_mul_overflow(count, (uint64_t)size, &b) || __builtin_mul_overflow(b, mult, &b) ||
-        b >= (1ull << 62)) {
+    if (__builtin_mul_overflow(count, (uint64_t)size, &b) || !hccl_api_fits(b, mult, &b)) {
         HCCL_WARN(COLL, "%s: %s of %llu elements of %zu bytes overflows the addressable size", fn, what,
                   (unsigned long long)count, size);
         return HCCL_E_PARA;

@@ -150,8 +150,7 @@ static HcclResult check_blocks(const char *fn, const void *buf, const uint64_t *
     for (uint32_t r = 0; r < n; r++) {
         uint64_t end, bytes;
         /* hccl_api_bytes's bound, with the block named: its end alone says nothing */
-        if (__builtin_add_overflow(counts[r], displs ? displs[r] : 0, &end) ||
-            __builtin_mul_overflow(end, (uint64_t)size, &bytes) || bytes >= (1ull << 62)) {
+        if (__builtin_add_overflow(counts[r], displs ? displs[r] : 0, &end) || !hccl_api_fits(end, size, &bytes)) {
             HCCL_WARN(COLL, "%s: %s block of rank %u (count %llu at displacement %llu, elements of %zu bytes) ends "
                       "beyond the addressable size", fn, what, r, (unsigned long long)counts[r],
                       (unsigned long long)(displs ? displs[r] : 0), size);
@@ -527,8 +526,7 @@ static HcclResult check_item(const char *fn, const HcclSendRecvItem *it, uint32_
         HCCL_WARN(COLL, "%s: item %u has an unknown sendRecvType %d", fn, i, (int)it->sendRecvType);
         return HCCL_E_PARA;
     }
-    if (size && !__builtin_mul_overflow(it->count, (uint64_t)size, &bytes) && bytes < (1ull << 62) &&
-        (it->buf || !it->count) && it->remoteRank < c->nranks)
+    if (size && hccl_api_fits(it->count, size, &bytes) && (it->buf || !it->count) && it->remoteRank < c->nranks)
         return HCCL_SUCCESS;
     /* A failure: the checks again, with messages that say which item. */
     char where[96];
