@@ -719,6 +719,28 @@ static HcclResult map_segment(shm_conn *s, int fd)
     return HCCL_SUCCESS;
 }
 
+/* Read a byte of every page of both rings once, before the first message. The
+ * segment's pages are populated when it is mapped, but a virtual machine that keeps
+ * shadow page tables (the reference VM's kernel is a PVM guest) builds its own entry
+ * for each page only at its first access from user space, and that access costs
+ * about as much as a page fault: without this, the first lap of each ring (1 MiB:
+ * 256 pages on each side) ran an eager 4 KiB Reduce at 4 ranks at 9-12 us an
+ * operation instead of 2 (docs/performance.md, 2026-12-06). Reads only: the peer may
+ * be writing its ring already (hence not under ThreadSanitizer, where thread ranks'
+ * reads would race with it). */
+static void touch_rings(const shm_conn *s)
+{
+#ifndef __SANITIZE_THREAD__
+    unsigned char acc = 0;
+    for (size_t off = 0; off < (size_t)s->size; off += 4096)
+        acc = (unsigned char)(acc + *(volatile const unsigned char *)(s->rxdata + off) +
+                              *(volatile const unsigned char *)(s->txdata + off));
+    (void)acc;
+#else
+    (void)s;
+#endif
+}
+
 /* name: the segment's; the TSan token of ring k derives from it and k, like ring k. */
 static void conn_init(shm_conn *s, int side, size_t ring_bytes, const char *name)
 {
@@ -734,6 +756,7 @@ static void conn_init(shm_conn *s, int side, size_t ring_bytes, const char *name
     unsigned char *data = (unsigned char *)s->hdr + DATA_OFFSET;
     s->txdata = data + (size_t)side * ring_bytes;
     s->rxdata = data + (size_t)(1 - side) * ring_bytes;
+    touch_rings(s);
 }
 
 /* Reserve the pages of a new segment (a full /dev/shm fails here, not with SIGBUS
