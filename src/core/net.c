@@ -138,15 +138,21 @@ struct hccl_netimpl {
     int broken;              /* an operation failed: the connections are not read again */
     uint64_t idle_since; /* hccl_coarse_ns() */
     /* Consecutive sched_yields of this rank's waits that took long (more than
-     * YIELD_SWITCHED_NS: another thread ran meanwhile), up to 2; a quick one resets it.
+     * yield_switched_ns: another thread ran meanwhile), up to 2; a quick one resets it.
      * At 2 the CPU is contended (more ranks than cores): waits yield on every idle pass
-     * rather than every fourth, and poll longer before they sleep. One slow yield is
+     * rather than once per yield_gap_ns, and poll longer before they sleep. One slow yield is
      * not enough: a rank's own helper threads wake now and then. Kept from operation
      * to operation. */
     int slow_yields;
+    uint64_t yield_switched_ns; /* see YIELD_SWITCHED_NS */
+    /* Waits that are not contended yield at most once per this many ns: 4 system
+     * calls' time, so that where a system call costs a microsecond or more the yields
+     * (which find nothing else to run) do not fill the wait and delay noticing the
+     * peer's message by a system call each. */
+    uint64_t yield_gap_ns;
     /* Agreed at init: some host has more ranks than CPUs. Waits are contended ones from
      * the start, whatever the yields say (one quick yield, found with nothing else to
-     * run for a moment, no longer sends a wait back to yielding every fourth pass and
+     * run for a moment, no longer sends a wait back to yielding now and then and
      * sleeping after HCCL_NET_SPIN_US): 8 ranks on 2 cores, AllGather 128 B 20 -> 13
      * us (docs/performance.md). */
     int crowded;
@@ -174,7 +180,9 @@ static const char *at(const hccl_netimpl *n, uint32_t p)
 HCCL_PARAM_INT_IN(net_spin_us, "HCCL_NET_SPIN_US", 50, 0, 1000000, HCCL_PARAM_CLAMP)
 
 /* A sched_yield that returns later than this ran another thread meanwhile (a yield
- * with nothing else to run is a system call of well under a microsecond). */
+ * with nothing else to run is one system call: well under a microsecond on most
+ * hosts), or later than twice a system call and 0.3 us where system calls are slower
+ * (n->yield_switched_ns). */
 #define YIELD_SWITCHED_NS 600u
 /* How long waits keep yielding before they sleep while the CPU is contended. */
 #define CONTENDED_SPIN_NS 1000000u
@@ -1055,6 +1063,7 @@ typedef struct pace {
     uint64_t checked_at; /* the interrupt check's last call (0: not yet in this wait) */
     int progress_mark;
     unsigned idle_spins, quick_passes;
+    uint64_t yielded_at; /* the last yield of a wait that is not contended */
 } pace;
 
 enum { PACE_POLL, PACE_SLEEP, PACE_ABORTED, PACE_INTERRUPTED, PACE_LATE };
@@ -1149,8 +1158,10 @@ static int pace_idle(hccl_netimpl *n, pace *w)
      * noticing the message. Not while the CPU is contended (yield at once), nor
      * with HCCL_NET_SPIN_US=0 (sleep at once). */
     const int contended = n->crowded || n->slow_yields == 2;
-    if (w->spin_ns && !contended && w->quick_passes < QUICK_PASSES) {
-        w->quick_passes++;
+    if (w->spin_ns && !contended && (w->quick_passes < QUICK_PASSES || (++w->idle_spins & 7) != 0)) {
+        /* And afterwards, the clock only every 8th pass (a read costs 30 ns or more in
+         * a guest): the spin limit and the deadline need no finer time. */
+        if (w->quick_passes < QUICK_PASSES) w->quick_passes++;
         hccl_cpu_relax();
         return PACE_POLL;
     }
@@ -1169,14 +1180,16 @@ static int pace_idle(hccl_netimpl *n, pace *w)
      * through the peer's system call) only after a longer wait. */
     uint64_t spin_limit = contended && w->spin_ns && w->spin_ns < CONTENDED_SPIN_NS ? CONTENDED_SPIN_NS : w->spin_ns;
     if (now - w->last_progress >= spin_limit) return PACE_SLEEP;
-    /* Busy-poll without system calls; yield now and then, so that with more ranks
-     * than cores the peer we wait for gets the CPU, and on every pass while yields
-     * show that another thread wants this CPU. */
-    if (contended || (++w->idle_spins & 3) == 0) {
+    /* Busy-poll without system calls; yield now and then (at most once per
+     * n->yield_gap_ns), so that with more ranks than cores the peer we wait for gets
+     * the CPU, and on every pass while yields show that another thread wants this
+     * CPU. */
+    if (contended || now - w->yielded_at >= n->yield_gap_ns) {
+        w->yielded_at = now;
         sched_yield();
         /* Timed at once: when the peer we yielded to made progress, this wait ends
          * before another pass could look. */
-        if (hccl_now_ns() - now <= YIELD_SWITCHED_NS) n->slow_yields = 0;
+        if (hccl_now_ns() - now <= n->yield_switched_ns) n->slow_yields = 0;
         else if (n->slow_yields < 2) n->slow_yields++;
         else if (n->placed && !n->crowded) unshare_cpu(n, now);
         if (n->crowded && n->slots) balance_cpus(n, now);
@@ -2115,6 +2128,9 @@ HcclResult hccl_net_create(uint32_t rank, uint32_t nranks, hccl_conn **conns, hc
     hccl_netimpl *n = hccl_calloc(1, sizeof *n);
     if (!n) return HCCL_E_MEMORY;
     pthread_mutex_init(&n->io_lock, NULL);
+    uint64_t sc = hccl_syscall_ns();
+    n->yield_switched_ns = HCCL_MAX((uint64_t)YIELD_SWITCHED_NS, 2 * sc + 300);
+    n->yield_gap_ns = 4 * sc;
     n->base.exchange = net_exchange;
     n->base.fail = net_fail;
     n->rank = rank;
