@@ -139,10 +139,10 @@ struct hccl_netimpl {
     uint64_t idle_since; /* hccl_coarse_ns() */
     /* Consecutive sched_yields of this rank's waits that took long (more than
      * yield_switched_ns: another thread ran meanwhile), up to 2; a quick one resets it.
-     * At 2 the CPU is contended (more ranks than cores): waits yield on every idle pass
-     * rather than once per yield_gap_ns, and poll longer before they sleep. One slow yield is
-     * not enough: a rank's own helper threads wake now and then. Kept from operation
-     * to operation. */
+     * At 2 the CPU is contended (more ranks than cores): waits yield on every idle
+     * pass rather than once per yield_gap_ns, and poll longer before they sleep. One
+     * slow yield is not enough: a rank's own helper threads wake now and then. Kept
+     * from operation to operation. */
     int slow_yields;
     uint64_t yield_switched_ns; /* see YIELD_SWITCHED_NS */
     /* Waits that are not contended yield at most once per this many ns: 4 system
