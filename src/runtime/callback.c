@@ -151,6 +151,11 @@ aclError aclrtSubscribeReport(uint64_t threadId, aclrtStream stream)
         return hccl_rt_error(ACL_ERROR_INVALID_PARAM,
                              "aclrtSubscribeReport: the default (NULL) stream runs its work in the caller; callbacks "
                              "need a created stream");
+    /* No pthread_t is 0: a stream subscribed to it would wait forever for its first
+     * blocking callback to run. */
+    if (threadId == 0)
+        return hccl_rt_error(ACL_ERROR_INVALID_PARAM, "aclrtSubscribeReport: threadId 0 names no thread (pass the "
+                             "callback thread's pthread_t, e.g. pthread_self() as a number in that thread)");
     void *ref = hccl_rt_stream_ref(stream);
     if (!ref) return hccl_rt_error(ACL_ERROR_RT_INVALID_HANDLE, "aclrtSubscribeReport: %p is not a live stream", stream);
     aclError rc = ACL_SUCCESS;

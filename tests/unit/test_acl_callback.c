@@ -85,6 +85,10 @@ static void test_errors(void)
     TT_ASSERT_EQ(aclrtProcessReport(0), ACL_ERROR_INVALID_PARAM);
     TT_ASSERT_EQ(aclrtProcessReport(-2), ACL_ERROR_INVALID_PARAM);
     TT_ASSERT_EQ(aclrtSubscribeReport(tid_of(pthread_self()), NULL), ACL_ERROR_INVALID_PARAM);
+    /* Thread id 0 is no thread: its blocking callbacks would hold the stream forever. */
+    TT_ASSERT_EQ(aclrtSubscribeReport(0, s), ACL_ERROR_INVALID_PARAM);
+    TT_ASSERT(msg_has("threadId 0"));
+    TT_ASSERT_EQ(aclrtLaunchCallback(never, &ran, ACL_CALLBACK_BLOCK, s), ACL_ERROR_RT_STREAM_NO_CB_REG);
     TT_ASSERT_EQ(aclrtSubscribeReport(tid_of(pthread_self()), (aclrtStream)&ran), ACL_ERROR_RT_INVALID_HANDLE);
     TT_ASSERT_EQ(aclrtUnSubscribeReport(tid_of(pthread_self()), (aclrtStream)&ran), ACL_ERROR_RT_INVALID_HANDLE);
     TT_ASSERT_EQ(aclrtSubscribeReport(tid_of(pthread_self()), s), ACL_SUCCESS);
