@@ -50,22 +50,18 @@ typedef struct api_comm {
     aclrtStream stream; /* where the operation goes: the caller's, or its group's (begin) */
 } api_comm;
 
-/* Look the communicator up and get a zeroed descriptor: for an operation on the NULL
- * stream, which runs before the call returns, or one that moves nothing, the caller's
- * own (on its stack: no allocation); for one queued on a stream, an allocated one the
- * stream frees. */
-static HcclResult begin_checked(const char *fn, HcclComm comm, hccl_op_type type, uint64_t count,
-                                aclrtStream stream, hccl_op_args *local, api_comm *c, hccl_op_args **a);
-
-/* A failure inside a group is also the group's (HcclGroupEnd returns it). */
-static HcclResult begin(const char *fn, HcclComm comm, hccl_op_type type, uint64_t count, aclrtStream stream,
-                        hccl_op_args *local, api_comm *c, hccl_op_args **a)
+/* A failure of an operation called inside a group is also the group's (HcclGroupEnd
+ * returns it). */
+static HcclResult in_group(HcclResult res)
 {
-    HcclResult res = begin_checked(fn, comm, type, count, stream, local, c, a);
     if (res != HCCL_SUCCESS && hccl_api_group_active()) hccl_api_group_failed(res);
     return res;
 }
 
+/* Look the communicator up and get a zeroed descriptor: for an operation on the NULL
+ * stream, which runs before the call returns, or one that moves nothing, the caller's
+ * own (on its stack: no allocation); for one queued on a stream, an allocated one the
+ * stream frees. begin() notes a failure in the group. */
 static HcclResult begin_checked(const char *fn, HcclComm comm, hccl_op_type type, uint64_t count,
                                 aclrtStream stream, hccl_op_args *local, api_comm *c, hccl_op_args **a)
 {
@@ -101,6 +97,12 @@ static HcclResult begin_checked(const char *fn, HcclComm comm, hccl_op_type type
     return HCCL_SUCCESS;
 }
 
+static HcclResult begin(const char *fn, HcclComm comm, hccl_op_type type, uint64_t count, aclrtStream stream,
+                        hccl_op_args *local, api_comm *c, hccl_op_args **a)
+{
+    return in_group(begin_checked(fn, comm, type, count, stream, local, c, a));
+}
+
 static void drop(hccl_op_args *a)
 {
     if (a->borrowed) hccl_op_args_clear(a);
@@ -124,16 +126,13 @@ static HcclResult finish(HcclResult res, api_comm *c, hccl_op_args *a)
     } else if (res == HCCL_SUCCESS && moves_nothing(a->type, a->count)) {
         HCCL_TRACE(COLL, "rank %u: %s of 0 elements: nothing to do", c->rank, hccl_op_name(a->type));
     } else if (res == HCCL_SUCCESS && stream) {
-        res = hccl_comm_enqueue(c->comm, a, stream);
-        if (res != HCCL_SUCCESS && hccl_api_group_active()) hccl_api_group_failed(res);
-        return res;
+        return in_group(hccl_comm_enqueue(c->comm, a, stream));
     } else if (res == HCCL_SUCCESS) {
         res = hccl_comm_run(c->comm, a, 0);
     }
     drop(a);
     if (c->comm) hccl_comm_release(c->comm);
-    if (res != HCCL_SUCCESS && hccl_api_group_active()) hccl_api_group_failed(res);
-    return res;
+    return in_group(res);
 }
 
 static uint64_t *copy_u64(const void *src, size_t n)
