@@ -1418,7 +1418,10 @@ static HcclResult stall_evidence(hccl_netimpl *n, hccl_xfer *x, int cnt)
         if (behind == 2)
             return peer_abort(n, p, why);
         if (behind == 1) return timed_out(n, x, cnt, p);
-        if (h.op != OP_ABORT && (h.op == OP_STATUS || (h.flags & FLAG_P2P) || h.seq != n->fp.seq || of_this_op(n, &h)))
+        /* A communicator's set-up operations all have seq 0 (setup_op, comm.c): there a
+         * message of another kind is a peer's next set-up operation, not a mismatch. */
+        if (h.op != OP_ABORT &&
+            (h.op == OP_STATUS || (h.flags & FLAG_P2P) || h.seq != n->fp.seq || !n->fp.seq || of_this_op(n, &h)))
             continue;
         xstate s;
         memset(&s, 0, sizeof s);
