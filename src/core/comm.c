@@ -32,6 +32,15 @@
 #include <unistd.h>
 
 #define COMM_MAGIC 0x48434f4d4d5f4f4bull /* "HCOMM_OK" */
+/* The scratch's first bytes, written at set-up: what the one-round algorithms, the
+ * direct ones' address lists and chunks and recursive doubling's window use at the
+ * sizes where a call takes tens of microseconds. Otherwise the first call of each
+ * larger size faulted in the pages it reached first, at 11-12 us a page on a guest
+ * with shadow page tables (4 ranks on 2 cores: an in-place AlltoAll of 128 KiB 43
+ * against 85-90 us a call over a 20-call sweep; docs/performance.md). Costs 256 page
+ * faults per rank and communicator at set-up (3 ms on that guest). */
+#define SCRATCH_WARM_BYTES (1u << 20)
+_Static_assert(SCRATCH_WARM_BYTES <= HCCL_ALGO_SCRATCH_BYTES, "inside the scratch");
 
 HCCL_PARAM_INT_IN(exec_timeout, "HCCL_EXEC_TIMEOUT", 1836, 0, INT64_MAX, HCCL_PARAM_DEFAULT)
 HCCL_PARAM_INT_IN(buffsize, "HCCL_BUFFSIZE", HCCL_COMM_DEFAULT_BUFFSIZE, 1, UINT32_MAX, HCCL_PARAM_DEFAULT)
@@ -815,6 +824,8 @@ static HcclResult setup(hccl_comm *c)
         c->scratch = NULL;
         return HCCL_E_MEMORY;
     }
+    /* Faulted in now rather than by the first operations of each larger size. */
+    memset(c->scratch, 0, SCRATCH_WARM_BYTES);
     HcclResult res_setup = setup_direct(c);
     if (res_setup == HCCL_SUCCESS) res_setup = setup_shm(c);
     if (res_setup == HCCL_SUCCESS) res_setup = setup_slots(c);
