@@ -24,15 +24,15 @@
  *   Scatter, Gather:   ctx->direct or bytes <= 8 KiB; (n - 1) x bytes <= 256 KiB
  *                                                           -> oneshot (the linear
  *                      algorithms without the agreement: eager)
- *   AlltoAll:          ctx->direct, n x bytes <= 8 KiB (64 KiB when ctx->crowded, 2
+ *   AlltoAll:          ctx->direct, n x bytes <= 8 KiB (128 KiB when ctx->crowded, 2
  *                      KiB with 2 uncrowded ranks with direct copies)
  *                                                           -> oneshot (one round)
  *                      above, ctx->direct (when ctx->crowded: blocks from 16 KiB)
  *                                                           -> direct
  *   AlltoAllV, VC:     ctx->direct                          -> direct
  *   AllGather(V), ReduceScatter(V), and Broadcast above the eager limit:
- *                      ctx->direct, n x bytes <= 16 KiB and n > 2 -> oneshot (not
- *                      ReduceScatterV, not Broadcast)
+ *                      ctx->direct, n x bytes <= 16 KiB (32 KiB when ctx->crowded)
+ *                      and n > 2 -> oneshot (not ReduceScatterV, not Broadcast)
  *                      ctx->direct and (n > 2 or >= 4 KiB)      -> direct
  *   Several hosts, some with several ranks: AllReduce above 16 KiB, Broadcast,
  *                      AllGather, ReduceScatter -> hierarchical (inside hosts, then
@@ -63,6 +63,11 @@
 #include "util/log.h"
 
 #define ONESHOT_MAX_BYTES (16u << 10)
+/* The one-round AllGather and ReduceScatter on a crowded host up to this many bytes in
+ * all, direct above (4 and 8 ranks on 2 cores, 300 calls on a stream, 32 KiB in all:
+ * AllGather 1.3-1.5x and ReduceScatter 1.2-1.4x faster; at 64 KiB ReduceScatter even
+ * to 1.1x faster, at 128 KiB AllGather 1.1-1.4x slower; docs/performance.md). */
+#define ONESHOT_GATHER_CROWDED_BYTES (32u << 10)
 /* 2 ranks with a CPU each and direct copies: the oneshot AllReduce only up to this
  * size, the direct one above (2 ranks pinned: 8-16 KiB 2.8-4x faster in shared device
  * memory, 1.2-1.6x with `malloc`'d buffers, which the direct one reads through the
@@ -121,11 +126,15 @@
 /* ... and the one-round AlltoAll (which copies every block twice) up to this many
  * bytes per rank in all where ranks have a core each (2 ranks: 1.6x faster at 16 KiB
  * direct, even at 8 KiB, 1.5x slower at 4 KiB), and on a crowded host up to
- * ONESHOT_A2A_CROWDED_BYTES (4-8 ranks on 2 cores, 1000 blocking calls: 2-64 KiB in all 1.1-1.7x faster
- * than Bruck's or the pairwise rounds and than direct at 64 KiB; at 128 KiB 1.2-1.6x
- * slower than direct; docs/performance.md). */
+ * ONESHOT_A2A_CROWDED_BYTES (4-8 ranks on 2 cores, 1000 blocking calls: 2-64 KiB in
+ * all 1.1-1.7x faster than Bruck's or the pairwise rounds and than direct at 64 KiB;
+ * at 128 KiB, 300 calls on a stream, 2-2.8x faster in place and 10-15% slower out of
+ * place, and in the 20-call sweep after smaller sizes 2.6-3x and 2.2-7x faster:
+ * direct's first call there reads pages of the peers' buffers that this process
+ * never touched, at 15-40 us a page on a guest with shadow page tables; from 512 KiB
+ * direct; docs/performance.md). */
 #define ONESHOT_A2A_BYTES (8u << 10)
-#define ONESHOT_A2A_CROWDED_BYTES (64u << 10)
+#define ONESHOT_A2A_CROWDED_BYTES (128u << 10)
 /* ... and with 2 ranks (a CPU each) up to this many (2 ranks pinned, blocking, in all:
  * 4-8 KiB direct 1.6-1.8x faster in shared memory, which every `aclrtMalloc` buffer
  * is, 1.2-1.4x slower with `malloc`'d buffers; 2 KiB even and 2x slower). */
@@ -241,7 +250,8 @@ hccl_algo_id hccl_algo_select(const hccl_algo_ctx *ctx, const hccl_op_args *a)
             bytes * ctx->nranks <= (ctx->crowded ? SLOT_MAX_BYTES_CROWDED : SLOT_MAX_BYTES))
             return HCCL_ALGO_SLOT;
         if (ctx->direct && ctx->nranks <= 64 && a->type != HCCL_OP_REDUCE_SCATTER_V &&
-            a->type != HCCL_OP_BROADCAST && ctx->nranks > 2 && bytes * ctx->nranks <= ONESHOT_MAX_BYTES &&
+            a->type != HCCL_OP_BROADCAST && ctx->nranks > 2 &&
+            bytes * ctx->nranks <= (ctx->crowded ? ONESHOT_GATHER_CROWDED_BYTES : ONESHOT_MAX_BYTES) &&
             ((bytes + 63) & ~63ull) * ctx->nranks <= ctx->scratch_bytes)
             return HCCL_ALGO_ONESHOT;
         if (pulls(ctx) && (ctx->nranks > 2 || bytes >= DIRECT_MIN_BYTES))

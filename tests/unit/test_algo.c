@@ -1144,7 +1144,7 @@ static void test_selection(void)
     TT_ASSERT_EQ(hccl_algo_select(&ctx, &a), HCCL_ALGO_CHAIN); /* a forced broadcast algorithm wins */
     ctx.reference = HCCL_ALGO_FORCED(HCCL_ALGO_HD);
     /* One host, more than 2 ranks: small AllGather(V) and ReduceScatter in one round
-     * (n x bytes <= 16 KiB), larger ones and ReduceScatterV direct; 2 ranks keep the
+     * (n x bytes <= 16 KiB, 32 KiB on a crowded host), larger ones and ReduceScatterV direct; 2 ranks keep the
      * ring's single exchange below 2 KiB. Broadcast eager (oneshot) up to 8 KiB, 96
      * KiB on a crowded host, at any n. */
     ctx.direct = 1;
@@ -1168,6 +1168,12 @@ static void test_selection(void)
     g.count = 4 * k + 1; /* 4 x (4 KiB + 4 B) */
     g.type = HCCL_OP_ALLGATHER;
     TT_ASSERT_EQ(hccl_algo_select(&ctx, &g), HCCL_ALGO_DIRECT);
+    ctx.crowded = 1; /* up to 32 KiB in all */
+    expect_bound(&ctx, &g, 8 * k, HCCL_ALGO_ONESHOT, HCCL_ALGO_DIRECT);
+    g.type = HCCL_OP_REDUCE_SCATTER;
+    expect_bound(&ctx, &g, 8 * k, HCCL_ALGO_ONESHOT, HCCL_ALGO_DIRECT);
+    g.type = HCCL_OP_ALLGATHER;
+    ctx.crowded = 0;
     ctx.nranks = 2; /* 2 ranks: the ring's exchange below 2 KiB per rank */
     expect_bound(&ctx, &g, 2 * k - 1, HCCL_ALGO_REFERENCE, HCCL_ALGO_DIRECT);
     g.type = HCCL_OP_REDUCE_SCATTER;
@@ -1184,7 +1190,7 @@ static void test_selection(void)
     g.count = k;
     /* Reduce eager on one host up to 256 KiB to the root (2 ranks with a CPU each: 32
      * KiB), direct above, crowded or not; AlltoAll in one round up to 8 KiB in all
-     * (2 KiB with 2 ranks, 64 KiB with more ranks than CPUs), direct above
+     * (2 KiB with 2 ranks, 128 KiB with more ranks than CPUs), direct above
      * (with more ranks than CPUs from 16 KiB blocks; below, pairwise); AlltoAllV and VC
      * direct at every size; without direct copies, by the cost model. */
     hccl_op_args rd = {.type = HCCL_OP_REDUCE, .count = 32 * k, .dtype = f, .redop = HCCL_REDUCE_SUM};
@@ -1232,18 +1238,18 @@ static void test_selection(void)
     TT_ASSERT_EQ(hccl_algo_select(&ctx, &aa), HCCL_ALGO_DIRECT);
     ctx.crowded = 1;
     TT_ASSERT_EQ(hccl_algo_select(&ctx, &aa), HCCL_ALGO_ONESHOT); /* 4 ranks on fewer CPUs */
-    aa.count = 16 * k; /* 4 x 16 KiB */
+    expect_bound(&ctx, &aa, 32 * k, HCCL_ALGO_ONESHOT, HCCL_ALGO_DIRECT); /* 4 x 32 KiB */
+    ctx.nranks = 9;
+    aa.count = 14 * k; /* 9 crowded ranks, 126 KiB in all: one round too */
     TT_ASSERT_EQ(hccl_algo_select(&ctx, &aa), HCCL_ALGO_ONESHOT);
-    ctx.nranks = 5;
-    aa.count = 12 * k; /* 5 crowded ranks, 60 KiB in all: one round too */
-    TT_ASSERT_EQ(hccl_algo_select(&ctx, &aa), HCCL_ALGO_ONESHOT);
-    aa.count = 13 * k; /* 65 KiB */
+    aa.count = 15 * k; /* 135 KiB */
     TT_ASSERT_EQ(hccl_algo_select(&ctx, &aa), HCCL_ALGO_REFERENCE);
     aa.count = 16 * k - 1;
     TT_ASSERT_EQ(hccl_algo_select(&ctx, &aa), HCCL_ALGO_REFERENCE);
     aa.count = 16 * k;
     TT_ASSERT_EQ(hccl_algo_select(&ctx, &aa), HCCL_ALGO_DIRECT);
     ctx.crowded = 0;
+    ctx.nranks = 5;
     aa.count = k;
     TT_ASSERT_EQ(hccl_algo_select(&ctx, &aa), HCCL_ALGO_ONESHOT);
     aa.count = 2 * k;
