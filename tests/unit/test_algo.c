@@ -1144,9 +1144,9 @@ static void test_selection(void)
     TT_ASSERT_EQ(hccl_algo_select(&ctx, &a), HCCL_ALGO_CHAIN); /* a forced broadcast algorithm wins */
     ctx.reference = HCCL_ALGO_FORCED(HCCL_ALGO_HD);
     /* One host, more than 2 ranks: small AllGather(V) and ReduceScatter in one round
-     * (n x bytes <= 16 KiB, 32 KiB on a crowded host), larger ones and ReduceScatterV direct; 2 ranks keep the
-     * ring's single exchange below 2 KiB. Broadcast eager (oneshot) up to 8 KiB, 96
-     * KiB on a crowded host, at any n. */
+     * (n x bytes <= 16 KiB, 32 KiB on a crowded host), larger ones and ReduceScatterV
+     * direct; 2 ranks keep the ring's single exchange below 2 KiB. Broadcast eager
+     * (oneshot) up to 8 KiB, 96 KiB on a crowded host, at any n. */
     ctx.direct = 1;
     ctx.reference = 0;
     static uint64_t cnt4[4];
