@@ -549,6 +549,18 @@ aclError aclrtDestroyStream(aclrtStream stream)
 
     hccl_ref_wait(&users_drain, &s->users, NULL);
     hccl_rt_callback_stream_gone(s); /* before the address can be reused (callback.c) */
+    /* A task that failed since the last synchronize: nobody will synchronize this
+     * stream again, so its error is reported here, as a warning and as this thread's
+     * recent error message (aclGetRecentErrMsg), rather than dropped. The stream is
+     * gone either way, so the call still succeeds, as CANN's does. */
+    const aclError failed = s->error;
+    if (failed != ACL_SUCCESS) {
+        hccl_rt_task_failed(s->error_reason,
+                            "aclrtDestroyStream: a task on stream %p failed with error %d, not reported by a "
+                            "synchronize before the stream was destroyed",
+                            stream, failed);
+        HCCL_WARN(INIT, "%s", aclGetRecentErrMsg());
+    }
     stream_free(s);
     return ACL_SUCCESS;
 }

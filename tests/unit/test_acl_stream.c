@@ -122,6 +122,19 @@ static void test_destroy_pending(void)
     TT_ASSERT_EQ(aclrtLaunchHostTask(s, slow_count, &count), ACL_ERROR_RT_INVALID_HANDLE);
     TT_ASSERT_EQ(aclrtDestroyStream(s), ACL_ERROR_RT_INVALID_HANDLE);
     TT_ASSERT(strstr(aclGetRecentErrMsg(), "not a live stream") != NULL);
+    /* A failed task nobody synchronized: destroying the stream reports it (as this
+     * thread's recent error and a warning) instead of dropping it, and succeeds. */
+    TT_ASSERT_EQ(aclrtCreateStream(&s), ACL_SUCCESS);
+    TT_ASSERT_EQ(aclrtLaunchHostTask(s, fail_task, (void *)(intptr_t)4321), ACL_SUCCESS);
+    TT_ASSERT_EQ(aclrtDestroyStream(s), ACL_SUCCESS);
+    TT_ASSERT(strstr(aclGetRecentErrMsg(), "aclrtDestroyStream") != NULL);
+    TT_ASSERT(strstr(aclGetRecentErrMsg(), "4321") != NULL);
+    /* Without a failure it says nothing. */
+    TT_ASSERT_EQ(aclrtCreateStream(&s), ACL_SUCCESS);
+    TT_ASSERT_EQ(aclrtLaunchHostTask(s, fail_task, (void *)(intptr_t)4322), ACL_SUCCESS);
+    TT_ASSERT_EQ(aclrtSynchronizeStream(s), 4322);
+    TT_ASSERT_EQ(aclrtDestroyStream(s), ACL_SUCCESS);
+    TT_ASSERT(strstr(aclGetRecentErrMsg(), "aclrtDestroyStream") == NULL);
 }
 
 typedef struct race_arg {
