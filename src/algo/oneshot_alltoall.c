@@ -33,7 +33,7 @@ HcclResult hccl_algo_oneshot_alltoall(hccl_algo_ctx *ctx, const hccl_op_args *a)
     char *out = a->recvbuf;
     const uintptr_t s0 = (uintptr_t)s, d0 = (uintptr_t)out, span = bytes * n;
     if (s0 < d0 + span && d0 < s0 + span) {
-        memcpy(ctx->scratch, s, bytes * n);
+        memcpy(ctx->scratch, s, span);
         s = ctx->scratch;
     }
     memcpy(out + bytes * r, s + bytes * r, bytes);
