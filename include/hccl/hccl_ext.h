@@ -96,6 +96,28 @@ extern HcclResult HcclSetInterruptCheck(int (*check)(void));
  */
 extern HcclResult HcclCommGetExecTimeout(HcclComm comm, uint64_t *seconds);
 
+#define HCCL_EXT_CONNECT_TIMEOUT 1
+
+/*
+ * The seconds communicator creation (HcclCommInitRootInfo(Config),
+ * HcclCommInitClusterInfo(Config), HcclCommInitFromEnv, HcclCreateSubCommConfig) waits
+ * for the other ranks: HCCL_CONNECT_TIMEOUT as the library read it (once per process;
+ * 120 where it is unset or not a positive number). For error messages that quote it.
+ * HCCL_E_PTR: seconds is NULL.
+ */
+extern HcclResult HcclGetConnectTimeout(uint64_t *seconds);
+
+#define HCCL_EXT_FLIGHT_RECORDER_SIZE 1
+
+/*
+ * How many operations the communicator's flight recorder keeps: HCCL_FLIGHT_RECORDER_SIZE
+ * as the library read it, rounded up to a power of two. 0: the recorder is off
+ * (HCCL_FLIGHT_RECORDER_SIZE=0, or no memory for it when the communicator was made),
+ * and HcclCommDumpFlightRecorder writes nothing and returns HCCL_E_NOT_SUPPORT.
+ * HCCL_E_PTR: ops is NULL.
+ */
+extern HcclResult HcclCommGetFlightRecorderSize(HcclComm comm, uint32_t *ops);
+
 #ifdef __cplusplus
 }
 #endif

@@ -151,6 +151,13 @@ def _exec_timeout_of(comm):
     return "?" if t is None else t
 
 
+def _connect_timeout():
+    """The seconds communicator creation waits, as the library says
+    (HcclGetConnectTimeout: HCCL_CONNECT_TIMEOUT as it read it)."""
+    t = _hccl.connect_timeout()
+    return "?" if t is None else t
+
+
 _REFUSED = "refused: the communicator failed earlier"
 # The library's text for an operation that this rank's interrupt check stopped (a peer
 # that saw it says "rank N aborted: operation interrupted ...").
@@ -171,10 +178,10 @@ def _library_message(comm, opname=None):
     import json
     import tempfile
     try:
-        if int(os.environ.get("HCCL_FLIGHT_RECORDER_SIZE", "128"), 0) <= 0:
+        if comm.flight_recorder_size == 0:
             return None  # the recorder is off: asking would only add a warning
-    except ValueError:
-        pass  # the library warned and uses its default
+    except Exception:  # destroyed meanwhile
+        return None
     try:
         fd, path = tempfile.mkstemp(prefix="hccl_err_", suffix=".json")
         os.close(fd)
@@ -683,7 +690,7 @@ def new_group(ranks, group=None):
                "ranks, as its call number %d on this parent group, within HCCL_CONNECT_TIMEOUT=%s s (the "
                "library's WARN line on stderr names it, numbered within the new group)"
                % (ranks, me, _hccl.error_string(e.code), e.code_name, seq,
-                  os.environ.get("HCCL_CONNECT_TIMEOUT", "120")))
+                  _connect_timeout()))
         raise HcclError(msg, e.code, "new_group", me, [g for g in members if g != me]) from None
     sub.global_ranks = members
     return sub

@@ -1228,6 +1228,20 @@ static PyObject *comm_get_exec_timeout(CommObject *c, void *closure)
     Py_RETURN_NONE;
 }
 
+/* flight_recorder_size: operations the communicator's flight recorder keeps (0: it is
+ * off, and a dump writes nothing), from HcclCommGetFlightRecorderSize, or None where the
+ * library has no such call. */
+static PyObject *comm_get_flight_recorder_size(CommObject *c, void *closure)
+{
+    (void)closure;
+    if (!comm_live(c)) return NULL;
+#ifdef HCCL_EXT_FLIGHT_RECORDER_SIZE
+    uint32_t ops = 0;
+    if (HcclCommGetFlightRecorderSize(c->comm, &ops) == HCCL_SUCCESS) return PyLong_FromUnsignedLong(ops);
+#endif
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef comm_methods[] = {
     {"_dump_flight_recorder", (PyCFunction)comm_dump_flight_recorder, METH_O,
      "_dump_flight_recorder(path) -> bool: write the library's flight recorder as JSON"},
@@ -1267,6 +1281,8 @@ static PyGetSetDef comm_getset[] = {
     {"destroyed", (getter)comm_get_destroyed, NULL, "True after destroy()", NULL},
     {"exec_timeout", (getter)comm_get_exec_timeout, NULL,
      "seconds operations wait for their peers (0: forever), as the library runs them", NULL},
+    {"flight_recorder_size", (getter)comm_get_flight_recorder_size, NULL,
+     "operations the library's flight recorder keeps (0: it is off)", NULL},
     {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, NULL, NULL},
     {NULL, NULL, NULL, NULL, NULL}};
 
@@ -1688,6 +1704,19 @@ static PyObject *mod_set_error_factory(PyObject *self, PyObject *fn)
     Py_RETURN_NONE;
 }
 
+/* connect_timeout(): HcclGetConnectTimeout, or None where the library has no such call;
+ * new_group's failure quotes it. */
+static PyObject *mod_connect_timeout(PyObject *self, PyObject *unused)
+{
+    (void)self;
+    (void)unused;
+#ifdef HCCL_EXT_CONNECT_TIMEOUT
+    uint64_t s = 0;
+    if (HcclGetConnectTimeout(&s) == HCCL_SUCCESS) return PyLong_FromUnsignedLongLong(s);
+#endif
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef mod_methods[] = {
     {"get_root_info", mod_get_root_info, METH_NOARGS, "HcclGetRootInfo() -> bytes"},
     {"comm_init_root_info", (PyCFunction)(void (*)(void))mod_comm_init_root_info, METH_VARARGS | METH_KEYWORDS,
@@ -1696,6 +1725,8 @@ static PyMethodDef mod_methods[] = {
      "comm_init_from_env(exec_timeout=-1) -> Comm"},
     {"comm_init_all", mod_comm_init_all, METH_O, "comm_init_all(n) -> list of n Comm (ranks in this process)"},
     {"error_string", mod_error_string, METH_O, "HcclGetErrorString(code)"},
+    {"connect_timeout", mod_connect_timeout, METH_NOARGS,
+     "connect_timeout() -> seconds communicator creation waits (HCCL_CONNECT_TIMEOUT as the library read it)"},
     {"_set_error_factory", mod_set_error_factory, METH_O, NULL},
     {"_avg_divide", mod_avg_divide, METH_VARARGS, NULL},
     {"_set_torch_provider", pyhccl_set_torch_provider, METH_O, NULL},

@@ -3,6 +3,7 @@
  * global configuration, groups and suspension.
  */
 #include "api_int.h"
+#include "boot/boot.h"
 #include "core/net.h"
 #include "runtime/stream_task.h"
 
@@ -442,6 +443,30 @@ HcclResult HcclCommGetExecTimeout(HcclComm comm, uint64_t *seconds)
         return HCCL_E_PTR;
     }
     *seconds = (c->cfg.exec_timeout_ns + 999999999ull) / 1000000000ull;
+    hccl_comm_release(c);
+    return HCCL_SUCCESS;
+}
+
+HcclResult HcclGetConnectTimeout(uint64_t *seconds)
+{
+    if (!seconds) {
+        HCCL_WARN(INIT, "HcclGetConnectTimeout: seconds is NULL");
+        return HCCL_E_PTR;
+    }
+    *seconds = hccl_boot_connect_timeout_ns() / 1000000000ull;
+    return HCCL_SUCCESS;
+}
+
+HcclResult HcclCommGetFlightRecorderSize(HcclComm comm, uint32_t *ops)
+{
+    hccl_comm *c;
+    CHECK(hccl_comm_acquire("HcclCommGetFlightRecorderSize", comm, &c));
+    if (!ops) {
+        HCCL_WARN(COLL, "HcclCommGetFlightRecorderSize: ops is NULL");
+        hccl_comm_release(c);
+        return HCCL_E_PTR;
+    }
+    *ops = c->flight.cap;
     hccl_comm_release(c);
     return HCCL_SUCCESS;
 }

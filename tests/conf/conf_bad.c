@@ -147,6 +147,19 @@ static void rank_bad(conf_ctx *ctx)
     BAD(ctx, PTR, HcclAlltoAllV(s, NULL, displs, I32, r, counts, displs, I32, comm, st));
     BAD(ctx, PTR, HcclAlltoAllV(s, counts, displs, I32, r, counts, NULL, I32, comm, st));
     BAD(ctx, PTR, HcclAlltoAllVC(s, NULL, I32, r, I32, comm, st));
+    /* the extensions that report settings */
+    BAD(ctx, PTR, HcclCommGetExecTimeout(comm, NULL));
+    BAD(ctx, PTR, HcclGetConnectTimeout(NULL));
+    BAD(ctx, PTR, HcclCommGetFlightRecorderSize(comm, NULL));
+    BAD(ctx, PTR, HcclCommGetFlightRecorderSize(NULL, &(uint32_t){0}));
+    {
+        uint32_t ops = 1u << 31;
+        uint64_t secs = 0;
+        if (HcclCommGetFlightRecorderSize(comm, &ops) != HCCL_SUCCESS || (ops & (ops - 1)) || ops > 65536)
+            conf_fail(ctx, "HcclCommGetFlightRecorderSize: %u operations (not 0 or a power of two up to 65536)", ops);
+        if (HcclGetConnectTimeout(&secs) != HCCL_SUCCESS || secs < 1 || secs > 1000000000ull)
+            conf_fail(ctx, "HcclGetConnectTimeout: %llu s (not 1..10^9)", (unsigned long long)secs);
+    }
     /* receive blocks that overlap (two peers' data on the same elements) */
     if (n >= 2) {
         uint64_t odispls[CONF_MAX_RANKS], ocounts[CONF_MAX_RANKS];

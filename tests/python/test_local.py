@@ -908,6 +908,31 @@ def test_timeout_message_quotes_the_librarys_exec_timeout():
         assert out == [str(secs)], (text, out)
 
 
+_SETTINGS_PROBE = """
+import hccl
+from hccl import _api
+c = hccl.comm_init_all(1)[0]
+print(_api._connect_timeout(), c.flight_recorder_size)
+c.destroy()
+"""
+
+
+def test_messages_quote_the_librarys_connect_timeout_and_recorder_size():
+    # new_group's failure quoted HCCL_CONNECT_TIMEOUT's raw text ("0" or "abc", which
+    # the library reads as its default 120 s), and the error path parsed
+    # HCCL_FLIGHT_RECORDER_SIZE itself (Python's int(x, 0) refuses "010", which the
+    # library reads as 10, kept as 16) to decide whether a dump was worth asking for.
+    # Both now ask the library (HcclGetConnectTimeout, HcclCommGetFlightRecorderSize),
+    # which read each variable once per process: one process per pair of values.
+    for ct, secs, fr, ops in (("0", 120, "0", 0), ("abc", 120, "010", 16), ("-1", 120, "-5", 0),
+                              ("0x10", 16, "100", 128), ("", 120, "", 128), ("7", 7, "abc", 128),
+                              ("99999999999", 10 ** 9, "99999999", 65536)):
+        env = dict(os.environ, HCCL_CONNECT_TIMEOUT=ct, HCCL_FLIGHT_RECORDER_SIZE=fr, HCCL_DEBUG="ERROR")
+        out = subprocess.run([sys.executable, "-c", _SETTINGS_PROBE], env=env, capture_output=True, text=True,
+                             timeout=60, check=True).stdout.split()
+        assert out == [str(secs), str(ops)], (ct, fr, out)
+
+
 def test_row_split_forms_take_buffers_without_a_shape(two):
     # all_to_all_single with split sizes, all_gather_v and reduce_scatter_v count rows
     # of dimension 0; they read t.shape, which bytearray, array.array and objects with
