@@ -53,6 +53,24 @@ static inline void hccl_zero_small(void *p, size_t n)
 #endif
 }
 
+/* memcpy (no overlap), except where this process's memcpy is pathologically slow for
+ * a destination 1..63 bytes after its source modulo 4096: glibc 2.36's "rep movsb"
+ * path (2 KiB up to the non-temporal threshold) ran at about 1 GB/s instead of 25-30
+ * on an AMD Zen host. Such copies then take a 16-byte vector loop (22-30 GB/s in
+ * cache there). Whether memcpy is slow is measured once per process (a 32 KiB copy
+ * at both alignments, best of 5): on a host where it is not (the reference machine's
+ * Zen 4: 80-105 GB/s at those offsets), the loop costs 1.1-1.5x in cache and more
+ * from memory (4 ranks on 2 cores, one-round 512 KiB AlltoAll: 141-146 us a call
+ * with it, 128-134 with memcpy). The shm rings copy with it (their messages start 32
+ * bytes into a line, their sources and destinations mostly on line or page
+ * boundaries). */
+void hccl_copy_near(void *dst, const void *src, size_t n);
+/* Test hook: 1 = the vector loop wherever the offset is 1..63, 0 = memcpy always,
+ * -1 = measure (the default). */
+void hccl_copy_near_force(int loop);
+/* Whether the measurement found memcpy slow at those offsets (measures if not yet). */
+int hccl_copy_near_loops(void);
+
 /* memcpy (no overlap) with non-temporal stores where the CPU has them (x86-64),
  * ordered before the caller's later stores (a store fence); a plain memcpy elsewhere. */
 void hccl_copy_nt(void *dst, const void *src, size_t n);

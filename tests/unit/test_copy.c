@@ -3,7 +3,9 @@
  * alignment of source and destination, every length around the 64-byte lines, and
  * touches nothing outside the destination, with the CPU's widest streaming stores
  * and with SSE2's; the cache-bypass rule (the largest and the private cache, or
- * HCCL_COPY_NT_BYTES alone when set).
+ * HCCL_COPY_NT_BYTES alone when set); the copy that avoids memcpy's slow offsets gives
+ * memcpy's bytes through its vector loop and through memcpy, for every offset between
+ * source and destination modulo 4096 below 64 and around it.
  */
 #include "util/copy.h"
 #include "tinytest.h"
@@ -49,8 +51,46 @@ static void check_copies(void)
     free(want);
 }
 
+/* hccl_copy_near, in the mode set: every offset 0..70 of the destination after the
+ * source, lengths around the loop's 1 KiB floor, its 64-byte passes and a page. */
+static void check_near(void)
+{
+    size_t max = 8192 + 3 * 64;
+    unsigned char *src = aligned_alloc(4096, max + 2 * GUARD + 4096), *dst = aligned_alloc(4096, max + 2 * GUARD + 4096),
+                  *want = malloc(max + 2 * GUARD + 4096);
+    TT_ASSERT(src && dst && want);
+    for (size_t i = 0; i < max + 2 * GUARD + 4096; i++) src[i] = (unsigned char)(i * 29 + 3);
+    static const size_t lens[] = {0, 1, 63, 1023, 1024, 1025, 1087, 4096, 4096 + 17, 8192 + 3 * 64};
+    int mismatches = 0;
+    for (size_t so = 0; so < 80; so += 13)
+        for (size_t delta = 0; delta <= 70; delta++)
+            for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++) {
+                size_t n = lens[li], d_o = so + delta;
+                memset(dst, 0x5A, max + 2 * GUARD + 4096);
+                memset(want, 0x5A, max + 2 * GUARD + 4096);
+                memcpy(want + GUARD + d_o, src + GUARD + so, n);
+                hccl_copy_near(dst + GUARD + d_o, src + GUARD + so, n);
+                if (memcmp(dst, want, max + 2 * GUARD + 4096) != 0 && mismatches++ < 5)
+                    TT_ASSERT_MSG(0, "near copy of %zu bytes, source offset %zu, destination %zu after it", n, so,
+                                  delta);
+            }
+    TT_ASSERT_EQ(mismatches, 0);
+    free(src);
+    free(dst);
+    free(want);
+}
+
 int main(void)
 {
+    /* The measurement says yes or no; then the loop, memcpy, and the measured choice. */
+    int measured = hccl_copy_near_loops();
+    TT_ASSERT(measured == 0 || measured == 1);
+    for (int loop = 1; loop >= -1; loop--) {
+        hccl_copy_near_force(loop);
+        TT_ASSERT_EQ(hccl_copy_near_loops(), loop < 0 ? measured : loop);
+        check_near();
+    }
+
     for (int narrow = 0; narrow < 2; narrow++) { /* the CPU's widest stores, then SSE2's */
         hccl_copy_nt_sse2_only(narrow);
         check_copies();

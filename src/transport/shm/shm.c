@@ -138,6 +138,7 @@
 #include "transport/shm/shm.h"
 
 #include "boot/socket.h"
+#include "util/copy.h"
 #include "util/log.h"
 #include "util/param.h"
 #include "util/util.h"
@@ -349,57 +350,20 @@ static inline int peer_closed(const shm_conn *s)
 
 /* ---------------------------------------------------------------- data path */
 
-typedef unsigned char v16u __attribute__((vector_size(16), aligned(1), may_alias));
-typedef unsigned char v16a __attribute__((vector_size(16), may_alias));
-
-/* memcpy, except where glibc's memcpy is pathologically slow: on AMD Zen (glibc 2.36,
- * the "rep movsb" path taken from 2 KiB up to the non-temporal threshold) a copy whose
- * destination lies 1..63 bytes after its source modulo 4096 runs at about 1 GB/s
- * instead of 25-30 GB/s. Ring positions are page-aligned while malloc'ed buffers sit
- * 16 bytes into a page, so receives hit exactly that. Those copies take a 16-byte
- * vector loop (measured 22-30 GB/s in cache); the loop must not be turned back into
- * a memcpy call by the compiler. */
-__attribute__((optimize("no-tree-loop-distribute-patterns"))) static void copy_bytes(unsigned char *d,
-                                                                                     const unsigned char *s, size_t n)
-{
-    size_t delta = (size_t)((uintptr_t)d - (uintptr_t)s) & 4095;
-    if (n < 1024 || delta == 0 || delta >= 64) {
-        memcpy(d, s, n);
-        return;
-    }
-    size_t head = (16 - ((uintptr_t)d & 15)) & 15;
-    memcpy(d, s, head);
-    d += head;
-    s += head;
-    n -= head;
-    while (n >= 64) {
-        v16u a = *(const v16u *)s, b = *(const v16u *)(s + 16), c = *(const v16u *)(s + 32),
-             e = *(const v16u *)(s + 48);
-        *(v16a *)d = a;
-        *(v16a *)(d + 16) = b;
-        *(v16a *)(d + 32) = c;
-        *(v16a *)(d + 48) = e;
-        d += 64;
-        s += 64;
-        n -= 64;
-    }
-    memcpy(d, s, n);
-}
-
 static inline void ring_put(shm_conn *s, uint64_t pos, const unsigned char *src, size_t n)
 {
     size_t at = (size_t)(pos & s->mask);
     size_t first = HCCL_MIN(n, (size_t)s->size - at);
-    copy_bytes(s->txdata + at, src, first);
-    if (n > first) copy_bytes(s->txdata, src + first, n - first);
+    hccl_copy_near(s->txdata + at, src, first);
+    if (n > first) hccl_copy_near(s->txdata, src + first, n - first);
 }
 
 static inline void ring_get(shm_conn *s, uint64_t pos, unsigned char *dst, size_t n)
 {
     size_t at = (size_t)(pos & s->mask);
     size_t first = HCCL_MIN(n, (size_t)s->size - at);
-    copy_bytes(dst, s->rxdata + at, first);
-    if (n > first) copy_bytes(dst + first, s->rxdata, n - first);
+    hccl_copy_near(dst, s->rxdata + at, first);
+    if (n > first) hccl_copy_near(dst + first, s->rxdata, n - first);
 }
 
 /* Where a rewind resumes: the first stream position at ring offset 0 after pos (the
@@ -1128,8 +1092,9 @@ HcclResult hccl_shm_conn_create_sized(int tcp_fd, unsigned rank, unsigned peer, 
         conn_free(s);
         return res;
     }
-    HCCL_INFO(SHM, "rank %u <-> rank %u: shared memory, %llu-byte rings", rank, peer,
-              (unsigned long long)s->size);
+    /* Measured here (once per process), not in the first operation that copies. */
+    HCCL_INFO(SHM, "rank %u <-> rank %u: shared memory, %llu-byte rings%s", rank, peer, (unsigned long long)s->size,
+              hccl_copy_near_loops() ? " (copies 1-63 bytes apart take a vector loop: memcpy is slow there)" : "");
     *out = &s->base;
     return HCCL_SUCCESS;
 }
