@@ -592,7 +592,7 @@ static void test_handshake(void)
     /* A segment that is not there (peer on another host): HCCL_E_UNAVAIL on the
      * mapping side, and the same status goes back to the creator. */
     socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv);
-    hccl_shm_hello hello = {HCCL_SHM_MAGIC, HCCL_SHM_VERSION, 4096, 4096 + 2 * 4096,
+    hccl_shm_hello hello = {HCCL_SHM_MAGIC, HCCL_SHM_VERSION, 4096, HCCL_SHM_DATA_OFFSET + 2 * 4096,
                             "/" HCCL_SHM_NAME_PREFIX "0-nonexistent", 0, {0}, 0};
     TT_ASSERT_EQ(write(sv[0], &hello, sizeof hello), (ssize_t)sizeof hello);
     hccl_conn *cx = NULL;

@@ -16,8 +16,8 @@
  *            +384  wr_wait  producer sleeps, wants "space freed"
  *            +512  rewound  where the producer last skipped to the ring's start
  *   768    ring 1 control: side 1 -> side 0 (same layout)
- *   4096   ring 0 data, ring_bytes (a power of two)
- *   4096+R ring 1 data, ring_bytes
+ *   D      ring 0 data, ring_bytes (a power of two), D = 4096 - 32 (below)
+ *   D+R    ring 1 data, ring_bytes
  *
  * head and tail count bytes since the start (64-bit, never wrap); the data of byte i
  * lives at i & (R-1). Each counter has its own 128-byte block (the adjacent-line
@@ -26,6 +26,14 @@
  * seq_cst for the doorbell protocol below); the consumer reads head with acquire,
  * copies out and publishes tail the same way.
  * Large transfers publish every CHUNK bytes, so the peer starts copying early.
+ * The data start 32 bytes before a page: the engine's messages are a 32-byte header
+ * and a payload, so a message at ring offset 0 (most large ones: see "Rewinding") has
+ * its payload on a page boundary, as the buffers it comes from and goes to mostly are.
+ * With the payload 32 bytes after its page-aligned source, each store of the copy
+ * 4 KiB-aliases the loads that follow it: with the rings on a page boundary, the
+ * sends of a one-round 512 KiB AlltoAll (4 ranks on 2 cores) took 2.3x as long as the
+ * same copies from a source 64 bytes into a page, and the whole call 128-134 us
+ * against 78-84 us now (docs/performance.md, 2026-12-07).
  * Each side also keeps the other's counter as it last read it, and reads the shared
  * one again only when that copy does not cover the transfer: a consumer behind its
  * producer (an eager Broadcast's reader, whose root runs ahead) then takes
@@ -156,7 +164,7 @@
 
 #define SHM_MAGIC HCCL_SHM_MAGIC
 #define LINE 128
-#define DATA_OFFSET 4096
+#define DATA_OFFSET HCCL_SHM_DATA_OFFSET
 #define CHUNK ((uint64_t)256 << 10) /* publish head/tail at least this often (and every ring/4) */
 #define NAME_LEN 48
 #define LAZY_MAX ((uint64_t)16 << 10) /* transfers up to this size publish lazily */
@@ -696,9 +704,13 @@ static void touch_rings(const shm_conn *s)
 {
 #ifndef __SANITIZE_THREAD__
     unsigned char acc = 0;
-    for (size_t off = 0; off < (size_t)s->size; off += 4096)
-        acc = (unsigned char)(acc + *(volatile const unsigned char *)(s->rxdata + off) +
-                              *(volatile const unsigned char *)(s->txdata + off));
+    /* Every 4 KiB, and the last byte: a ring starts 32 bytes before a page, so it ends
+     * 32 bytes into one. */
+    for (size_t off = 0; off < (size_t)s->size + 4096; off += 4096) {
+        size_t at = off < (size_t)s->size ? off : (size_t)s->size - 1;
+        acc = (unsigned char)(acc + *(volatile const unsigned char *)(s->rxdata + at) +
+                              *(volatile const unsigned char *)(s->txdata + at));
+    }
     (void)acc;
 #else
     (void)s;

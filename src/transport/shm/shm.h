@@ -18,7 +18,10 @@
 /* Every /dev/shm entry of this transport starts with this (segment and doorbells). */
 #define HCCL_SHM_NAME_PREFIX "hccl-shm-"
 /* Handshake and segment layout version: both sides must have the same. */
-#define HCCL_SHM_VERSION 5u
+#define HCCL_SHM_VERSION 6u
+/* Where the rings' data start in a segment: 32 bytes before a page (shm.c, "the data
+ * start 32 bytes before a page"); a segment is this plus two rings. */
+#define HCCL_SHM_DATA_OFFSET (4096u - 32u)
 
 /* The creator's hello (shm.c, "Handshake"). By descriptor: pid > 0, fd[] the creator's
  * descriptors of the segment and the doorbells d0 s0 d1 s1, token the random word in the
