@@ -1104,9 +1104,12 @@ HcclResult hccl_shm_conn_create_sized(int tcp_fd, unsigned rank, unsigned peer, 
         conn_free(s);
         return res;
     }
-    /* Measured here (once per process), not in the first operation that copies. */
+    /* Measured here (once per process), not in the first operation that copies: the
+     * measurement's fresh buffers cost a page fault each (HCCL_INFO would not even
+     * evaluate it unless enabled). */
+    int loops = hccl_copy_near_loops();
     HCCL_INFO(SHM, "rank %u <-> rank %u: shared memory, %llu-byte rings%s", rank, peer, (unsigned long long)s->size,
-              hccl_copy_near_loops() ? " (copies 1-63 bytes apart take a vector loop: memcpy is slow there)" : "");
+              loops ? " (copies 1-63 bytes apart take a vector loop: memcpy is slow there)" : "");
     *out = &s->base;
     return HCCL_SUCCESS;
 }
