@@ -197,7 +197,7 @@ int hccl_copy_near_loops(void)
     int f = __atomic_load_n(&near_forced, __ATOMIC_RELAXED);
     if (f >= 0) return f;
     int v = __atomic_load_n(&near_loops, __ATOMIC_RELAXED);
-    if (v < 0) { /* threads that race measure twice and agree */
+    if (v < 0) { /* threads that race both measure: either answer copies right */
         v = measure_near();
         __atomic_store_n(&near_loops, v, __ATOMIC_RELAXED);
     }
