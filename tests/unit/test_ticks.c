@@ -1,8 +1,9 @@
 /*
  * test_ticks.c - util/ticks.h: timestamps convert to CLOCK_MONOTONIC within a
  * millisecond, 50 ms apart they convert 50 ms apart, they never go back on one
- * thread; in both modes: the TSC where the kernel keeps time with it (a child
- * process, which decides afresh) and the clock (hccl_ticks_use_clock).
+ * thread; in both modes: the TSC where the kernel keeps time with it or the CPU says
+ * it is invariant (a child process, which decides afresh) and the clock
+ * (hccl_ticks_use_clock).
  */
 #include "util/ticks.h"
 #include "util/util.h"
@@ -53,7 +54,7 @@ int main(void)
 {
     fflush(stdout);
     pid_t child = fork();
-    if (child == 0) { /* the process's own choice: the TSC on x86-64 with clocksource tsc */
+    if (child == 0) { /* the process's own choice: the TSC on x86-64 (clocksource tsc, or invariant) */
         printf("child: timestamps are %s\n", hccl_ticks_are_tsc() ? "the TSC" : "the clock");
         checks();
         int rc = tt_report("test_ticks (default)");
