@@ -1183,7 +1183,11 @@ static int pace_idle(hccl_netimpl *n, pace *w)
     /* Busy-poll without system calls; yield now and then (at most once per
      * n->yield_gap_ns), so that with more ranks than cores the peer we wait for gets
      * the CPU, and on every pass while yields show that another thread wants this
-     * CPU. */
+     * CPU. The gap counts from the wait's first look at the clock: a wait that ends
+     * within it makes no system call (a yield as soon as the quick passes were over
+     * cost the 8-byte AllReduce of 2 ranks with a core each a microsecond now and
+     * then: docs/performance.md, 2026-12-07). */
+    if (!w->yielded_at) w->yielded_at = now;
     if (contended || now - w->yielded_at >= n->yield_gap_ns) {
         w->yielded_at = now;
         sched_yield();
