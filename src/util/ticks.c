@@ -83,13 +83,9 @@ static int set_mode(int want)
     if (m == MODE_UNSET) {
 #if HAVE_TSC
         m = want ? want : (kernel_uses_tsc() || cpu_tsc_invariant() ? MODE_TSC : MODE_CLOCK);
+        if (m == MODE_TSC) read_pair(&base_ns, &base_ticks);
 #else
         m = want ? want : MODE_CLOCK;
-#endif
-#if HAVE_TSC
-        if (m == MODE_TSC) {
-            read_pair(&base_ns, &base_ticks);
-        }
 #endif
         __atomic_store_n(&mode, m, __ATOMIC_RELEASE);
     }

@@ -56,8 +56,11 @@ static void check_copies(void)
 static void check_near(void)
 {
     size_t max = 8192 + 3 * 64;
-    unsigned char *src = aligned_alloc(4096, max + 2 * GUARD + 4096), *dst = aligned_alloc(4096, max + 2 * GUARD + 4096),
-                  *want = malloc(max + 2 * GUARD + 4096);
+    /* Page-aligned (aligned_alloc would want a size that is a multiple of the page). */
+    void *sp = NULL, *dp = NULL;
+    TT_ASSERT(posix_memalign(&sp, 4096, max + 2 * GUARD + 4096) == 0 &&
+              posix_memalign(&dp, 4096, max + 2 * GUARD + 4096) == 0);
+    unsigned char *src = sp, *dst = dp, *want = malloc(max + 2 * GUARD + 4096);
     TT_ASSERT(src && dst && want);
     for (size_t i = 0; i < max + 2 * GUARD + 4096; i++) src[i] = (unsigned char)(i * 29 + 3);
     static const size_t lens[] = {0, 1, 63, 1023, 1024, 1025, 1087, 4096, 4096 + 17, 8192 + 3 * 64};
