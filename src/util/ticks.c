@@ -23,6 +23,7 @@ enum { MODE_UNSET, MODE_TSC, MODE_CLOCK };
 static int mode; /* atomic: MODE_*, set once */
 static uint64_t base_ticks, base_ns; /* the first reading (TSC only), before mode is published */
 
+#if HAVE_TSC
 static int kernel_uses_tsc(void)
 {
     char buf[32] = "";
@@ -33,7 +34,6 @@ static int kernel_uses_tsc(void)
     return ok && strcmp(buf, "tsc\n") == 0;
 }
 
-#if HAVE_TSC
 /* The CPU says its TSC is invariant (CPUID 0x80000007, EDX bit 8: one rate in every
  * power state, the same on every CPU). A virtual machine's kernel may keep time with
  * its hypervisor's clock all the same (kvm-clock on the reference VM, whose vDSO read
