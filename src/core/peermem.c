@@ -43,8 +43,7 @@ static void *map_fd_of(uint32_t pid, int32_t fd, size_t len, int prot)
     struct stat st;
     void *p = NULL;
     if (fstat(f, &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_size >= len) {
-        p = mmap(NULL, len, prot, MAP_SHARED, f, 0);
-        if (p == MAP_FAILED) p = NULL;
+        p = hccl_mmap_shared_aligned(f, len, prot); /* the owner's huge pages, one entry each */
     }
     close(f);
     return p;

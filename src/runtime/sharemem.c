@@ -19,6 +19,12 @@
  * through the kernel). */
 HCCL_PARAM_INT(share_device_mem, "HCCL_SHARE_DEVICE_MEM", 1)
 HCCL_PARAM_INT(shm_disable_rt, "HCCL_SHM_DISABLE", 0)
+/* 1 (default): shared allocations are backed by 2 MiB pages where whole ones fit. On a
+ * guest whose hypervisor shadows page tables, a process's first access to a 4 KiB page
+ * of a shared mapping cost 2-16 us (the more, the more processes fault at once), to one
+ * of a huge page 0.05-0.7 us a 4 KiB page: a peer reading a buffer region for the first
+ * time (each size of a sweep) pays that per page (docs/performance.md). */
+HCCL_PARAM_INT(device_mem_huge, "HCCL_DEVICE_MEM_HUGE_PAGES", 1)
 
 static pthread_mutex_t dir_mu = PTHREAD_MUTEX_INITIALIZER;
 static hccl_sharemem_dir *dir; /* NULL until first use, or after fork in the child */
@@ -145,8 +151,8 @@ void *hccl_sharemem_alloc(size_t len)
         fd = -1;
     }
     if (fd >= 0 && hccl_shm_file_size(fd, len, 0) == 0) { /* else private memory */
-        p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-        if (p == MAP_FAILED) p = NULL;
+        p = hccl_mmap_shared_aligned(fd, len, PROT_READ | PROT_WRITE);
+        if (p && hccl_param_device_mem_huge()) (void)hccl_collapse_huge(p, len);
     }
     if (p) {
         seq_begin();

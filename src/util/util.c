@@ -146,6 +146,43 @@ void hccl_prefault(void *p, size_t len)
     if (p && len) (void)madvise(p, len, MADV_POPULATE_WRITE);
 }
 
+#ifndef MADV_COLLAPSE
+#define MADV_COLLAPSE 25
+#endif
+
+void *hccl_mmap_shared_aligned(int fd, size_t len, int prot)
+{
+    if (len < HCCL_HUGE_PAGE_BYTES) {
+        void *p = mmap(NULL, len, prot, MAP_SHARED, fd, 0);
+        return p == MAP_FAILED ? NULL : p;
+    }
+    /* Reserve len plus one huge page of addresses, map the file at the first aligned
+     * address inside, and give back the rest. */
+    const size_t span = len + HCCL_HUGE_PAGE_BYTES;
+    char *r = mmap(NULL, span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (r == MAP_FAILED) return NULL;
+    char *a = (char *)(((uintptr_t)r + HCCL_HUGE_PAGE_BYTES - 1) & ~(uintptr_t)(HCCL_HUGE_PAGE_BYTES - 1));
+    void *p = mmap(a, len, prot, MAP_SHARED | MAP_FIXED, fd, 0);
+    if (p == MAP_FAILED) {
+        munmap(r, span);
+        return NULL;
+    }
+    if (a > r) munmap(r, (size_t)(a - r));
+    if (r + span > a + len) munmap(a + len, (size_t)(r + span - (a + len)));
+    return p;
+}
+
+int hccl_collapse_huge(void *p, size_t len)
+{
+    char *a = (char *)(((uintptr_t)p + HCCL_HUGE_PAGE_BYTES - 1) & ~(uintptr_t)(HCCL_HUGE_PAGE_BYTES - 1));
+    char *e = (char *)(((uintptr_t)p + len) & ~(uintptr_t)(HCCL_HUGE_PAGE_BYTES - 1));
+    if (!p || e <= a) return 0;
+    /* The kernel collapses a range with at least one page in the file (the others
+     * holes, which become zeroes): write the first byte of each huge page (zero). */
+    for (char *q = a; q < e; q += HCCL_HUGE_PAGE_BYTES) *(volatile char *)q = 0;
+    return madvise(a, (size_t)(e - a), MADV_COLLAPSE) == 0;
+}
+
 #define SHM_RESERVE_PIECE ((size_t)256 << 10)
 
 int hccl_shm_file_size(int fd, size_t len, int reserve)

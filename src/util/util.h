@@ -76,6 +76,19 @@ int hccl_thread_start(pthread_t *t, void *(*fn)(void *), void *arg);
  * no-op). The data is not touched. */
 void hccl_prefault(void *p, size_t len);
 
+/* The size of the huge pages shared mappings may use (one page-table entry per 2 MiB:
+ * the PMD size with 4 KiB pages). */
+#define HCCL_HUGE_PAGE_BYTES ((size_t)2 << 20)
+/* mmap(NULL, len, prot, MAP_SHARED, fd, 0), at an address that is a multiple of
+ * HCCL_HUGE_PAGE_BYTES when len is at least that (so the kernel can map the file's
+ * huge pages with one entry each); NULL on failure. */
+void *hccl_mmap_shared_aligned(int fd, size_t len, int prot);
+/* Back [p, p+len) of a new, zero-filled shared mapping (from hccl_mmap_shared_aligned)
+ * with huge pages where whole ones fit (MADV_COLLAPSE, Linux 6.1, whatever the
+ * system's transparent-huge-page settings; elsewhere, or when the kernel has none to
+ * give, the 4 KiB pages stay). Their memory is taken now. 1 when all of them were. */
+int hccl_collapse_huge(void *p, size_t len);
+
 /* Give a new shared-memory file (shm_open, memfd_create) its size of len bytes:
  * posix_fallocate when reserve (the pages are taken now, so a full tmpfs fails here and
  * not with SIGBUS at the first touch; in pieces, each retried on EINTR), else ftruncate

@@ -5,23 +5,29 @@
  * buffer is never returned, a reallocated one is remapped; small aclrtMalloc buffers
  * (blocks of runtime/devarena.c) are mapped too; ranges that leave an allocation and
  * host (heap) allocations give NULL; an allocation above RLIMIT_FSIZE is private
- * memory.
+ * memory; allocations of whole huge pages are 2 MiB aligned, in the owner and in the
+ * peer's mapping, and where the kernel collapses shared memory into huge pages
+ * (MADV_COLLAPSE) they are mapped with them.
  */
 #include "tinytest.h"
 
 #include "core/peermem.h"
 #include "runtime/sharemem.h"
+#include "util/util.h"
 
 #include <acl/acl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #define BIG (1u << 20)
+#define HUGE_SZ (5u << 20) /* two whole huge pages, and 1 MiB of 4 KiB ones */
+#define HUGE_PAGE ((uintptr_t)2 << 20)
 
 static void say(int fd, char c) { (void)!write(fd, &c, 1); }
 static char hear(int fd)
@@ -63,8 +69,9 @@ static int child(uint32_t ppid, int dirfd, uint64_t *buf, uint64_t *small, uint6
     if (hear(from_parent) != 'd') bad++;
     uint64_t *buf2;
     if (read(from_parent, &buf2, sizeof buf2) != (ssize_t)sizeof buf2) bad++;
-    p = hccl_peermem_ptr(m, (uint64_t)(uintptr_t)buf2, BIG);
-    if (!p || p[0] != 7 || p[BIG / 8 - 1] != 8) bad++;
+    p = hccl_peermem_ptr(m, (uint64_t)(uintptr_t)buf2, HUGE_SZ);
+    if (!p || p[0] != 7 || p[HUGE_SZ / 8 - 1] != 8) bad++;
+    if ((uintptr_t)p % HUGE_PAGE) bad++; /* where the owner's huge pages can be mapped */
     if ((void *)buf2 != (void *)buf && hccl_peermem_ptr(m, (uint64_t)(uintptr_t)buf, 8) != NULL) bad++;
     hccl_peermem_close(m);
     return bad;
@@ -88,6 +95,59 @@ static void test_fsize_limit(void)
     TT_ASSERT_CHILD_OK(pid);
 }
 
+/* kB of field (e.g. "ShmemPmdMapped:") in /proc/self/smaps for the mapping holding
+ * addr; -1 when not found. */
+static long smaps_kb(const void *addr, const char *field)
+{
+    FILE *f = fopen("/proc/self/smaps", "r");
+    if (!f) return -1;
+    char line[256];
+    int in = 0;
+    long kb = -1;
+    while (fgets(line, sizeof line, f)) {
+        unsigned long lo, hi;
+        if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && strchr(line, '-') < strchr(line, ' '))
+            in = (uintptr_t)addr >= lo && (uintptr_t)addr < hi;
+        else if (in && strncmp(line, field, strlen(field)) == 0) {
+            kb = strtol(line + strlen(field), NULL, 10);
+            break;
+        }
+    }
+    fclose(f);
+    return kb;
+}
+
+/* An allocation of whole huge pages: 2 MiB aligned, zero-filled, and (where this
+ * kernel collapses a shared mapping into huge pages, asked of a memfd of our own
+ * first) mapped with them. */
+static void test_huge_pages(void)
+{
+    int probe_fd = memfd_create("probe", MFD_CLOEXEC);
+    TT_ASSERT(probe_fd >= 0 && ftruncate(probe_fd, 4 << 20) == 0);
+    char *probe = hccl_mmap_shared_aligned(probe_fd, 4 << 20, PROT_READ | PROT_WRITE);
+    TT_ASSERT(probe && (uintptr_t)probe % HUGE_PAGE == 0);
+    const int collapses = hccl_collapse_huge(probe, 4 << 20);
+    if (collapses) TT_ASSERT(smaps_kb(probe, "ShmemPmdMapped:") == 4096);
+    TT_ASSERT(probe[0] == 0 && probe[(4 << 20) - 1] == 0);
+    munmap(probe, 4 << 20);
+    close(probe_fd);
+
+    uint64_t *p = NULL;
+    TT_ASSERT_EQ(aclrtMalloc((void **)&p, HUGE_SZ, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+    TT_ASSERT((uintptr_t)p % HUGE_PAGE == 0);
+    uint64_t sum = 0;
+    for (size_t i = 0; i < HUGE_SZ / 8; i += 509) sum |= p[i];
+    TT_ASSERT(sum == 0 && p[HUGE_SZ / 8 - 1] == 0);
+    const char *env = getenv("HCCL_DEVICE_MEM_HUGE_PAGES");
+    const int off = env && strcmp(env, "0") == 0;
+    if (off) TT_ASSERT_EQ(smaps_kb(p, "ShmemPmdMapped:"), 0); /* HCCL_DEVICE_MEM_HUGE_PAGES=0: 4 KiB pages */
+    else if (collapses) TT_ASSERT_EQ(smaps_kb(p, "ShmemPmdMapped:"), 4096);
+    p[0] = 1;
+    p[HUGE_SZ / 8 - 1] = 2;
+    TT_ASSERT(p[0] == 1 && p[HUGE_SZ / 8 - 1] == 2);
+    TT_ASSERT_EQ(aclrtFree(p), ACL_SUCCESS);
+}
+
 int main(void)
 {
     TT_ASSERT_EQ(aclInit(NULL), ACL_SUCCESS);
@@ -109,6 +169,7 @@ int main(void)
         return tt_report("test_peermem");
     }
     TT_ASSERT(dirfd >= 0);
+    test_huge_pages();
     TT_ASSERT(buf[0] == 0 && buf[BIG / 8 - 1] == 0); /* zero-filled */
     buf[0] = 42;
     buf[1] = 43;
@@ -134,9 +195,9 @@ int main(void)
     TT_ASSERT(hear(up[0]) == 'c');
     TT_ASSERT_EQ(aclrtFree(buf), ACL_SUCCESS);
     uint64_t *buf2 = NULL;
-    TT_ASSERT_EQ(aclrtMalloc((void **)&buf2, BIG, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+    TT_ASSERT_EQ(aclrtMalloc((void **)&buf2, HUGE_SZ, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
     buf2[0] = 7;
-    buf2[BIG / 8 - 1] = 8;
+    buf2[HUGE_SZ / 8 - 1] = 8;
     say(down[1], 'd');
     (void)!write(down[1], &buf2, sizeof buf2);
     int st = 0;
