@@ -135,22 +135,6 @@
  * direct; docs/performance.md). */
 #define ONESHOT_A2A_BYTES (8u << 10)
 #define ONESHOT_A2A_CROWDED_BYTES (128u << 10)
-/* ... and on a crowded host, while a size is new to the communicator (its first
- * ONESHOT_A2A_NEW_CALLS calls), as long as the host's ranks move at most
- * ONESHOT_A2A_NEW_HOST_BYTES through the rings in all (each rank's bytes in all times
- * the ranks). Rent before buying: a new size's first direct call reads pages of the
- * peers' buffers this process has never touched, which on a guest with shadow page
- * tables cost 10-30 us each when ranks touch pages at the same time (4 ranks on 2
- * cores, 512 KiB: that call 2.2-3.4 ms, the next ones 40-150 us), while the one-round
- * copies go through the rings, whose pages are touched at set-up. Warm, direct is the
- * faster (512 KiB: 42-47 us a call against 72-85, 2 MiB: 124-139 against 242-258;
- * Open MPI 112-166 and 384-393): the one round's extra 35-120 us a call pay for the
- * first touches in 30-100 calls, so a size goes direct from its 65th call. Above the
- * host limit the two copies' memory traffic makes the one round no faster than Open
- * MPI (8 ranks, 2 MiB: 910-1130 us against 1195-1595 warm, 0.95 in the sweep), and
- * direct stays (docs/performance.md, 2026-12-07). */
-#define ONESHOT_A2A_NEW_CALLS 64u
-#define ONESHOT_A2A_NEW_HOST_BYTES (8u << 20)
 /* ... and with 2 ranks (a CPU each) up to this many (2 ranks pinned, blocking, in all:
  * 4-8 KiB direct 1.6-1.8x faster in shared memory, which every `aclrtMalloc` buffer
  * is, 1.2-1.4x slower with `malloc`'d buffers; 2 KiB even and 2x slower). */
@@ -288,10 +272,6 @@ hccl_algo_id hccl_algo_select(const hccl_algo_ctx *ctx, const hccl_op_args *a)
             bytes * ctx->nranks <= (ctx->crowded      ? ONESHOT_A2A_CROWDED_BYTES
                                     : pair_pulls(ctx) ? ONESHOT_A2A_PAIR_BYTES
                                                       : ONESHOT_A2A_BYTES))
-            return HCCL_ALGO_ONESHOT;
-        if (ctx->direct && ctx->crowded && ctx->nranks <= 64 && ctx->repeats < ONESHOT_A2A_NEW_CALLS &&
-            bytes * ctx->nranks <= ctx->scratch_bytes &&
-            bytes * ctx->nranks * ctx->nranks <= ONESHOT_A2A_NEW_HOST_BYTES)
             return HCCL_ALGO_ONESHOT;
         if (pulls(ctx) && (!ctx->crowded || bytes >= DIRECT_A2A_CROWDED_BYTES))
             return HCCL_ALGO_DIRECT;

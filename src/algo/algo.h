@@ -142,11 +142,7 @@ typedef struct hccl_algo_ctx {
     int crowded;      /* some host has more ranks than CPUs to run them (same on all ranks) */
     int deterministic; /* HCCL_DETERMINISTIC: no choice between algorithms whose reduction
                           orders differ may depend on ctx->crowded (same on all ranks) */
-    uint32_t repeats; /* earlier operations of the communicator with this one's type and
-                         size, up to HCCL_ALGO_REPEATS_MAX (same on all ranks: counted only
-                         for AlltoAll, whose size all ranks share; 0 for the others) */
 } hccl_algo_ctx;
-#define HCCL_ALGO_REPEATS_MAX 1024u
 
 /* Run one operation; every rank of the communicator calls it with matching
  * arguments (and the same ctx->direct / ctx->reference). hccl_algo_select picks

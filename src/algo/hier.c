@@ -84,7 +84,6 @@ static void sub_ctx(const hccl_algo_ctx *ctx, group_net *g, const uint32_t *map,
     out->crowded = ctx->crowded;
     out->deterministic = ctx->deterministic;
     out->reference = ctx->reference;
-    out->repeats = ctx->repeats;
 }
 
 typedef struct groups {

@@ -13,8 +13,7 @@
  * 2 cores, 128 KiB in all, the first call after smaller sizes took 0.9 ms with the
  * copy, its 24 new scratch pages costing a page fault each; docs/performance.md).
  * Chosen for AlltoAll (uniform blocks) on one host while the n blocks fit the scratch
- * and are small, and on a crowded host for a size's first calls up to larger sizes
- * (algo.c, ONESHOT_A2A_NEW_CALLS).
+ * and are small (algo.c).
  */
 #include "algo/algo.h"
 #include "reduce/reduce.h"

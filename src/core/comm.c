@@ -524,7 +524,7 @@ static HcclResult setup_op(hccl_comm *c, const hccl_op_args *a)
     fp.seq = 0;
     hccl_net_begin_op(c->net, &fp, hccl_boot_connect_timeout_ns());
     hccl_algo_ctx ctx = {c->rank, c->nranks, hccl_net_base(c->net), c->scratch, HCCL_ALGO_SCRATCH_BYTES,
-                         0, 1, NULL, 0, 0, 0, 0, 0};
+                         0, 1, NULL, 0, 0, 0, 0};
     HcclResult res = hccl_algo_run_reference(&ctx, a);
     uint32_t who;
     HcclResult who_res;

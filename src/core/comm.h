@@ -35,8 +35,6 @@ typedef struct hccl_comm_cfg {
     int algo_force[HCCL_OP_COUNT];   /* as hccl_algo_env_reference */
 } hccl_comm_cfg;
 
-#define HCCL_COMM_REPEAT_SLOTS 64
-
 typedef struct hccl_comm {
     uint64_t magic;
     uint32_t rank, nranks;
@@ -76,12 +74,6 @@ typedef struct hccl_comm {
     int owner_pid;   /* the process that created it (a fork child's copy has no stream workers) */
     hccl_flight flight;
     uint32_t algo_logged[HCCL_OP_COUNT]; /* bit per algorithm already named at INFO */
-    /* How often each recent AlltoAll size ran (exec.c, repeats_of): a direct-mapped
-     * table that every rank updates alike, in the order the operations run. */
-    struct {
-        uint64_t bytes; /* 0: empty */
-        uint32_t calls;
-    } repeats[HCCL_COMM_REPEAT_SLOTS];
 } hccl_comm;
 
 /* 1 for a fork child's copy of a parent's communicator (no system call: the child's

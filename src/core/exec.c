@@ -193,24 +193,6 @@ static void fp_restore(const fp_saved *s)
 #endif
 }
 
-/* The earlier AlltoAlls of c with this one's block size (hccl_algo_ctx.repeats), and
- * one more. Every rank runs the same collectives in the same order and an AlltoAll's
- * size is the same on all of them, so every rank's table holds the same counts (a size
- * that another evicts from its slot starts again from 0 on all of them). */
-static uint32_t repeats_of(hccl_comm *c, const hccl_op_args *a)
-{
-    if (a->type != HCCL_OP_ALLTOALL) return 0;
-    uint64_t bytes = a->count * hccl_dtype_size(a->dtype) + 1; /* never 0 (empty) */
-    unsigned slot = (unsigned)((bytes * 0x9e3779b97f4a7c15ull) >> 58) % HCCL_COMM_REPEAT_SLOTS;
-    if (c->repeats[slot].bytes != bytes) {
-        c->repeats[slot].bytes = bytes;
-        c->repeats[slot].calls = 0;
-    }
-    uint32_t before = c->repeats[slot].calls;
-    if (before < HCCL_ALGO_REPEATS_MAX) c->repeats[slot].calls = before + 1;
-    return before;
-}
-
 HcclResult hccl_comm_run(hccl_comm *c, const hccl_op_args *args, uint64_t fr_id)
 {
     if (inherited(c, args)) return HCCL_E_PARA;
@@ -244,7 +226,7 @@ HcclResult hccl_comm_run(hccl_comm *c, const hccl_op_args *args, uint64_t fr_id)
     uint64_t t0 = hccl_ticks();
     hccl_algo_ctx ctx = {c->rank, c->nranks, hccl_net_base(c->net), c->scratch, HCCL_ALGO_SCRATCH_BYTES,
                          c->direct, hccl_comm_algo_force(c, args->type), c->host_of, c->nhosts,
-                         c->direct_local, c->crowded, c->cfg.deterministic, repeats_of(c, args)};
+                         c->direct_local, c->crowded, c->cfg.deterministic};
     hccl_algo_id algo = hccl_algo_select(&ctx, args);
     /* The peers check it: ranks whose settings choose another algorithm fail at once. */
     if (!fp.p2p) fp.algo = (uint8_t)(algo + 1);

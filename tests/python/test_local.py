@@ -933,54 +933,6 @@ def test_messages_quote_the_librarys_connect_timeout_and_recorder_size():
         assert out == [str(secs), str(ops)], (ct, fr, out)
 
 
-_NEW_SIZE_PROBE = """
-import json, os, tempfile, threading
-import numpy as np
-import hccl
-os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})  # 4 ranks on one CPU: crowded
-cs = hccl.comm_init_all(4)
-n, block = 4, 16384  # 64 KiB float32 blocks: 256 KiB per rank, 1 MiB on the host
-errs = []
-def run(c):
-    try:
-        x = np.arange(n * block, dtype=np.float32) + c.rank * 1e6
-        y = np.empty_like(x)
-        for i in range(66):
-            y[:] = -1
-            hccl.all_to_all_single(y, x, group=c)
-            for j in range(n):
-                want = np.arange(c.rank * block, (c.rank + 1) * block, dtype=np.float32) + j * 1e6
-                assert (y[j * block:(j + 1) * block] == want).all(), (c.rank, i, j)
-    except BaseException as e:
-        errs.append(e)
-ts = [threading.Thread(target=run, args=(c,)) for c in cs]
-for t in ts:
-    t.start()
-for t in ts:
-    t.join(120)
-assert not errs, errs
-fd, path = tempfile.mkstemp(suffix=".json")
-os.close(fd)
-assert cs[0]._dump_flight_recorder(path)
-with open(path) as f:
-    rec = json.load(f)
-os.unlink(path)
-print(" ".join(op["algo"] for op in rec["ops"] if op["op"] == "AlltoAll"))
-for c in cs:
-    c.destroy()
-"""
-
-
-def test_a_new_alltoall_size_goes_in_one_round_on_a_crowded_host_then_direct():
-    # Rent before buying (algo.c, ONESHOT_A2A_NEW_CALLS): a size's first 64 AlltoAlls
-    # on a crowded host go through the rings, whose pages were touched at set-up; the
-    # 65th on reads the peers' buffers directly. Every call's result is checked.
-    out = subprocess.run([sys.executable, "-c", _NEW_SIZE_PROBE], env=dict(os.environ, HCCL_DEBUG="ERROR"),
-                         capture_output=True, text=True, timeout=180)
-    assert out.returncode == 0, out.stderr[-2000:]
-    assert out.stdout.split() == ["oneshot"] * 64 + ["direct"] * 2, out.stdout
-
-
 def test_row_split_forms_take_buffers_without_a_shape(two):
     # all_to_all_single with split sizes, all_gather_v and reduce_scatter_v count rows
     # of dimension 0; they read t.shape, which bytearray, array.array and objects with
