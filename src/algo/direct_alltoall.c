@@ -80,9 +80,15 @@ HcclResult hccl_algo_direct_alltoall(hccl_algo_ctx *ctx, const hccl_op_args *a)
     const char *src = a->sendbuf;
     char *dst = a->recvbuf;
     const uintptr_t s0 = (uintptr_t)src, s1 = s0 + sspan * es, d0 = (uintptr_t)dst, d1 = d0 + rspan * es;
-    const int overlap = sspan && rspan && s0 < d1 && d0 < s1, swap = overlap && src == dst && L.same;
+    /* In place, a send span that fits in the core's private cache is copied into the
+     * scratch, and peers read the copy: no wait per peer, dear where ranks share CPUs
+     * (8 ranks on 2 cores, 512 KiB in place: 604-611 us a call swapping, 317-375 from
+     * the copy). Larger spans are swapped: their copy would go through memory (4 ranks,
+     * 2 MiB: 683-713 us from the copy, 324-336 swapping; docs/performance.md). */
+    const int in_scratch = sspan * es <= ctx->scratch_bytes - lists, fits = in_scratch && sspan * es <= SWAP_PIECE_BYTES;
+    const int overlap = sspan && rspan && s0 < d1 && d0 < s1, swap = overlap && src == dst && L.same && !fits;
     if (overlap && !swap) {
-        char *priv = sspan * es <= ctx->scratch_bytes - lists ? tmp : (copy = hccl_malloc(sspan * es));
+        char *priv = in_scratch ? tmp : (copy = hccl_malloc(sspan * es));
         if (!priv) {
             res = HCCL_E_MEMORY;
             goto out;

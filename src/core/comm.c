@@ -391,7 +391,7 @@ static void comm_free(hccl_comm *c)
     hccl_free(c->host_of);
     hccl_free(c->host_leader);
     hccl_free(c->no_shm);
-    free(c->scratch);
+    if (c->scratch) (void)aclrtFree(c->scratch);
     hccl_flight_free(&c->flight);
     pthread_mutex_destroy(&c->exec_lock);
     pthread_mutex_destroy(&c->split_lock);
@@ -820,7 +820,11 @@ static HcclResult setup(hccl_comm *c)
      * recorder's directory in hccl_flight_init): an operation queued on a stream runs
      * on its worker, where getenv could race with the application's setenv. */
     (void)hccl_algo_env_reference(HCCL_OP_ALLREDUCE);
-    if (posix_memalign(&c->scratch, 64, HCCL_ALGO_SCRATCH_BYTES) != 0) {
+    /* Device memory: shared with the host's other ranks where it can be, which read an
+     * in-place AlltoAll's copy of the send blocks from it through a pointer
+     * (algo/direct_alltoall.c), and on huge pages where the kernel gives them
+     * (runtime/sharemem.c). */
+    if (aclrtMalloc(&c->scratch, HCCL_ALGO_SCRATCH_BYTES, ACL_MEM_MALLOC_HUGE_FIRST) != ACL_SUCCESS) {
         c->scratch = NULL;
         return HCCL_E_MEMORY;
     }
