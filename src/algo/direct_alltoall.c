@@ -11,16 +11,17 @@
  *        - either swaps: piece by piece (the same pieces on both sides): copy p's
  *          piece (into the scratch if we swap, else into place), an empty exchange
  *          with p (both have read), then (if we swap) the scratch into place
- *   3. our own block: local copy (not when in place)
+ *   3. our own block: local copy (not when swapping)
  *   4. empty all-to-all                                        [nobody leaves early]
  *
- * A rank swaps when it runs in place (sendbuf == recvbuf, the same layout for sending
- * and receiving: always for AlltoAll): the block it sends to p is the one p's block
- * replaces, so it overwrites a piece only after p has read it. Send and receive spans
- * that overlap otherwise: the send span goes to a private buffer (the scratch when it
- * fits), which peers read instead. Either way no rank writes what a peer may still read,
- * and peers read only our send blocks (or the private copy). In each round the pairs
- * form a perfect matching: every rank reads from a different peer.
+ * In place (sendbuf == recvbuf, the same layout for sending and receiving: always for
+ * AlltoAll), a send span of up to 1 MiB goes to the scratch (shared device memory),
+ * which peers read instead; a larger one is swapped: the block the rank sends to p is
+ * the one p's block replaces, so it overwrites a piece only after p has read it. Send
+ * and receive spans that overlap otherwise: the send span goes to a private buffer (the
+ * scratch when it fits), which peers read instead. Either way no rank writes what a
+ * peer may still read, and peers read only our send blocks (or the copy). In each
+ * round the pairs form a perfect matching: every rank reads from a different peer.
  *
  * A length that differs from what the peer sends (AlltoAllV or VC with counts that
  * disagree) fails this rank before anything is copied from that peer, with a report

@@ -37,8 +37,9 @@
  * sizes where a call takes tens of microseconds. Otherwise the first call of each
  * larger size faulted in the pages it reached first, at 11-12 us a page on a guest
  * with shadow page tables (4 ranks on 2 cores: an in-place AlltoAll of 128 KiB 43
- * against 85-90 us a call over a 20-call sweep; docs/performance.md). Costs 256 page
- * faults per rank and communicator at set-up (3 ms on that guest). */
+ * against 85-90 us a call over a 20-call sweep; docs/performance.md). With 4 KiB pages
+ * (the scratch is device memory, on huge pages where the kernel gives them) that costs
+ * 256 page faults per rank and communicator at set-up (3 ms on that guest). */
 #define SCRATCH_WARM_BYTES (1u << 20)
 _Static_assert(SCRATCH_WARM_BYTES <= HCCL_ALGO_SCRATCH_BYTES, "inside the scratch");
 
