@@ -290,15 +290,27 @@ static int table_bad_cfg(const char *text, int bad)
     return failed;
 }
 
+/* NR ports free now and different from each other: the kernel may hand out a port
+ * again once its probe socket is closed (two ranks given one port both fail their
+ * init: "would both listen on"). */
+static void distinct_free_ports(int p[NR])
+{
+    for (int r = 0; r < NR; r++) {
+        p[r] = free_port(0);
+        for (int q = 0, tries = 0; q < r && tries < 100; q++)
+            if (p[q] == p[r]) {
+                p[r] = free_port(0);
+                q = -1; /* compare the new port with every earlier one */
+                tries++;
+            }
+    }
+}
+
 int conf_ranktable_main(const conf_opts *o)
 {
     int p[NR], failed = 0;
     char text[4096], dev[NR][256];
-    for (int r = 0; r < NR; r++) {
-        p[r] = free_port(0);
-        for (int q = 0; q < r; q++)
-            if (p[q] == p[r]) p[r] = free_port(0);
-    }
+    distinct_free_ports(p);
 
     for (int r = 0; r < NR; r++)
         snprintf(dev[r], sizeof dev[r],
@@ -313,7 +325,7 @@ int conf_ranktable_main(const conf_opts *o)
     failed += table_bad_cfg(text, NR - 1);
     failed += table_bad_cfg(text, 0);
 
-    for (int r = 0; r < NR; r++) p[r] = free_port(0);
+    distinct_free_ports(p);
     for (int r = 0; r < NR; r++)
         snprintf(dev[r], sizeof dev[r],
                  "{\"device_id\":\"%d\",\"device_ip\":\"127.0.0.1\",\"device_port\":\"%d\",\"super_device_id\":\"%d\","
